@@ -1,0 +1,44 @@
+# deidlib: the two set-up commands are `make reproduce` (main job) and `make test`.
+# Both create ./.venv (python3 -m venv) and install the package if needed.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PROFILE ?= cpu
+ONLY   ?=
+TORCH_SPEC ?= torch==2.13.0
+PYTEST_ARGS ?= -n 2
+
+.PHONY: install reproduce smoke test test-slow test-all figures lint clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+install: $(VENV)/.installed
+
+## main job: execute every notebook with papermill on the synthetic corpus, write figures/
+reproduce: install
+	$(PY) -m deidlib reproduce --profile $(PROFILE) $(if $(ONLY),--only $(ONLY),)
+
+smoke: install
+	$(PY) -m deidlib reproduce --profile smoke --no-copy-figures
+
+## the test suite (fast unit tests + notebooks under the smoke profile + real-data tests when present)
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-slow: install
+	$(PY) -m pytest $(PYTEST_ARGS) -m slow
+
+test-all: install
+	$(PY) -m pytest $(PYTEST_ARGS) -m "slow or not slow"
+
+lint: install
+	$(PY) -m ruff check deidlib tests benchmarks
+
+clean:
+	rm -rf runs .pytest_cache .ruff_cache

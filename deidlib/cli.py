@@ -1,0 +1,48 @@
+"""The ``deidlib`` command (also ``python -m deidlib``).
+
+Each subcommand lives in ``deidlib/commands/<name>.py`` and defines ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int``. Command modules keep their heavy
+imports (torch, gensim, ...) inside ``run`` so that ``deidlib --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+#: subcommand -> module implementing it, in the order ``--help`` lists them.
+COMMANDS: dict[str, str] = {
+    "reproduce": "deidlib.commands.reproduce",
+    "synth": "deidlib.commands.synth",
+    "evaluate": "deidlib.commands.evaluate",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deidlib",
+        description="Privacy-preserving de-identification of clinical text: reproduce five papers.",
+    )
+    parser.add_argument("--version", action="version", version=f"deidlib {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, modname in COMMANDS.items():
+        mod = importlib.import_module(modname)
+        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
