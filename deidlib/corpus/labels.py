@@ -1,0 +1,228 @@
+"""Label schemes and BIO/BIOES/IO encodings with exact decoding back to spans.
+
+Schemes (what a label names):
+
+``i2b2``
+    festag et al. (JMIR Form Res 2020), Table 1: the 28 PHI subtypes
+    (:data:`~deidlib.corpus.phi.FESTAG_TYPES`) plus non-PHI, 29 classes in all; "if there
+    is at least one subclass, the general class is not used as a label". i2b2's ROOM and
+    DEPARTMENT, absent from Table 1, are folded into LOCATION-OTHER; i2b2's OTHER
+    category is not a festag class and is treated as non-PHI (choice, documented here).
+``category``
+    the eight i2b2 categories (NAME, PROFESSION, LOCATION, AGE, DATE, CONTACT, ID, OTHER).
+``binary``
+    PHI / non-PHI (the ahmed thesis' binary evaluation and the DP ensemble).
+
+Encodings: ``BIO`` (B-X, I-X, O), ``BIOES`` (adds S- for single-token and E- for last
+token; ahmed thesis §4.1) and ``IO`` (I-X, O; adjacent mentions of one type merge).
+
+Decoding gives, for each chunk of tokens, the span ``text[first.start:last.end]``: the
+exact inverse of encoding whenever span edges are token edges, which
+:func:`~deidlib.corpus.tokenize.document_sentences` guarantees for gold spans that do not
+begin or end on whitespace. Decoded spans get the category of their label; with the
+``category`` and ``binary`` schemes, where the label names no TYPE, the subtype is the
+category's representative in :data:`DEFAULT_SUBTYPE` (binary spans are
+``OTHER/OTHER``): binary and category-level scores are unaffected by that choice.
+Ill-formed sequences are decoded leniently, as conlleval does: an ``I-``/``E-`` that does
+not continue a chunk of the same label starts a new chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .document import Document, Span
+from .phi import CATEGORIES, FESTAG_TYPES, TYPE_TO_CATEGORY
+from .tokenize import Token, document_sentences
+
+__all__ = [
+    "LABEL_SCHEMES",
+    "ENCODINGS",
+    "DEFAULT_SUBTYPE",
+    "span_label",
+    "scheme_labels",
+    "tag_set",
+    "encode_tags",
+    "decode_tags",
+    "TaggedSentence",
+    "tagged_sentences",
+    "spans_from_predictions",
+]
+
+LABEL_SCHEMES: tuple[str, ...] = ("i2b2", "category", "binary")
+ENCODINGS: tuple[str, ...] = ("BIO", "BIOES", "IO")
+
+_I2B2_FOLD = {"ROOM": "LOCATION-OTHER", "DEPARTMENT": "LOCATION-OTHER", "OTHER": None}
+
+#: subtype given to decoded spans of a category-level or binary label
+DEFAULT_SUBTYPE = {
+    "NAME": "PATIENT",
+    "PROFESSION": "PROFESSION",
+    "LOCATION": "LOCATION-OTHER",
+    "AGE": "AGE",
+    "DATE": "DATE",
+    "CONTACT": "PHONE",
+    "ID": "IDNUM",
+    "OTHER": "OTHER",
+    "PHI": "OTHER",
+}
+
+
+def _check(scheme: str, encoding: str | None = None) -> None:
+    if scheme not in LABEL_SCHEMES:
+        raise ValueError(f"unknown label scheme {scheme!r}; choose one of {', '.join(LABEL_SCHEMES)}")
+    if encoding is not None and encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
+
+
+def span_label(span: Span, scheme: str = "i2b2") -> str | None:
+    """The label a span gets in ``scheme`` (``None``: treated as non-PHI)."""
+    _check(scheme)
+    if scheme == "binary":
+        return "PHI"
+    if scheme == "category":
+        return span.category
+    return _I2B2_FOLD.get(span.subtype, span.subtype)
+
+
+def scheme_labels(scheme: str) -> list[str]:
+    """Entity labels of a scheme (without O), in a fixed order."""
+    _check(scheme)
+    if scheme == "binary":
+        return ["PHI"]
+    if scheme == "category":
+        return list(CATEGORIES)
+    return list(FESTAG_TYPES)
+
+
+def tag_set(scheme: str = "i2b2", encoding: str = "BIO") -> list[str]:
+    """All tags of a scheme and encoding, ``"O"`` first (id 0)."""
+    _check(scheme, encoding)
+    prefixes = {"BIO": "BI", "BIOES": "BIES", "IO": "I"}[encoding]
+    return ["O"] + [f"{p}-{lab}" for lab in scheme_labels(scheme) for p in prefixes]
+
+
+def encode_tags(
+    tokens: Sequence[Token], spans: Iterable[Span], scheme: str = "i2b2", encoding: str = "BIO"
+) -> list[str]:
+    """Tags for ``tokens``; a token belongs to the first span (by start) that overlaps it."""
+    _check(scheme, encoding)
+    tags = ["O"] * len(tokens)
+    spans = sorted(spans)
+    j = 0
+    for i, tok in enumerate(tokens):
+        while j < len(spans) and spans[j].end <= tok.start:
+            j += 1
+        if j < len(spans) and spans[j].start < tok.end:
+            lab = span_label(spans[j], scheme)
+            if lab is not None:
+                tags[i] = f"{j}\0{lab}"  # chunk id marker, resolved below
+    out = ["O"] * len(tokens)
+    i = 0
+    while i < len(tokens):
+        if tags[i] == "O":
+            i += 1
+            continue
+        k = i
+        while k + 1 < len(tokens) and tags[k + 1] == tags[i]:
+            k += 1
+        lab = tags[i].split("\0", 1)[1]
+        for m in range(i, k + 1):
+            if encoding == "IO":
+                p = "I"
+            elif encoding == "BIO":
+                p = "B" if m == i else "I"
+            else:
+                p = "S" if i == k else ("B" if m == i else ("E" if m == k else "I"))
+            out[m] = f"{p}-{lab}"
+        i = k + 1
+    return out
+
+
+def _label_to_types(label: str, scheme: str | None) -> tuple[str, str]:
+    if label in TYPE_TO_CATEGORY and scheme in (None, "i2b2"):
+        return TYPE_TO_CATEGORY[label], label
+    if label in CATEGORIES:
+        return label, DEFAULT_SUBTYPE[label]
+    if label == "PHI":
+        return "OTHER", "OTHER"
+    raise ValueError(f"cannot decode label {label!r}")
+
+
+def decode_tags(
+    tokens: Sequence[Token], tags: Sequence[str], text: str, encoding: str = "BIO", scheme: str | None = None
+) -> list[Span]:
+    """Spans encoded by ``tags`` over ``tokens`` (offsets into ``text``)."""
+    if len(tokens) != len(tags):
+        raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
+    chunks: list[tuple[int, int, str]] = []  # (first token, last token, label)
+    open_chunk: list | None = None
+    for i, tag in enumerate(tags):
+        if tag == "O":
+            open_chunk = None
+            continue
+        prefix, _, lab = tag.partition("-")
+        if not lab:
+            raise ValueError(f"malformed tag {tag!r} at token {i}")
+        cont = open_chunk is not None and open_chunk[2] == lab and prefix in ("I", "E")
+        if encoding == "IO":
+            cont = open_chunk is not None and open_chunk[2] == lab
+        if cont:
+            open_chunk[1] = i
+        else:
+            open_chunk = [i, i, lab]
+            chunks.append(open_chunk)  # type: ignore[arg-type]
+        if encoding == "BIOES" and prefix in ("E", "S"):
+            open_chunk = None
+    spans = []
+    for a, b, lab in chunks:
+        cat, sub = _label_to_types(lab, scheme)
+        s, e = tokens[a].start, tokens[b].end
+        spans.append(Span(s, e, cat, sub, text[s:e]))
+    return spans
+
+
+@dataclass
+class TaggedSentence:
+    """One tokenized sentence with its tags (gold for training, ``None`` at prediction time)."""
+
+    doc_id: str
+    tokens: list[Token]
+    tags: list[str] | None = None
+
+    @property
+    def words(self) -> list[str]:
+        return [t.text for t in self.tokens]
+
+
+def tagged_sentences(
+    docs: Iterable[Document],
+    scheme: str = "i2b2",
+    encoding: str = "BIO",
+    mode: str = "default",
+    *,
+    use_spans: bool = True,
+) -> list[TaggedSentence]:
+    """Tokenize documents into sentences and tag them from their gold spans."""
+    _check(scheme, encoding)
+    out = []
+    for d in docs:
+        for toks in document_sentences(d, mode, use_spans=use_spans):
+            out.append(TaggedSentence(d.id, toks, encode_tags(toks, d.spans, scheme, encoding)))
+    return out
+
+
+def spans_from_predictions(
+    doc: Document,
+    sentences: Sequence[TaggedSentence | Sequence[Token]],
+    tag_seqs: Sequence[Sequence[str]],
+    encoding: str = "BIO",
+    scheme: str | None = None,
+) -> Document:
+    """A copy of ``doc`` whose spans are decoded from predicted tags of its sentences."""
+    spans: list[Span] = []
+    for sent, tags in zip(sentences, tag_seqs, strict=True):
+        toks = sent.tokens if isinstance(sent, TaggedSentence) else sent
+        spans.extend(decode_tags(toks, tags, doc.text, encoding, scheme))
+    return doc.with_spans(spans)

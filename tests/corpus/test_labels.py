@@ -1,0 +1,118 @@
+import random
+
+import pytest
+
+from deidlib.corpus import FESTAG_TYPES, Document, Span
+from deidlib.corpus.labels import (
+    decode_tags,
+    encode_tags,
+    span_label,
+    spans_from_predictions,
+    tag_set,
+    tagged_sentences,
+)
+from deidlib.corpus.tokenize import tokenize
+
+TEXT = "Dr. John Smith saw Smith on 12/02/2020 at Mass General; room 4B."
+
+
+def spans():
+    return [
+        Span.of(TEXT, 4, 14, "DOCTOR"),
+        Span.of(TEXT, 19, 24, "PATIENT"),
+        Span.of(TEXT, 28, 38, "DATE"),
+        Span.of(TEXT, 42, 54, "HOSPITAL"),
+        Span.of(TEXT, 61, 63, "ROOM"),
+    ]
+
+
+def test_festag_scheme_has_29_classes():
+    assert len(FESTAG_TYPES) == 28
+    assert len(tag_set("i2b2", "IO")) == 29
+    assert tag_set("binary", "BIOES") == ["O", "B-PHI", "I-PHI", "E-PHI", "S-PHI"]
+
+
+def test_scheme_folding():
+    room, date = spans()[4], spans()[2]
+    assert span_label(room, "i2b2") == "LOCATION-OTHER"
+    assert span_label(room, "category") == "LOCATION"
+    assert span_label(date, "binary") == "PHI"
+    other = Span.of("x", 0, 1, "OTHER")
+    assert span_label(other, "i2b2") is None
+
+
+def test_bio_and_bioes_by_hand():
+    toks = tokenize(TEXT, spans=spans())
+    bio = dict(zip([t.text for t in toks], encode_tags(toks, spans(), "i2b2", "BIO")))
+    assert bio["John"] == "B-DOCTOR" and bio["Smith"] in ("I-DOCTOR", "B-PATIENT")
+    tags = encode_tags(toks, spans(), "i2b2", "BIOES")
+    words = [t.text for t in toks]
+    assert tags[words.index("John")] == "B-DOCTOR"
+    assert tags[words.index("John") + 1] == "E-DOCTOR"
+    assert tags[words.index("saw") + 1] == "S-PATIENT"
+    assert tags[words.index("Mass")] == "B-HOSPITAL" and tags[words.index("General")] == "E-HOSPITAL"
+
+
+@pytest.mark.parametrize("encoding", ["BIO", "BIOES"])
+def test_decode_is_exact_inverse(encoding):
+    doc = Document("001-01", TEXT, spans()).validate()
+    sents = tagged_sentences([doc], "i2b2", encoding)
+    back = spans_from_predictions(doc, sents, [s.tags for s in sents], encoding)
+    expected = [s for s in doc.spans]
+    got = back.spans
+    # ROOM is folded to LOCATION-OTHER by the i2b2 scheme
+    assert [(s.start, s.end, s.text) for s in got] == [(s.start, s.end, s.text) for s in expected]
+    assert [s.subtype for s in got] == ["DOCTOR", "PATIENT", "DATE", "HOSPITAL", "LOCATION-OTHER"]
+
+
+def test_adjacent_spans_of_same_type_stay_apart_in_bio_but_merge_in_io():
+    text = "Smith Jones"
+    sp = [Span.of(text, 0, 5, "PATIENT"), Span.of(text, 6, 11, "PATIENT")]
+    toks = tokenize(text, spans=sp)
+    for enc, n in (("BIO", 2), ("BIOES", 2), ("IO", 1)):
+        tags = encode_tags(toks, sp, "i2b2", enc)
+        assert len(decode_tags(toks, tags, text, enc)) == n
+
+
+def test_lenient_decoding_of_ill_formed_sequences():
+    text = "a b c d"
+    toks = tokenize(text)
+    got = decode_tags(toks, ["I-DATE", "I-DATE", "B-AGE", "E-DATE"], text, "BIOES")
+    assert [(s.text, s.subtype) for s in got] == [("a b", "DATE"), ("c", "AGE"), ("d", "DATE")]
+    with pytest.raises(ValueError):
+        decode_tags(toks, ["O"], text)
+
+
+def test_binary_and_category_decoding_types():
+    text = "Smith seen"
+    toks = tokenize(text)
+    (s,) = decode_tags(toks, ["B-PHI", "O"], text, "BIO", scheme="binary")
+    assert (s.category, s.subtype, s.text) == ("OTHER", "OTHER", "Smith")
+    (s,) = decode_tags(toks, ["B-NAME", "O"], text, "BIO", scheme="category")
+    assert (s.category, s.subtype) == ("NAME", "PATIENT")
+
+
+def test_random_roundtrip_property():
+    rng = random.Random(0)
+    vocab = ["the", "pt", "Brown", "12/03/2001", "St.", "Boston", ",", "55", "yo", "MRN", "12345"]
+    types = ["PATIENT", "DATE", "CITY", "AGE", "MEDICALRECORD"]
+    for _ in range(100):
+        words = [rng.choice(vocab) for _ in range(30)]
+        text = " ".join(words)
+        offs, pos = [], 0
+        for w in words:
+            offs.append((pos, pos + len(w)))
+            pos += len(w) + 1
+        sp, i = [], 0
+        while i < len(words):
+            if rng.random() < 0.2:
+                k = min(len(words) - 1, i + rng.randrange(3))
+                sp.append(Span.of(text, offs[i][0], offs[k][1], rng.choice(types)))
+                i = k + 2
+            else:
+                i += 1
+        doc = Document("p", text, sp).validate()
+        for enc in ("BIO", "BIOES"):
+            sents = tagged_sentences([doc], "i2b2", enc)
+            back = spans_from_predictions(doc, sents, [s.tags for s in sents], enc)
+            assert back.spans == doc.spans
