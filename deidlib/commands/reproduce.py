@@ -1,0 +1,46 @@
+"""``deidlib reproduce``: execute the study notebooks with papermill (the main job)."""
+
+from __future__ import annotations
+
+HELP = "execute the study notebooks with papermill into runs/<profile>/ and refresh figures/"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--profile", choices=["smoke", "cpu", "paper"], default="cpu", help="scale of the runs (default: cpu)")
+    p.add_argument("--only", action="append", metavar="STUDY", help="run only this study or notebook (repeatable)")
+    p.add_argument("--corpus", choices=["synthetic", "physionet", "i2b2"], default="synthetic",
+                   help="corpus for the studies that take one (default: the embedded synthetic corpus)")
+    p.add_argument("--data-dir", default=None, help="folder of the real corpus (physionet/i2b2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
+    p.add_argument("--no-copy-figures", dest="copy_figures", action="store_false",
+                   help="leave figures/ untouched (runs/ still gets everything)")
+    p.add_argument("--runs-dir", default=None, help="where executed notebooks go (default: runs/<profile>)")
+    p.add_argument("--list", action="store_true", help="list the notebooks and exit")
+
+
+def run(args) -> int:
+    from ..notebooks import NotebookRunError, load_manifest, reproduce
+
+    if args.list:
+        for e in load_manifest():
+            print(f"{e.name:32s} study={e.study:12s} figures={', '.join(e.figures)}")
+        return 0
+    try:
+        outs = reproduce(
+            args.profile,
+            only=args.only,
+            corpus=args.corpus,
+            data_dir=args.data_dir,
+            seed=args.seed,
+            device=args.device,
+            copy_figures=args.copy_figures,
+            runs_dir=args.runs_dir,
+        )
+    except (NotebookRunError, ValueError) as e:
+        import sys
+
+        print(f"deidlib reproduce: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(outs)} notebook(s) executed")
+    return 0

@@ -1,0 +1,169 @@
+"""Execute the study notebooks with papermill (the main job, ``deidlib reproduce``).
+
+The manifest ``notebooks/manifest.toml`` lists the notebooks in order with the figures
+each must write. A run goes to the git-ignored ``runs/<profile>/<name>/`` (executed
+notebook, figures, result JSON); figures of runs on the synthetic corpus are then
+copied into ``figures/<name>/`` for the README gallery. Runs on real corpora never
+copy anything into the repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "NotebookEntry",
+    "repo_root",
+    "notebooks_dir",
+    "load_manifest",
+    "run_notebook",
+    "reproduce",
+    "NotebookRunError",
+]
+
+
+class NotebookRunError(RuntimeError):
+    """A notebook failed, or did not write a figure the manifest promises."""
+
+
+@dataclass(frozen=True)
+class NotebookEntry:
+    name: str
+    study: str
+    figures: tuple[str, ...] = ()
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def repo_root() -> Path:
+    """The checkout this package runs from (where ``notebooks/`` lives)."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "notebooks").is_dir():
+        return here
+    cwd = Path.cwd().resolve()
+    for p in (cwd, *cwd.parents):
+        if (p / "notebooks" / "manifest.toml").is_file():
+            return p
+    raise FileNotFoundError("cannot find the deidlib checkout (a folder with notebooks/manifest.toml)")
+
+
+def notebooks_dir() -> Path:
+    return repo_root() / "notebooks"
+
+
+def load_manifest(path: str | Path | None = None) -> list[NotebookEntry]:
+    path = Path(path) if path else notebooks_dir() / "manifest.toml"
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    entries = []
+    for i, nb in enumerate(data.get("notebook", [])):
+        try:
+            entries.append(
+                NotebookEntry(
+                    name=nb["name"],
+                    study=nb["study"],
+                    figures=tuple(nb.get("figures", ())),
+                    parameters=dict(nb.get("parameters", {})),
+                )
+            )
+        except KeyError as e:
+            raise ValueError(f"{path}: notebook entry {i} lacks {e}") from None
+    return entries
+
+
+def run_notebook(
+    entry: NotebookEntry,
+    *,
+    profile: str = "cpu",
+    out_dir: str | Path,
+    corpus: str = "synthetic",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: bool = False,
+    extra_parameters: dict[str, Any] | None = None,
+) -> Path:
+    """Execute one notebook; return the folder with its outputs. Raises NotebookRunError."""
+    import papermill as pm
+
+    nb_dir = notebooks_dir()
+    src = nb_dir / f"{entry.name}.ipynb"
+    if not src.is_file():
+        raise NotebookRunError(f"notebook {src} does not exist (listed in the manifest)")
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    params = {
+        "profile": profile,
+        "corpus": corpus,
+        "data_dir": data_dir,
+        "seed": seed,
+        "device": device,
+        "out_dir": str(out),
+        **entry.parameters,
+        **(extra_parameters or {}),
+    }
+    try:
+        pm.execute_notebook(
+            str(src),
+            str(out / f"{entry.name}.ipynb"),
+            parameters=params,
+            cwd=str(nb_dir),
+            kernel_name="python3",
+            progress_bar=progress,
+            request_save_on_cell_execute=False,
+        )
+    except Exception as e:  # papermill raises PapermillExecutionError with the cell's traceback
+        raise NotebookRunError(f"{entry.name} failed under profile {profile!r}: {e}") from e
+    missing = [f for f in entry.figures if not (out / f"{f}.png").is_file()]
+    if missing:
+        raise NotebookRunError(f"{entry.name} did not write figure(s) {', '.join(missing)} into {out}")
+    return out
+
+
+def reproduce(
+    profile: str = "cpu",
+    *,
+    only: list[str] | None = None,
+    corpus: str = "synthetic",
+    data_dir: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+    copy_figures: bool = True,
+    runs_dir: str | Path | None = None,
+) -> list[Path]:
+    """Run the manifest's notebooks in order and (synthetic corpus only) refresh ``figures/``."""
+    from tqdm.auto import tqdm
+
+    entries = load_manifest()
+    if only:
+        known = {e.study for e in entries} | {e.name for e in entries}
+        unknown = sorted(set(only) - known)
+        if unknown:
+            raise ValueError(f"unknown study {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        entries = [e for e in entries if e.study in only or e.name in only]
+    root = repo_root()
+    tag = profile if corpus == "synthetic" else f"{profile}-{corpus}"
+    runs = Path(runs_dir) if runs_dir else root / "runs" / tag
+    outs = []
+    bar = tqdm(entries, desc=f"reproduce [{tag}]", unit="notebook", file=sys.stderr)
+    for e in bar:
+        bar.set_postfix_str(e.name)
+        t0 = time.perf_counter()
+        out = run_notebook(
+            e, profile=profile, out_dir=runs / e.name, corpus=corpus, data_dir=data_dir, seed=seed, device=device
+        )
+        bar.write(f"  {e.name}: {time.perf_counter() - t0:.0f}s -> {out}")
+        outs.append(out)
+        if copy_figures and corpus == "synthetic":
+            dest = root / "figures" / e.name
+            dest.mkdir(parents=True, exist_ok=True)
+            for f in e.figures:
+                for ext in (".png", ".pdf"):
+                    if (out / f"{f}{ext}").is_file():
+                        shutil.copy2(out / f"{f}{ext}", dest / f"{f}{ext}")
+    return outs

@@ -1,0 +1,110 @@
+"""Corpus overview (notebook ``00_corpus_overview``): what the studies train and test on.
+
+Counts documents, tokens and PHI mentions per site and category, label distributions
+under each label scheme, and renders one annotated example note. Example text is only
+ever shown for the synthetic corpus; real corpora get counts alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Sequence
+
+import pandas as pd
+
+from ..corpus import CATEGORIES, Document
+from ..corpus.labels import span_label
+from ..corpus.tokenize import tokenize
+
+__all__ = ["corpus_table", "phi_table", "label_distribution", "annotated_html", "plot_overview"]
+
+
+def corpus_table(docs: Sequence[Document], by: str = "site") -> pd.DataFrame:
+    """Documents, patients, tokens, characters and PHI mentions per ``by`` (site or split)."""
+    rows: dict[str, Counter] = {}
+    patients: dict[str, set] = {}
+    for d in docs:
+        key = getattr(d, by) or "-"
+        c = rows.setdefault(key, Counter())
+        c["documents"] += 1
+        c["tokens"] += len(tokenize(d.text))
+        c["characters"] += len(d.text)
+        c["PHI mentions"] += len(d.spans)
+        patients.setdefault(key, set()).add(d.patient_id)
+    df = pd.DataFrame.from_dict(rows, orient="index").fillna(0).astype(int)
+    df.insert(1, "patients", [len(patients[k]) for k in df.index])
+    df.index.name = by
+    df = df.sort_index()
+    df.loc["total"] = df.sum(numeric_only=True)
+    df.loc["total", "patients"] = len({d.patient_id for d in docs})
+    return df
+
+
+def phi_table(docs: Iterable[Document], level: str = "category", by: str = "site") -> pd.DataFrame:
+    """PHI mentions per category (or TYPE with ``level="subtype"``) and site."""
+    counts: Counter = Counter()
+    for d in docs:
+        for s in d.spans:
+            counts[(getattr(s, level), getattr(d, by) or "-")] += 1
+    if not counts:
+        return pd.DataFrame()
+    s = pd.Series(counts)
+    df = s.unstack(fill_value=0).astype(int)
+    if level == "category":
+        df = df.reindex([c for c in CATEGORIES if c in df.index])
+    df["total"] = df.sum(axis=1)
+    return df
+
+
+def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Series:
+    """Number of PHI mentions per label of ``scheme`` (spans the scheme drops are not counted)."""
+    c: Counter = Counter()
+    for d in docs:
+        for s in d.spans:
+            lab = span_label(s, scheme)
+            if lab is not None:
+                c[lab] += 1
+    return pd.Series(c, dtype=int).sort_values(ascending=False)
+
+
+def annotated_html(doc: Document, max_chars: int = 3000) -> str:
+    """The note as HTML with PHI highlighted and labelled.
+
+    It shows raw note text: callers use it on synthetic documents only (notebook 00 does).
+    """
+    import html
+
+    out, pos = [], 0
+    for s in doc.spans:
+        if s.start >= max_chars:
+            break
+        out.append(html.escape(doc.text[pos : s.start]))
+        out.append(
+            f'<mark title="{s.category}/{s.subtype}" style="background:#ffe08a">{html.escape(doc.text[s.start:s.end])}'
+            f'<sub style="color:#a15c00">{s.subtype}</sub></mark>'
+        )
+        pos = s.end
+    out.append(html.escape(doc.text[pos:max_chars]))
+    return '<pre style="white-space:pre-wrap;font-size:85%">' + "".join(out) + "</pre>"
+
+
+def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus"):
+    """Two panels: PHI mentions per category and site (stacked bars), label distribution (log)."""
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.4]})
+    data = phi_by_site.drop(columns="total", errors="ignore")
+    bottom = None
+    for site in data.columns:
+        a.bar(data.index, data[site], bottom=bottom, label=site)
+        bottom = data[site] if bottom is None else bottom + data[site]
+    a.set_title(f"PHI mentions per category and site ({title})")
+    a.set_ylabel("mentions")
+    a.tick_params(axis="x", rotation=45)
+    a.legend(fontsize=8)
+    b.bar(labels.index, labels.values, color="tab:purple")
+    b.set_yscale("log")
+    b.set_title("label distribution (festag 29-class scheme, non-PHI omitted)")
+    b.tick_params(axis="x", rotation=75, labelsize=8)
+    fig.tight_layout()
+    return fig
