@@ -1,0 +1,55 @@
+"""Collaborative training across sites: centralized (A), round robin (B), DSSGD (C),
+local only (D) — Festag & Spreckelsen, JMIR Form Res 2020; Shokri & Shmatikov, CCS 2015.
+
+``dssgd`` holds the selection math as pure tensor functions, ``server`` the parameter
+server, ``sites`` the data-holding workers, ``strategies`` the four experiments behind one
+interface, ``simulator`` the glue, ``dp_upload`` Shokri & Shmatikov's DP upload.
+"""
+
+from .dp_upload import DPUpload, PrivacyLedger, dp_select_upload
+from .dssgd import (
+    apply_download,
+    apply_upload,
+    flatten_parameters,
+    fraction_count,
+    load_parameters,
+    make_generator,
+    select_download,
+    select_upload,
+    threshold_and_clip,
+)
+from .local import SGDTrainer, tagger_trainer
+from .server import ParameterServer, ServerCall
+from .simulator import make_sites, simulate
+from .sites import Site
+from .strategies import DSSGD, STRATEGIES, Centralized, DSSGDConfig, History, LocalOnly, RoundRobin, Strategy
+
+__all__ = [
+    "apply_download",
+    "apply_upload",
+    "flatten_parameters",
+    "fraction_count",
+    "load_parameters",
+    "make_generator",
+    "select_download",
+    "select_upload",
+    "threshold_and_clip",
+    "DPUpload",
+    "PrivacyLedger",
+    "dp_select_upload",
+    "SGDTrainer",
+    "tagger_trainer",
+    "ParameterServer",
+    "ServerCall",
+    "Site",
+    "make_sites",
+    "simulate",
+    "Strategy",
+    "Centralized",
+    "RoundRobin",
+    "DSSGD",
+    "DSSGDConfig",
+    "LocalOnly",
+    "History",
+    "STRATEGIES",
+]
