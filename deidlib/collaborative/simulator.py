@@ -8,14 +8,15 @@ fresh sites, so experiments never share state.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from torch import nn
 
 from ..rng import derive_seed
 from .server import ParameterServer
 from .sites import ModelFactory, Site, Trainer
-from .strategies import Strategy, History
+from .strategies import History, Strategy
 
 __all__ = ["make_sites", "simulate"]
 

@@ -15,7 +15,8 @@ has none); it makes the protocol explicit and testable.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -102,7 +103,7 @@ class Site:
         return self.__data
 
     @classmethod
-    def pooled(cls, name: str, sites: Sequence["Site"]) -> "Site":
+    def pooled(cls, name: str, sites: Sequence[Site]) -> Site:
         """A central site holding the disclosed union of ``sites``' data (experiment A).
 
         Uses the first site's model factory, trainer and initial seed, so that all
