@@ -32,8 +32,8 @@ Choices and deviations (the paper is silent or ambiguous on these):
   least one entry.
 * **Download ties.** At the start all update counts are 0, so "the parameters with the
   highest update statistics" is a tie. ``tie_break="random"`` (default) breaks ties
-  uniformly at random with the given generator (a seeded random permutation followed by
-  a *stable* descending sort of the counts); ``tie_break="index"`` prefers lower indices
+  uniformly at random with the given generator (``topk`` of the keys
+  ``count + U[0, 1)``); ``tie_break="index"`` prefers lower indices
   (deterministic, used by hand-computed tests).
 * **Threshold.** ``|u| < τ`` is dropped and ``|u| ≥ τ`` kept, exactly as in Figure 5.
   With ``tau=0`` nothing is dropped, but entries whose update is exactly zero are never
@@ -122,7 +122,8 @@ def select_download(
     Festag & Spreckelsen, DSSGD section: "The θ_d·len(p_glo) parameters with the highest
     global update statistics are chosen for the download." Ties (e.g. all counts 0 at the
     start) are broken uniformly at random with ``generator`` (``tie_break="random"``) or
-    by lower index (``tie_break="index"``). Returns a sorted ``long`` tensor.
+    by lower index (``tie_break="index"``): with random keys ``count + U[0, 1)`` and one
+    ``topk``. Returns a ``long`` tensor of indices (order unspecified).
     """
     if counts.dim() != 1:
         raise ValueError(f"counts must be a 1-D tensor, got shape {tuple(counts.shape)}")
@@ -135,14 +136,14 @@ def select_download(
     if tie_break == "random":
         if generator is None:
             raise ValueError("tie_break='random' needs a torch.Generator (randomness is passed in)")
-        perm = torch.randperm(n, generator=generator).to(counts.device)
-        order = torch.sort(counts[perm], descending=True, stable=True).indices
-        chosen = perm[order[:k]]
+        # integer count + U[0, 1) key: orders by count, ties uniformly at random (exact in float64)
+        key = counts.double() + torch.rand(n, generator=generator, dtype=torch.float64).to(counts.device)
+        chosen = torch.topk(key, k, sorted=False).indices
     elif tie_break == "index":
         chosen = torch.sort(counts, descending=True, stable=True).indices[:k]
     else:
         raise ValueError(f"unknown tie_break {tie_break!r}; choose 'random' or 'index'")
-    return torch.sort(chosen).values
+    return chosen
 
 
 def apply_download(local: torch.Tensor, global_: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
@@ -177,11 +178,11 @@ def select_upload(
     selection: Selection = "random",
     base: UploadBase = "parameters",
 ) -> torch.Tensor:
-    """Indices of the update entries a worker uploads (sorted ``long`` tensor).
+    """Indices of the update entries a worker uploads (``long`` tensor, order unspecified).
 
     Candidates are the non-zero entries of ``update`` (already passed through
     :func:`threshold_and_clip`). ``selection="random"`` samples ``k`` of them uniformly
-    without replacement (Festag & Spreckelsen, Figure 5, with θ_u for the typo θ_d);
+    without replacement (the ``k`` largest of i.i.d. uniform keys) (Festag & Spreckelsen, Figure 5, with θ_u for the typo θ_d);
     ``selection="largest"`` takes the ``k`` largest ``|update|`` (Shokri & Shmatikov).
     ``k = round(θ_u·len(p))`` capped at the number of candidates (``base="parameters"``),
     or ``round(θ_u·nnz)`` (``base="eligible"``).
@@ -203,14 +204,15 @@ def select_upload(
     if selection == "random":
         if generator is None:
             raise ValueError("selection='random' needs a torch.Generator (randomness is passed in)")
-        pick = torch.randperm(nnz, generator=generator)[:k].to(update.device)
-        chosen = eligible[pick]
+        # the k largest of i.i.d. uniform keys: a uniformly random k-subset
+        keys = torch.rand(nnz, generator=generator, dtype=torch.float64).to(update.device)
+        chosen = eligible[torch.topk(keys, k, sorted=False).indices]
     elif selection == "largest":
         mags = update[eligible].abs()
         chosen = eligible[torch.sort(mags, descending=True, stable=True).indices[:k]]
     else:
         raise ValueError(f"unknown selection {selection!r}; choose 'random' or 'largest'")
-    return torch.sort(chosen).values
+    return chosen
 
 
 def apply_upload(
