@@ -5,7 +5,9 @@ version, every gradient is computed over only one sample at a time" and
 ``p_j = p_j - η·∂E/∂p_j`` with a fixed learning rate (η = 0.9 in all their experiments).
 :class:`SGDTrainer` does exactly that, over mini-batches of ``batch_size`` (1 = the
 paper) in an order shuffled by a seed the caller passes in, optionally stopping after
-``max_steps`` steps (workers with different amounts of local work).
+``max_steps`` steps (workers with different amounts of local work). ``grad_clip``
+(off by default, as in the paper) clips each step's gradient norm — NeuroNER
+(Dernoncourt et al.) clips at 5; a study that turns it on says so.
 
 The trainer only needs a ``loss(model, batch) -> scalar tensor`` and, optionally, an
 ``encode(examples) -> batch`` function; :func:`tagger_trainer` builds one for any
@@ -39,6 +41,7 @@ class SGDTrainer:
         encode: Callable[[nn.Module, Sequence[Any]], Any] | None = None,
         device: str | torch.device = "cpu",
         cache_encodings: bool = True,
+        grad_clip: float | None = None,
     ):
         if not lr > 0:
             raise ValueError(f"learning rate must be > 0, got {lr}")
@@ -50,6 +53,9 @@ class SGDTrainer:
         self.encode = encode
         self.device = torch.device(device)
         self.cache_encodings = cache_encodings
+        if grad_clip is not None and not grad_clip > 0:
+            raise ValueError(f"grad_clip must be > 0 or None, got {grad_clip}")
+        self.grad_clip = grad_clip
         self._cache: dict[int, tuple[Any, Any]] = {}
 
     def _batch(self, model: nn.Module, examples: Sequence[Any]) -> Any:
@@ -91,6 +97,8 @@ class SGDTrainer:
                 opt.zero_grad(set_to_none=True)
                 loss = self.loss(model, self._batch(model, chunk))
                 loss.backward()
+                if self.grad_clip is not None:
+                    torch.nn.utils.clip_grad_norm_(params, self.grad_clip)
                 opt.step()
                 total += float(loss.detach())
         return {"loss": total / max(steps, 1), "steps": float(steps)}
@@ -105,7 +113,11 @@ def _tagger_loss(model: nn.Module, batch: Any) -> torch.Tensor:
     return model.loss(batch)
 
 
-def tagger_trainer(*, lr: float = 0.9, batch_size: int = 1, device: str = "cpu") -> SGDTrainer:
+def tagger_trainer(
+    *, lr: float = 0.9, batch_size: int = 1, device: str = "cpu", grad_clip: float | None = None
+) -> SGDTrainer:
     """Plain-SGD trainer for a protocol :class:`~deidlib.models.protocol.Tagger` on
     :class:`~deidlib.corpus.labels.TaggedSentence` examples."""
-    return SGDTrainer(_tagger_loss, lr=lr, batch_size=batch_size, encode=_tagger_encode, device=device)
+    return SGDTrainer(
+        _tagger_loss, lr=lr, batch_size=batch_size, encode=_tagger_encode, device=device, grad_clip=grad_clip
+    )

@@ -225,3 +225,18 @@ def test_bad_input():
     sites = make_sites(_parts(2), model_factory=tiny_factory, trainer=tiny_trainer(), seed=0, names=["a", "a"])
     with pytest.raises(ValueError, match="unique"):
         LocalOnly().run(sites, epochs=1, evaluate=EVAL, seed=0)
+
+
+def test_sgd_trainer_grad_clip_bounds_step():
+    from collab_tiny import tiny_loss
+
+    from deidlib.collaborative import SGDTrainer
+
+    data = tiny_data(5, seed=4)
+    m = tiny_factory(0)
+    before = flatten_parameters(m)
+    SGDTrainer(tiny_loss, lr=0.5, batch_size=1, grad_clip=0.01)(m, data, seed=0)
+    moved = float((flatten_parameters(m) - before).norm())
+    assert 0 < moved <= 5 * 0.5 * 0.01 + 1e-6
+    with pytest.raises(ValueError):
+        SGDTrainer(tiny_loss, lr=0.5, grad_clip=0.0)
