@@ -1,0 +1,232 @@
+"""Surface forms of PHI: dates, ages, names, phone numbers and identifiers.
+
+Each function takes the value and a ``random.Random`` and returns the exact string
+that goes into the note (its span is recorded by the caller). Formats vary the way
+real notes do (i2b2 2014 guidelines list full and partial dates, years, weekdays and
+holidays as DATE; ages in any form as AGE; initials and "Last, First" as NAME).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import random
+
+__all__ = [
+    "DATE_FORMATS",
+    "PARTIAL_DATE_FORMATS",
+    "format_date",
+    "format_age",
+    "age_words",
+    "format_name",
+    "NAME_FORMS",
+    "format_phone",
+    "PHONE_FORMATS",
+    "random_id",
+    "ID_SHAPES",
+    "month_names",
+]
+
+_MONTHS = {
+    "en": ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December"],
+    "fr": ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
+           "octobre", "novembre", "décembre"],
+}
+_MONTH_ABBR = {
+    "en": ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"],
+    "fr": ["janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."],
+}
+_WEEKDAYS = {
+    "en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
+    "fr": ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"],
+}
+
+
+def month_names(lang: str) -> list[str]:
+    return _MONTHS["fr" if lang == "fr" else "en"]
+
+
+#: full dates. Keys are what styles weight; "mdy" forms are written day-first for French.
+DATE_FORMATS = ("mdy_slash", "mdy_short", "iso", "mon_d_y", "month_d_y", "d_month_y", "d_mon_y",
+                "ymd_slash", "dot", "mdy_dash")
+#: partial / relative dates (also DATE in i2b2)
+PARTIAL_DATE_FORMATS = ("month_y", "md", "yy_apos", "year", "weekday", "mon_d", "mon_y_short")
+
+
+def format_date(d: _dt.date, fmt: str, lang: str = "en") -> str:
+    """Render ``d`` in format ``fmt`` (one of :data:`DATE_FORMATS` or :data:`PARTIAL_DATE_FORMATS`).
+
+    For ``lang="fr"`` the numeric slash/dash/short forms are day-first (12/02/2020 is 12 Feb)
+    and month/weekday names are French.
+    """
+    L = "fr" if lang == "fr" else "en"
+    y, m, day = d.year, d.month, d.day
+    dayfirst = L == "fr"
+    if fmt == "mdy_slash":
+        return f"{day:02d}/{m:02d}/{y}" if dayfirst else f"{m:02d}/{day:02d}/{y}"
+    if fmt == "mdy_short":
+        return f"{day}/{m}/{y % 100:02d}" if dayfirst else f"{m}/{day}/{y % 100:02d}"
+    if fmt == "mdy_dash":
+        return f"{day:02d}-{m:02d}-{y}" if dayfirst else f"{m}-{day}-{y}"
+    if fmt == "iso":
+        return f"{y}-{m:02d}-{day:02d}"
+    if fmt == "ymd_slash":
+        return f"{y}/{m:02d}/{day:02d}"
+    if fmt == "dot":
+        return f"{day:02d}.{m:02d}.{y}"
+    if fmt == "mon_d_y":
+        return f"{day} {_MONTH_ABBR[L][m - 1]} {y}" if dayfirst else f"{_MONTH_ABBR[L][m - 1]} {day}, {y}"
+    if fmt == "month_d_y":
+        return f"{day} {_MONTHS[L][m - 1]} {y}" if dayfirst else f"{_MONTHS[L][m - 1]} {day}, {y}"
+    if fmt == "d_month_y":
+        return f"{day} {_MONTHS[L][m - 1]} {y}"
+    if fmt == "d_mon_y":
+        return f"{day:02d}-{_MONTH_ABBR[L][m - 1].rstrip('.')}-{y}"
+    if fmt == "month_y":
+        return f"{_MONTHS[L][m - 1]} {y}"
+    if fmt == "mon_y_short":
+        return f"{_MONTH_ABBR[L][m - 1].rstrip('.')} {y % 100:02d}" if L == "fr" else f"{_MONTH_ABBR[L][m - 1]}-{y % 100:02d}"
+    if fmt == "md":
+        return f"{day}/{m}" if dayfirst else f"{m}/{day}"
+    if fmt == "mon_d":
+        return f"{day} {_MONTH_ABBR[L][m - 1]}" if dayfirst else f"{_MONTH_ABBR[L][m - 1]} {day}"
+    if fmt == "yy_apos":
+        return f"'{y % 100:02d}"
+    if fmt == "year":
+        return str(y)
+    if fmt == "weekday":
+        return _WEEKDAYS[L][d.weekday()]
+    raise ValueError(f"unknown date format {fmt!r}; expected one of {DATE_FORMATS + PARTIAL_DATE_FORMATS}")
+
+
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def age_words(n: int) -> str:
+    """English words for 0..119 ("seventy-eight", "one hundred two")."""
+    if n < 0 or n >= 120:
+        raise ValueError(f"age {n} out of range 0..119")
+    if n >= 100:
+        rest = n - 100
+        return "one hundred" + ("" if rest == 0 else " " + age_words(rest))
+    if n < 20:
+        return _ONES[n]
+    t, o = divmod(n, 10)
+    return _TENS[t] + ("" if o == 0 else "-" + _ONES[o])
+
+
+#: age surface forms: (span pattern, suffix). Only the number (or number words) is the AGE
+#: span, as in i2b2 2014 ("78" in "78 y/o"); "78yo" puts the span inside a token.
+_AGE_FORMS_EN = (("{a}", ""), ("{a}", ""), ("{a}", " y/o"), ("{a}", "yo"), ("{a}", " yo"),
+                 ("{a}", "-year-old"), ("{a}", " years old"), ("{a}", "{sex}"), ("words", "-year-old"),
+                 ("words", ""), ("{a}", " y.o."), ("{a}", " year old"))
+_AGE_FORMS_FR = (("{a}", ""), ("{a}", " ans"), ("{a}", " ans"), ("{a}", "a"), ("{a}", " ans"))
+#: forms that read as an adjective before a noun ("a 78 y/o man")
+_AGE_ATTR_EN = (("{a}", "-year-old"), ("{a}", "-year-old"), ("{a}", " y/o"), ("{a}", "yo"), ("{a}", " yo"),
+                ("{a}", " year old"), ("words", "-year-old"), ("{a}", " y.o."), ("{a}", "-yo"))
+_AGE_ATTR_FR = (("{a}", " ans"), ("{a}", " ans"), ("{a}", "a"))
+#: bare forms ("Age: 78")
+_AGE_BARE_EN = (("{a}", ""), ("{a}", ""), ("{a}", ""), ("{a}", " years"), ("{a}", "{sex}"), ("words", ""),
+                ("{a}", " yrs"))
+_AGE_BARE_FR = (("{a}", ""), ("{a}", " ans"))
+
+
+def format_age(age: int, rng: random.Random, lang: str = "en", sex: str = "F",
+               kind: str = "any") -> tuple[str, str]:
+    """An age as ``(span_text, suffix)``: ("78", " y/o"), ("78", "yo"), ("seventy-eight", "-year-old"), ...
+
+    The caller records ``span_text`` as the AGE span and appends ``suffix`` as plain text.
+    Decades ("in his 60s") are produced by the note templates.
+    """
+    fr = lang == "fr"
+    if kind == "attr":
+        forms = _AGE_ATTR_FR if fr else _AGE_ATTR_EN
+    elif kind == "bare":
+        forms = _AGE_BARE_FR if fr else _AGE_BARE_EN
+    else:
+        forms = _AGE_FORMS_FR if fr else _AGE_FORMS_EN
+    span, suffix = forms[rng.randrange(len(forms))]
+    text = age_words(age) if (span == "words" and not fr) else str(age)
+    return text, suffix.format(sex=sex)
+
+
+NAME_FORMS = ("first_last", "last_comma_first", "title_last", "first", "last", "initials",
+              "first_initial_last", "first_mi_last", "last_upper", "title_first_last")
+
+
+def format_name(first: str, last: str, form: str, *, title: str = "", middle: str = "") -> str:
+    """A person name in one surface form; the whole string is the NAME span."""
+    if form == "first_last":
+        return f"{first} {last}"
+    if form == "last_comma_first":
+        return f"{last}, {first}"
+    if form == "title_last":
+        return f"{title} {last}" if title else last
+    if form == "title_first_last":
+        return f"{title} {first} {last}" if title else f"{first} {last}"
+    if form == "first":
+        return first
+    if form == "last":
+        return last
+    if form == "initials":
+        return f"{first[0]}{(middle[:1] or '')}{last[0]}".upper()
+    if form == "first_initial_last":
+        return f"{first[0]}. {last}"
+    if form == "first_mi_last":
+        return f"{first} {middle[:1] or 'J'}. {last}"
+    if form == "last_upper":
+        return last.upper()
+    raise ValueError(f"unknown name form {form!r}; expected one of {NAME_FORMS}")
+
+
+PHONE_FORMATS = {
+    "en": ("({a}) {b}-{c}", "{a}-{b}-{c}", "{a}.{b}.{c}", "{a}{b}{c}", "+1 {a} {b} {c}", "{b}-{c}",
+           "1-{a}-{b}-{c}", "({a}){b}-{c}"),
+    "fr": ("0{p} {q} {r} {s} {t}", "0{p}.{q}.{r}.{s}.{t}", "+33 {p} {q} {r} {s} {t}", "0{p}{q}{r}{s}{t}",
+           "+33 (0){p} {q} {r} {s} {t}"),
+}
+
+
+def format_phone(rng: random.Random, lang: str = "en", fmt: str | None = None) -> str:
+    """A phone or fax number in a locale-specific format (digits are random)."""
+    if lang == "fr":
+        f = fmt or rng.choice(PHONE_FORMATS["fr"])
+        return f.format(p=rng.randint(1, 9), q=f"{rng.randint(0, 99):02d}", r=f"{rng.randint(0, 99):02d}",
+                        s=f"{rng.randint(0, 99):02d}", t=f"{rng.randint(0, 99):02d}")
+    f = fmt or rng.choice(PHONE_FORMATS["en"])
+    return f.format(a=rng.randint(201, 989), b=f"{rng.randint(200, 999)}", c=f"{rng.randint(0, 9999):04d}")
+
+
+#: identifier shapes: '#' digit, 'A' capital letter, anything else literal
+ID_SHAPES: dict[str, tuple[str, ...]] = {
+    "MEDICALRECORD": ("#######", "########", "###-##-##", "MR#######", "##-###-###", "A#######"),
+    "SSN": ("###-##-####", "#########", "### ## ####"),
+    "HEALTHPLAN": ("AAA#########", "#########-##", "HP-########", "A##########", "MCR########A"),
+    "ACCOUNT": ("##########", "ACCT-#######", "#####-#####", "A########"),
+    "LICENSE": ("A#######", "MD-######", "#########", "AA-#####", "DEA AA#######"),
+    "VEHICLE": ("AAA-####", "###-AAA", "AAA ####", "#AAA###"),
+    "DEVICE": ("SN-AAA######", "AAA######A", "##########", "SN ######"),
+    "BIOID": ("BIO-######", "FP-#####-AA", "AA########"),
+    "IDNUM": ("AA##-#####", "A##-######", "#######", "ORD-########", "AA-##-######", "##AA####"),
+}
+_LETTERS = "ABCDEFGHJKLMNPRSTUVWXYZ"
+
+
+def random_id(kind: str, rng: random.Random, shape: str | None = None) -> str:
+    """A random identifier of ``kind`` (a key of :data:`ID_SHAPES`) in one of its shapes."""
+    if shape is None:
+        try:
+            shape = rng.choice(ID_SHAPES[kind])
+        except KeyError:
+            raise ValueError(f"unknown id kind {kind!r}; expected one of {list(ID_SHAPES)}") from None
+    out = []
+    for ch in shape:
+        if ch == "#":
+            out.append(chr(48 + rng.randrange(10)))
+        elif ch == "A":
+            out.append(_LETTERS[rng.randrange(len(_LETTERS))])
+        else:
+            out.append(ch)
+    return "".join(out)

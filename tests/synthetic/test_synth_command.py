@@ -1,0 +1,71 @@
+"""``deidlib synth``: i2b2 XML per site + metadata.tsv."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from deidlib.commands import synth
+from deidlib.commands.synth import metadata_tsv
+from deidlib.synthetic import generate
+
+
+def main(argv):
+    """Run ``deidlib synth`` (the command module alone, independent of the other commands)."""
+    import argparse
+
+    assert argv[0] == "synth"
+    p = argparse.ArgumentParser()
+    synth.add_arguments(p)
+    return synth.run(p.parse_args(argv[1:]))
+
+
+def test_registered_in_cli():
+    from deidlib.cli import COMMANDS
+
+    assert COMMANDS["synth"] == "deidlib.commands.synth"
+
+
+def test_metadata_tsv_rows():
+    docs = generate(patients=6, sites=3, seed=2, note_mix={"pathology_report": 1, "progress_note": 1})
+    rows = list(csv.DictReader(metadata_tsv(docs).splitlines(), delimiter="\t"))
+    assert [r["id"] for r in rows] == [d.id for d in docs]
+    for r, d in zip(rows, docs):
+        assert r["site"] == d.site and r["diagnosis"] == d.metadata["diagnosis"]
+        assert int(r["phi"]) == len(d.spans) and int(r["chars"]) == len(d.text)
+        assert r["subsite"] == (d.metadata.get("subsite") or "")
+
+
+def test_refuses_non_empty_dir(tmp_path, capsys):
+    (tmp_path / "x.txt").write_text("x")
+    assert main(["synth", str(tmp_path), "--patients", "2"]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
+
+
+def test_bad_size_is_a_clear_error(tmp_path, capsys):
+    pytest.importorskip("deidlib.corpus.i2b2")
+    assert main(["synth", str(tmp_path / "o"), "--patients", "2", "--sites", "0"]) == 2
+    assert "sites" in capsys.readouterr().err
+
+
+def test_writes_i2b2_per_site_and_reads_back(tmp_path, capsys):
+    i2b2 = pytest.importorskip("deidlib.corpus.i2b2")
+    out = tmp_path / "corpus"
+    assert main(["synth", str(out), "--patients", "6", "--sites", "2", "--seed", "3"]) == 0
+    summary = capsys.readouterr().out
+    assert "documents" in summary and "MB/s" in summary
+    docs = generate(patients=6, sites=2, seed=3)
+    assert sorted(p.name for p in out.iterdir()) == ["metadata.tsv", "site0", "site1"]
+    back = {}
+    for site in ("site0", "site1"):
+        for d in i2b2.read_i2b2_dir(out / site):
+            back[d.id] = d
+    assert set(back) == {d.id for d in docs}
+    for d in docs:
+        b = back[d.id]
+        assert b.text == d.text
+        assert [(s.start, s.end, s.subtype, s.text) for s in b.spans] == [
+            (s.start, s.end, s.subtype, s.text) for s in d.spans
+        ]
+        assert (out / d.site / f"{d.id}.xml").exists()
