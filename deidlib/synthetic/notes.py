@@ -24,7 +24,7 @@ import re
 from ..corpus.document import Span
 from ..corpus.phi import TYPE_TO_CATEGORY
 from .phi_forms import DATE_FORMATS, format_age, format_date, format_name
-from .styles import SECTION_NAMES, SiteStyle
+from .styles import SECTION_NAMES, SECTION_SYNONYMS, SiteStyle
 from .vocab import (
     ABBREVIATIONS,
     COMMON_MEDS,
@@ -319,6 +319,9 @@ class NoteContext:
     def header(self, key: str, inline: bool | None = None) -> None:
         """A section header in the site's decoration; ends with a newline or a space (inline)."""
         full, short = SECTION_NAMES[key]
+        syn = SECTION_SYNONYMS.get(key)
+        if syn is not None and self.rng.random() < 0.85:
+            full = syn[self.style.section_variant % len(syn)]
         h = self.style.header
         b = self.b
         if h == "caps_colon":

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["SiteStyle", "ARCHETYPES", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES"]
+__all__ = ["SiteStyle", "ARCHETYPES", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
 
 NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report")
 
@@ -58,6 +58,21 @@ SECTION_NAMES: dict[str, tuple[str, str]] = {
 }
 
 
+#: site-specific wording of some headers (a style picks one by ``section_variant``)
+SECTION_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "cc": ("Chief Complaint", "Reason for Admission", "Presenting Complaint", "Reason for Visit"),
+    "hpi": ("History of Present Illness", "History", "Present Illness", "HPI / Interval History"),
+    "pmh": ("Past Medical History", "Medical History", "Problem List", "Past History"),
+    "exam": ("Physical Examination", "Examination", "Physical Exam", "Exam on Admission"),
+    "labs": ("Laboratory Data", "Labs", "Pertinent Results", "Laboratory Results"),
+    "course": ("Hospital Course", "Brief Hospital Course", "Clinical Course", "Summary of Hospitalization"),
+    "assessment": ("Assessment and Plan", "Impression and Plan", "Assessment/Plan", "Impression"),
+    "final": ("Final Diagnosis", "Diagnosis", "Final Pathologic Diagnosis", "Pathologic Diagnosis"),
+    "gross": ("Gross Description", "Gross", "Macroscopic Description", "Gross Examination"),
+    "dx": ("Discharge Diagnosis", "Discharge Diagnoses", "Final Diagnoses", "Principal Diagnosis"),
+}
+
+
 @dataclass(frozen=True)
 class SiteStyle:
     """How one site writes. Weights are relative (normalized where used)."""
@@ -92,6 +107,8 @@ class SiteStyle:
     kv_sep: str = ": "
     #: "Dr.Brown"-style glued titles (PHI inside a token)
     glue_rate: float = 0.05
+    #: which wording of :data:`SECTION_SYNONYMS` this site uses
+    section_variant: int = 0
     extra: dict = field(default_factory=dict)
 
 
@@ -116,7 +133,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
         patient_name_forms={"first_last": 3, "title_last": 3, "last_comma_first": 1, "first_mi_last": 1},
         doctor_name_forms={"title_first_last": 2, "first_last": 2, "title_last": 2, "first_initial_last": 1},
         title_rate=0.6, contact_rate=0.6, id_rate=1.0, misspell_rate=0.004, lab_table_rate=0.6,
-        verbosity=(2, 5),
+        verbosity=(2, 5), section_variant=0,
     ),
     SiteStyle(
         name="community_terse",
@@ -130,7 +147,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
         patient_name_forms={"last": 3, "first": 1, "initials": 2, "first_last": 1},
         doctor_name_forms={"last": 2, "initials": 2, "title_last": 2},
         title_rate=0.2, contact_rate=0.5, id_rate=0.5, misspell_rate=0.04, lab_table_rate=0.2,
-        verbosity=(1, 3), kv_sep=": ", glue_rate=0.15,
+        verbosity=(1, 3), kv_sep=": ", glue_rate=0.15, section_variant=1,
     ),
     SiteStyle(
         name="cancer_registry",
@@ -144,7 +161,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
         patient_name_forms={"last_comma_first": 4, "last_upper": 1, "first_last": 1},
         doctor_name_forms={"last_comma_first": 2, "first_last": 2, "title_first_last": 1},
         title_rate=0.1, contact_rate=0.4, id_rate=1.8, misspell_rate=0.006, lab_table_rate=0.3,
-        verbosity=(1, 3), kv_sep=": ",
+        verbosity=(1, 3), kv_sep=": ", section_variant=2,
     ),
     SiteStyle(
         name="narrative",
@@ -158,7 +175,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
         patient_name_forms={"title_last": 5, "first_last": 2, "title_first_last": 1},
         doctor_name_forms={"title_last": 4, "title_first_last": 2},
         title_rate=0.9, contact_rate=0.4, id_rate=0.6, misspell_rate=0.003, lab_table_rate=0.25,
-        verbosity=(3, 6),
+        verbosity=(3, 6), section_variant=3,
     ),
     SiteStyle(
         name="ehr_portal",
@@ -172,7 +189,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
         patient_name_forms={"last_comma_first": 3, "first_last": 2, "first_initial_last": 1},
         doctor_name_forms={"last_comma_first": 2, "first_last": 2, "first_initial_last": 1},
         title_rate=0.3, contact_rate=2.2, id_rate=1.5, misspell_rate=0.01, lab_table_rate=0.5,
-        verbosity=(1, 4), kv_sep=" = ",
+        verbosity=(1, 4), kv_sep=" = ", section_variant=1,
     ),
 )
 
@@ -206,4 +223,5 @@ def site_style(index: int, seed: int) -> SiteStyle:
         abbrev_rate=min(1.0, base.abbrev_rate * rng.uniform(0.5, 1.5)),
         contact_rate=base.contact_rate * rng.uniform(0.6, 1.6),
         misspell_rate=base.misspell_rate * rng.uniform(0.5, 2.0),
+        section_variant=rng.randrange(4),
     )
