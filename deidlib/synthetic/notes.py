@@ -1076,6 +1076,13 @@ def _pathology(c: NoteContext) -> None:
                       "smoking", "BPH", "Barrett's esophagus")))
         b.t(". ")
     if rng.random() < 0.3:
+        # a second, earlier primary elsewhere: a distractor for site/subsite classifiers
+        other = c.choice([k for k in PRIMARY_SITES if k != p.primary_site])
+        oinfo = PRIMARY_SITES[other]
+        b.t(f"History of {c.choice(oinfo['histology'])} of the {c.choice(oinfo['organ'])}, treated in ")
+        _pastyear(c)
+        b.t(". ")
+    if rng.random() < 0.3:
         b.t("Previous biopsy at ")
         _ohosp(c)
         b.t(" on ")
