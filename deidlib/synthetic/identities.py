@@ -87,6 +87,7 @@ _INSURERS_FR = ["CPAM", "MGEN", "Harmonie Mutuelle", "AG2R La Mondiale", "Malako
 _RELATIONS_EN = [("wife", "F"), ("husband", "M"), ("daughter", "F"), ("son", "M"), ("sister", "F"),
                  ("brother", "M"), ("niece", "F"), ("nephew", "M"), ("friend", "F"), ("friend", "M")]
 _RELATIONS_FR = [("épouse", "F"), ("mari", "M"), ("fille", "F"), ("fils", "M"), ("sœur", "F"), ("frère", "M")]
+_HARD_MALE = {"Will", "Mark", "Bill", "Austin"}
 _COMMON_SUBSITES = {"C50.4", "C50.9", "C34.1", "C34.3", "C18.7", "C20.9", "C61.9", "C44.3", "C44.5", "C67.2"}
 _EMAIL_DOMAINS_EN = ["gmail.com", "yahoo.com", "hotmail.com", "aol.com", "outlook.com", "comcast.net"]
 
@@ -166,9 +167,8 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
         email_domains += _EMAIL_DOMAINS_EN
     # hard-case names: common words, diseases, eponyms; months and places as first names
     last += HARD_LAST_NAMES
-    half = len(HARD_FIRST_NAMES) // 2
-    first_f += HARD_FIRST_NAMES[: half + 6]
-    first_m += HARD_FIRST_NAMES[half:]
+    first_f += [n for n in HARD_FIRST_NAMES if n not in _HARD_MALE]
+    first_m += [n for n in HARD_FIRST_NAMES if n in _HARD_MALE or n in ("Jordan", "Sky")]
     home_city = cities[0]
     home_state = states[0]
     suffixes = _HOSPITAL_SUFFIX[lang]
