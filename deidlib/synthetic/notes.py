@@ -130,6 +130,14 @@ HPI_MORE = _T(
     "Per {his} {relation}, {he} has been more confused since {WEEKDAY}.",
     "{He} had {findingx} on arrival.",
     "{He} is s/p Whipple procedure and was followed by {DR}.",
+    "{He} was first diagnosed with {comorb} in {his} {AGEDEC}.",
+    "{He} presented to {OHOSP} in {CITY} on {PASTSHORT} and was transferred here.",
+    "EMS found {him} at home; {his} neighbor called 911.",
+    "{He} notes {cc} worse with exertion and relieved by rest.",
+    "The patient's {relation}, {REL}, provided additional history by phone.",
+    "{He} was started on {medline} by {PCP} on {PASTSHORT} without improvement.",
+    "Outside records from {OHOSP} were reviewed.",
+    "Prior admission {PASTMY} for similar symptoms, treated with {medname}.",
     "{He} took {his} last dose of {medname} on {PASTSHORT}.",
     "Review of systems otherwise negative x10.",
     "Family reports {he} fell at home over {HOLIDAY}.",
@@ -179,12 +187,20 @@ COURSE = _T(
     "Goals of care discussed with {his} {relation} {REL} at the bedside.",
     "A Holter monitor was placed on {DATE_IN} and showed paroxysmal atrial fibrillation.",
     "A Swan-Ganz catheter was placed in the {DEPT} and removed after 48 hours.",
+    "{He} remained hemodynamically stable throughout the admission.",
+    "Repeat {labval} on {DATE_IN}; {plan_c}.",
+    "{His} home {medname} was held on admission and restarted on {WEEKDAY}.",
+    "Social work met with {him} and {his} {relation} regarding discharge planning.",
+    "By the day of discharge {he} was ambulating independently and tolerating a regular diet.",
+    "# {dxprob}: {result_c}. Seen by {DR}; {plan_c}.",
 )
 PN_SUBJ = _T(
     "No acute events overnight.", "{He} c/o {cc}.", "{He} reports feeling better today.",
     "{He} slept poorly, {cc} overnight.", "Tolerating diet. Ambulating with PT.",
     "Spoke with {his} {relation} {REL} by phone ({PHONE}).", "Denies {cc}.",
     "{He} asked about going home by {WEEKDAY}.", "Pain controlled on {medname}.",
+    "Overnight {he} required {medline}.", "Feels weak, appetite poor.", "No complaints this AM.",
+    "Per nursing, {he} was agitated overnight and received {medname}.",
 )
 PN_AP = _T(
     "# {dxprob} - {plan_c}.", "# {dxprob} - continue {medline}.", "# {comorb} - stable, continue home meds.",
@@ -193,6 +209,8 @@ PN_AP = _T(
     "# Dispo - anticipate discharge to {dispo_plain} in {n} days.",
     "# {eponym} - followed by {DR}, no acute issues.",
     "Discussed with {DR}, attending of record.",
+    "# {dxprob} - {result_c}. Will discuss with {DR}.", "# {comorb} - hold {medname}, recheck {labval}.",
+    "# Access - PIV x2.", "Patient seen and examined with {DR}; agree with plan above.",
 )
 NURSE = _T(
     "{obs}.", "{obs}.", "{obs}.", "{obs}, {obs}.", "Pt {PTLAST} in room {ROOM}, {obs}.",
@@ -202,6 +220,9 @@ NURSE = _T(
     "Pt states {he} wants to go home to {CITY}.", "Safety: bed alarm on, {obs}.",
     "Wound care to sacrum per protocol, Foley catheter care done.", "Chaplain visit requested by {relation} {REL}.",
     "Glucometer device {DEV} used for POC glucose: {glu}.",
+    "Report received from night RN {RN}.", "Assisted to bathroom x2, steady gait.",
+    "Pt educated on {medname}, verbalized understanding.", "{obs}. Will report to oncoming shift.",
+    "BS {glu}, no coverage needed.", "Telemetry: sinus rhythm 70s-80s.",
 )
 FOLLOWUP = _T(
     "Follow up with {DR} in {DEPT} on {FUTDATE} at 10:30 am.",
@@ -252,6 +273,9 @@ def _misspell(word: str, rng: random.Random) -> str:
     if op == 1:  # drop
         return word[:i] + word[i + 1:]
     return word[:i] + word[i] + word[i:]  # double
+
+
+_SUBSETS: dict = {}
 
 
 class NoteContext:
@@ -310,7 +334,18 @@ class NoteContext:
             else:
                 b.t(s)
 
+    def site_tpls(self, tpls: list) -> list:
+        """The ~75% of ``tpls`` this site uses (fixed per site style): sites phrase things differently."""
+        key = (id(tpls), self.style.name)
+        sub = _SUBSETS.get(key)
+        if sub is None:
+            r = random.Random(f"{self.style.name}/{len(tpls)}/{tpls[0][0]!r}")
+            sub = r.sample(tpls, max(1, round(len(tpls) * 0.75))) if len(tpls) > 3 else list(tpls)
+            _SUBSETS[key] = sub
+        return sub
+
     def render_many(self, tpls, k: int, sep: str = " ") -> None:
+        tpls = self.site_tpls(tpls)
         for i, tpl in enumerate(self.rng.sample(tpls, min(k, len(tpls)))):
             if i:
                 self.b.t(sep)
@@ -463,6 +498,15 @@ def _a_agea(c: NoteContext) -> None:
     c.b.t(suf)
 
 
+def _agedec(c: NoteContext) -> None:
+    """A decade ("50s", "fifties"), earlier than the current age: AGE in i2b2."""
+    dec = max(2, min(9, (c.age - c.rng.randint(0, 25)) // 10))
+    c.b.p(c.choice((f"{dec}0s", f"{dec}0s", f"{dec}0's", _TENS_WORDS[dec] + "ies")), "AGE")
+
+
+_TENS_WORDS = ["", "", "twent", "thirt", "fort", "fift", "sixt", "sevent", "eight", "ninet"]
+
+
 def _agen(c: NoteContext) -> None:
     age = c.age if c.rng.random() < 0.5 else c.rng.randint(45, 96)
     s, suf = format_age(age, c.rng, c.lang, c.pt.sex, kind="bare")
@@ -521,6 +565,12 @@ def _doctor(c):
         c.b.p(d.last if c.rng.random() < 0.7 else f"{d.first} {d.last}", "DOCTOR")
     else:
         c.doctor()
+
+
+def _rn(c):
+    """A nurse (i2b2 tags every care provider as DOCTOR), never with a "Dr." title."""
+    d = c.choice(c.pools.doctors)
+    c.name(d.first, d.last, d.middle, {"first_last": 2, "first": 2, "first_initial_last": 1}, "DOCTOR", d.sex)
 
 
 def _pcp(c):
@@ -734,10 +784,10 @@ def _findingx(c):
 
 
 _SLOTS = {
-    "PT": _pt, "PTFULL": _ptfull, "PTLAST": _ptlast, "REL": _rel, "AGEA": _agea, "aAGEA": _a_agea, "AGEN": _agen,
+    "PT": _pt, "PTFULL": _ptfull, "PTLAST": _ptlast, "REL": _rel, "AGEA": _agea, "aAGEA": _a_agea, "AGEDEC": _agedec, "AGEN": _agen,
     "PASTDATE": _pastdate, "PASTSHORT": _pastshort, "PASTMY": _pastmy, "PASTYEAR": _pastyear,
     "FUTDATE": _futdate, "DATE_IN": _date_in, "WEEKDAY": _weekday, "HOLIDAY": _holiday,
-    "DR": _doctor, "PCP": _pcp, "HOSP": _hosp, "OHOSP": _ohosp, "DEPT": _pool("departments", "DEPARTMENT"),
+    "DR": _doctor, "RN": _rn, "PCP": _pcp, "HOSP": _hosp, "OHOSP": _ohosp, "DEPT": _pool("departments", "DEPARTMENT"),
     "ROOM": _room, "STREET": _p("street", "STREET"), "CITY": _p("city", "CITY"), "STATE": _p("state", "STATE"),
     "ZIP": _p("zip", "ZIP"), "COUNTRY": _pool("countries", "COUNTRY"), "ORIGIN": _p("origin_country", "COUNTRY"),
     "LOCOTHER": _pool("landmarks", "LOCATION-OTHER"), "ORG": _p("employer", "ORGANIZATION"),
@@ -784,7 +834,12 @@ def _note_header(c: NoteContext) -> None:
         b.t("\n")
     b.t(c.choice(_TITLES[c.note_type]) + "\n\n")
     _kv_line(c, c.choice(("Patient", "Name", "Patient Name", "PATIENT")), "PTFULL")
-    _kv_line(c, c.choice(("MRN", "Medical Record #", "MR#", "Unit No")), "MRN")
+    if rng.random() < st.glue_rate:
+        b.t("MRN#")  # the identifier glued to its key: PHI inside a token
+        _SLOTS["MRN"](c)
+        b.t("\n")
+    else:
+        _kv_line(c, c.choice(("MRN", "Medical Record #", "MR#", "Unit No")), "MRN")
     if rng.random() < 0.7:
         c.kv(c.choice(("DOB", "Date of Birth", "D.O.B.")))
         c.dphi(c.pt.birth)
@@ -871,6 +926,7 @@ def _labs_inline(c: NoteContext) -> None:
 def _list_section(c: NoteContext, key: str, tpls, k: tuple[int, int], bullet: str | None = None) -> None:
     c.header(key)
     bullet = bullet if bullet is not None else c.choice(("- ", "* ", "", "#"))
+    tpls = c.site_tpls(tpls)
     chosen = c.rng.sample(tpls, min(len(tpls), c.rng.randint(*k)))
     for i, tpl in enumerate(chosen):
         if bullet == "#":
@@ -909,7 +965,7 @@ def _exam(c: NoteContext) -> None:
 def _narr(c: NoteContext, key: str, first, more, k_extra: tuple[int, int] | None = None) -> None:
     c.header(key)
     if first:
-        c.render(c.choice(first))
+        c.render(c.choice(c.site_tpls(first)))
         c.b.t(" ")
     lo, hi = k_extra or c.style.verbosity
     c.render_many(more, c.rng.randint(lo, hi))
@@ -1025,7 +1081,8 @@ def _nursing(c: NoteContext) -> None:
     if rng.random() < 0.5:
         c.header("nursing")
     k = rng.randint(st.verbosity[0] + 2, st.verbosity[1] + 5)
-    for tpl in (c.choice(NURSE) for _ in range(k)):
+    nurse = c.site_tpls(NURSE)
+    for tpl in (c.choice(nurse) for _ in range(k)):
         c.render(tpl)
         b.t("\n" if rng.random() < 0.6 else " ")
     b.t("\n")
