@@ -144,9 +144,9 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
     fake.seed_instance(derive_seed(seed, "faker", site_index, locale))
     rng = random.Random(derive_seed(seed, "pools", site_index, locale))
     lang = "fr" if locale.lower().startswith("fr") else "en"
-    first_m = [fake.first_name_male() for _ in range(size)]
-    first_f = [fake.first_name_female() for _ in range(size)]
-    last = [fake.last_name() for _ in range(size * 2)]
+    first_m = _names(fake, "first_names_male", "first_name_male", size)
+    first_f = _names(fake, "first_names_female", "first_name_female", size)
+    last = _names(fake, "last_names", "last_name", size * 2)
     n_small = max(20, size // 4)
     streets = [_try(fake, "street_address", default="1 Main St") for _ in range(size)]
     places = _real_places(fake, rng, locale, n_small)
@@ -205,6 +205,18 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
             license=random_id("LICENSE", rng), phone=format_phone(rng, lang), sex=sex,
         ))
     return pools
+
+
+def _names(fake, attr: str, method: str, n: int) -> list[str]:
+    """``n`` names drawn by Faker, in one weighted ``random_elements`` call over the locale's
+    name list where the locale exposes it (100x faster than ``n`` single calls)."""
+    try:
+        elems = getattr(fake.provider("faker.providers.person"), attr, None)
+    except (AttributeError, KeyError):
+        elems = None
+    if elems:
+        return list(fake.random_elements(elems, length=n, use_weighting=True))
+    return [getattr(fake, method)() for _ in range(n)]
 
 
 _FR_REGIONS = {
