@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -24,7 +26,7 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: size of the synthetic corpus
 corpus = "synthetic"  # this notebook always shows the synthetic corpus; PhysioNet is added when present
-data_dir = None  # folder of physionet_deid_1.1; None = look in $DEIDLIB_DATA_DIR and ../shared/data
+data_dir = None  # folder of physionet_deid_1.1, or None to look in $DEIDLIB_DATA_DIR and ../shared/data
 seed = 0  # seed of the synthetic generator
 device = "cpu"  # unused here
 out_dir = "../runs/cpu/00_corpus_overview"  # figures and tables are written here

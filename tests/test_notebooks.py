@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import jupytext
+import papermill
 import pytest
 
 from deidlib.notebooks import load_manifest, notebooks_dir, run_notebook
@@ -35,5 +36,9 @@ def test_notebook_pair_in_sync_and_stripped(entry):
     assert src_ipynb == src_py, f"{entry.name}.ipynb is out of sync with {entry.name}.py (run jupytext --sync)"
     params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(params) == 1, "exactly one cell tagged 'parameters'"
-    for name in ("profile", "out_dir", "seed"):
-        assert name in "".join(params[0]["source"])
+    # papermill silently drops parameter lines it cannot parse (e.g. an '=' in a comment)
+    declared = {line.split("=")[0].split(":")[0].strip() for line in "".join(params[0]["source"]).splitlines()
+                if line and not line.startswith("#") and "=" in line}
+    inspected = set(papermill.inspect_notebook(str(d / f"{entry.name}.ipynb")))
+    assert declared == inspected, f"papermill cannot parse parameter line(s): {declared - inspected}"
+    assert {"profile", "out_dir"} <= inspected and ({"seed", "seeds"} & inspected)
