@@ -1,0 +1,100 @@
+"""Building blocks of the taggers: character encoders, locked dropout, RNN stacks."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..embeddings.chars import N_CHAR_IDS
+
+__all__ = ["CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn"]
+
+
+def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Run a (bidirectional) RNN over padded ``x`` [B, T, D] with true ``lengths``."""
+    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    out, _ = rnn(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+    return out
+
+
+class CharEncoder(nn.Module):
+    """Bidirectional LSTM/GRU over the characters of each distinct token; returns the
+    concatenated final forward and backward states, [U, 2*hidden].
+
+    ``onehot=True`` feeds the festag one-hot ASCII vectors (a frozen identity
+    embedding, festag "Preprocessing"); otherwise characters get a learned embedding of
+    ``emb_dim`` (Lample et al. 2016; the ahmed thesis' char-GRU).
+    """
+
+    def __init__(self, cell: str = "lstm", hidden: int = 128, onehot: bool = True, emb_dim: int = 25) -> None:
+        super().__init__()
+        self.onehot = onehot
+        dim = N_CHAR_IDS - 1 if onehot else emb_dim
+        self.embed = nn.Embedding(N_CHAR_IDS, dim, padding_idx=0)
+        if onehot:
+            with torch.no_grad():
+                self.embed.weight.zero_()
+                self.embed.weight[1:] = torch.eye(N_CHAR_IDS - 1)
+            self.embed.weight.requires_grad_(False)
+        rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[cell]
+        self.rnn = rnn(dim, hidden, batch_first=True, bidirectional=True)
+        self.out_dim = 2 * hidden
+
+    def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        x = self.embed(char_ids)
+        packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+        _, h = self.rnn(packed)
+        if isinstance(h, tuple):
+            h = h[0]
+        return torch.cat([h[-2], h[-1]], dim=1)
+
+
+class LockedDropout(nn.Module):
+    """Variational (locked) dropout: one mask per sentence shared over time steps
+    (Gal & Ghahramani 2016; friedrich et al. 2019 use it between LSTM layers)."""
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        m = x.new_empty(x.shape[0], 1, x.shape[2]).bernoulli_(1 - self.p) / (1 - self.p)
+        return x * m
+
+
+class RNNStack(nn.Module):
+    """Bidirectional recurrent layers, e.g. ("gru", "gru") or ("lstm", "gru"), with locked
+    dropout between layers."""
+
+    def __init__(self, in_dim: int, cells: tuple[str, ...], hidden: int, between_dropout: float = 0.0) -> None:
+        super().__init__()
+        layers, d = [], in_dim
+        for c in cells:
+            layers.append({"lstm": nn.LSTM, "gru": nn.GRU}[c](d, hidden, batch_first=True, bidirectional=True))
+            d = 2 * hidden
+        self.layers = nn.ModuleList(layers)
+        self.drop = LockedDropout(between_dropout)
+        self.out_dim = d
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        for i, rnn in enumerate(self.layers):
+            if i:
+                x = self.drop(x)
+            x = run_rnn(rnn, x, lengths)
+        return x
+
+
+def sinusoidal_positions(n: int, dim: int) -> torch.Tensor:
+    """Vaswani et al. (2017) sinusoidal position encodings, [n, dim]."""
+    pos = torch.arange(n, dtype=torch.float32).unsqueeze(1)
+    div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    pe = torch.zeros(n, dim)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)[:, : dim // 2]
+    return pe

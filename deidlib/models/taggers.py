@@ -1,0 +1,289 @@
+"""The taggers of the five studies behind one interface (:mod:`.protocol`).
+
+Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values):
+
+``festag``
+    festag & Spreckelsen 2020, Fig. 1 (Dernoncourt et al. 2017 / NeuroNER): per-token
+    character BiLSTM (128 per direction) over one-hot ASCII characters, concatenated with
+    a 300-d word2vec embedding → dropout 0.5 → token BiLSTM (100 per direction) → tanh
+    feed-forward (100) → softmax over the 29 labels; ``crf=True`` gives NeuroNER's CRF.
+``friedrich``
+    friedrich et al. 2019, section 4: BiLSTM-CRF, 2 layers × 128 per direction over
+    pre-trained word embeddings + the casing feature, no character features; input
+    dropout 0.1, variational dropout 0.25 between layers, dropout 0.5 after the LSTM;
+    trained with Nadam and gradient-norm clipping 1.0 (:attr:`default_training`).
+``gru`` / ``gru_gru`` / ``lstm_gru``
+    ahmed thesis §4.1 (Table 4.2): character GRU (25) + word embedding (100) → one or two
+    bidirectional context layers (150) → feed-forward → CRF (or softmax), BIOES labels.
+``transformer``
+    ahmed thesis §4.1.4 self-attention tagger: a Transformer encoder (blocks, heads,
+    hidden size are parameters; a small one trained from scratch is the CPU default)
+    over word + character features and sinusoidal positions → CRF or softmax.
+
+The recall penalty of the ahmed thesis (§4.1.5, eq. 4.7–4.9) is ``recall_penalty=δ_p``:
+``FNR = FN / (1 + FN + TP)`` over the PHI tokens of the batch (binary: label ≠ O,
+predictions by argmax of the emissions), ``ρ = 1 + FNR·(δ_p − 1)`` and
+``L_recall = ρ · L``. Eq. 4.8 is garbled in the text ("FNR × [(δ_p − 1) + 1]"); we read it
+as ``FNR·(δ_p − 1) + 1`` so that δ_p = 1 gives the ordinary loss, as Table 4.4's
+baseline row requires, and ρ ∈ [1, δ_p]. ρ is a weight: no gradient flows through it.
+
+Parameters are initialised under a forked, seeded torch RNG (``seed``), so building a
+tagger neither reads nor disturbs global random state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..embeddings.chars import CASINGS
+from .crf import CRF
+from .features import Featurizer
+from .layers import CharEncoder, RNNStack, sinusoidal_positions
+from .protocol import Batch
+
+__all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "PRESETS", "build_tagger", "tagger_from_config", "count_parameters"]
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "festag": dict(char="lstm", char_onehot=True, char_hidden=128, word_dim=300, casing=False, input_dropout=0.5,
+                   cells=("lstm",), hidden=100, between_dropout=0.0, output_dropout=0.0, ff_dim=100, crf=False),
+    "friedrich": dict(char=None, word_dim=300, casing=True, input_dropout=0.1, cells=("lstm", "lstm"), hidden=128,
+                      between_dropout=0.25, output_dropout=0.5, ff_dim=0, crf=True),
+    "gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
+                input_dropout=0.5, cells=("gru",), hidden=150, output_dropout=0.0, ff_dim=150, crf=True),
+    "gru_gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
+                    input_dropout=0.5, cells=("gru", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
+    "lstm_gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
+                     input_dropout=0.5, cells=("lstm", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
+    "transformer": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=128, casing=True,
+                        layers=2, heads=4, ff_hidden=256, input_dropout=0.1, attn_dropout=0.1, crf=True),
+}
+
+#: optimiser hints the trainer applies unless told otherwise
+DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
+    "festag": {"optimizer": "sgd", "lr": 0.9, "clip": None},
+    "friedrich": {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0},
+    "gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
+    "gru_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
+    "lstm_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
+    "transformer": {"optimizer": "adam", "lr": 1e-3, "clip": 1.0},
+}
+
+
+def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
+
+
+class BaseTagger(nn.Module):
+    """Shared output layer (softmax or CRF), loss, recall penalty, prediction, config."""
+
+    kind = "base"
+
+    def __init__(self, featurizer: Featurizer, *, crf: bool, recall_penalty: float | None, hparams: dict[str, Any]):
+        super().__init__()
+        self.featurizer = featurizer
+        self.num_labels = featurizer.num_labels
+        self.crf = CRF(self.num_labels) if crf else None
+        self.recall_penalty = recall_penalty
+        self.hparams = dict(hparams, crf=crf, recall_penalty=recall_penalty)
+        self.o_index = featurizer.label_index.get("O", 0)
+        self.default_training = dict(DEFAULT_TRAINING.get(self.kind, {"optimizer": "adam", "lr": 1e-3, "clip": 5.0}))
+
+    # subclasses implement emissions(batch) -> [B, T, L]
+    def emissions(self, batch: Batch) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sentence_losses(self, batch: Batch, emissions: torch.Tensor | None = None) -> torch.Tensor:
+        """Loss of each sentence, [B] (CRF NLL, or summed token cross-entropy)."""
+        if batch.labels is None:
+            raise ValueError("the batch has no labels")
+        em = self.emissions(batch) if emissions is None else emissions
+        if self.crf is not None:
+            return self.crf.nll(em, batch.labels, batch.mask, reduction="none")
+        ce = nn.functional.cross_entropy(em.transpose(1, 2), batch.labels, ignore_index=-100, reduction="none")
+        return ce.sum(1)
+
+    def penalty(self, batch: Batch, emissions: torch.Tensor) -> torch.Tensor:
+        """ρ of the ahmed recall penalty (eq. 4.7–4.8, see module docstring); 1 when off."""
+        if not self.recall_penalty or self.recall_penalty == 1:
+            return emissions.new_ones(())
+        with torch.no_grad():
+            gold = (batch.labels != self.o_index) & batch.mask
+            pred = (emissions.argmax(-1) != self.o_index) & batch.mask
+            tp = (gold & pred).sum().float()
+            fn = (gold & ~pred).sum().float()
+            fnr = fn / (1 + fn + tp)
+            return 1 + fnr * (self.recall_penalty - 1)
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        em = self.emissions(batch)
+        return self.sentence_losses(batch, em).mean() * self.penalty(batch, em)
+
+    @torch.no_grad()
+    def predict(self, batch: Batch) -> list[list[int]]:
+        em = self.emissions(batch)
+        if self.crf is not None:
+            return self.crf.decode(em, batch.mask)
+        best = em.argmax(-1).tolist()
+        return [row[:n] for row, n in zip(best, batch.mask.sum(1).tolist())]
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "hparams": self.hparams}
+
+
+class RNNTagger(BaseTagger):
+    """Character encoder (optional) + word embedding (+ casing) → recurrent layers →
+    feed-forward (optional) → softmax or CRF. Covers festag, friedrich and the ahmed RNNs."""
+
+    def __init__(
+        self,
+        featurizer: Featurizer,
+        *,
+        kind: str = "festag",
+        char: str | None = "lstm",
+        char_onehot: bool = True,
+        char_emb_dim: int = 25,
+        char_hidden: int = 128,
+        word_dim: int = 300,
+        casing: bool = False,
+        casing_dim: int = len(CASINGS),
+        input_dropout: float = 0.5,
+        cells: tuple[str, ...] | list[str] = ("lstm",),
+        hidden: int = 100,
+        between_dropout: float = 0.0,
+        output_dropout: float = 0.0,
+        ff_dim: int = 100,
+        crf: bool = False,
+        recall_penalty: float | None = None,
+        embeddings: np.ndarray | None = None,
+        freeze_embeddings: bool = False,
+    ) -> None:
+        self.kind = kind
+        hp = dict(char=char, char_onehot=char_onehot, char_emb_dim=char_emb_dim, char_hidden=char_hidden, word_dim=word_dim,
+                  casing=casing, casing_dim=casing_dim, input_dropout=input_dropout, cells=list(cells), hidden=hidden,
+                  between_dropout=between_dropout, output_dropout=output_dropout, ff_dim=ff_dim,
+                  freeze_embeddings=freeze_embeddings)
+        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp)
+        self.word = nn.Embedding(featurizer.num_words, word_dim, padding_idx=0)
+        if embeddings is not None:
+            if embeddings.shape != (featurizer.num_words, word_dim):
+                raise ValueError(f"embedding matrix {embeddings.shape} != ({featurizer.num_words}, {word_dim})")
+            with torch.no_grad():
+                self.word.weight.copy_(torch.as_tensor(embeddings))
+        self.word.weight.requires_grad_(not freeze_embeddings)
+        d = word_dim
+        self.char = CharEncoder(char, char_hidden, char_onehot, char_emb_dim) if char else None
+        if self.char is not None:
+            d += self.char.out_dim
+        self.casing = nn.Embedding(len(CASINGS), casing_dim, padding_idx=0) if casing else None
+        if self.casing is not None:
+            with torch.no_grad():  # one-hot casing vectors, as Reimers & Gurevych
+                self.casing.weight.zero_()
+                self.casing.weight[1:, : len(CASINGS) - 1] = torch.eye(len(CASINGS) - 1)[:, : casing_dim]
+            d += casing_dim
+        self.in_drop = nn.Dropout(input_dropout)
+        self.rnn = RNNStack(d, tuple(cells), hidden, between_dropout)
+        self.out_drop = nn.Dropout(output_dropout)
+        self.ff = nn.Sequential(nn.Linear(self.rnn.out_dim, ff_dim), nn.Tanh()) if ff_dim else None
+        self.out = nn.Linear(ff_dim or self.rnn.out_dim, featurizer.num_labels)
+
+    def token_features(self, batch: Batch) -> torch.Tensor:
+        parts = [self.word(batch.word_ids)]
+        if self.char is not None:
+            per_unique = self.char(batch.char_ids, batch.char_lengths)
+            parts.append(per_unique[batch.token_to_unique])
+        if self.casing is not None:
+            parts.append(self.casing(batch.casing_ids))
+        return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        x = self.in_drop(self.token_features(batch))
+        h = self.out_drop(self.rnn(x, batch.mask.sum(1)))
+        if self.ff is not None:
+            h = self.ff(h)
+        return self.out(h)
+
+
+class TransformerTagger(BaseTagger):
+    """ahmed thesis §4.1.4: self-attention (Transformer encoder) tagger trained from scratch."""
+
+    kind = "transformer"
+
+    def __init__(
+        self,
+        featurizer: Featurizer,
+        *,
+        char: str | None = "gru",
+        char_onehot: bool = False,
+        char_emb_dim: int = 25,
+        char_hidden: int = 25,
+        word_dim: int = 128,
+        casing: bool = True,
+        layers: int = 2,
+        heads: int = 4,
+        ff_hidden: int = 256,
+        input_dropout: float = 0.1,
+        attn_dropout: float = 0.1,
+        max_len: int = 1024,
+        crf: bool = True,
+        recall_penalty: float | None = None,
+        embeddings: np.ndarray | None = None,
+        freeze_embeddings: bool = False,
+    ) -> None:
+        hp = dict(char=char, char_onehot=char_onehot, char_emb_dim=char_emb_dim, char_hidden=char_hidden, word_dim=word_dim,
+                  casing=casing, layers=layers, heads=heads, ff_hidden=ff_hidden, input_dropout=input_dropout,
+                  attn_dropout=attn_dropout, max_len=max_len, freeze_embeddings=freeze_embeddings)
+        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp)
+        self.word = nn.Embedding(featurizer.num_words, word_dim, padding_idx=0)
+        if embeddings is not None:
+            with torch.no_grad():
+                self.word.weight.copy_(torch.as_tensor(embeddings))
+        self.word.weight.requires_grad_(not freeze_embeddings)
+        d = word_dim
+        self.char = CharEncoder(char, char_hidden, char_onehot, char_emb_dim) if char else None
+        if self.char is not None:
+            d += self.char.out_dim
+        self.casing = nn.Embedding(len(CASINGS), len(CASINGS), padding_idx=0) if casing else None
+        if casing:
+            d += len(CASINGS)
+        self.d_model = heads * max(8, round(d / heads / 8) * 8) if d % heads else d
+        self.proj = nn.Linear(d, self.d_model)
+        self.register_buffer("positions", sinusoidal_positions(max_len, self.d_model), persistent=False)
+        self.in_drop = nn.Dropout(input_dropout)
+        layer = nn.TransformerEncoderLayer(self.d_model, heads, ff_hidden, attn_dropout, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.out = nn.Linear(self.d_model, featurizer.num_labels)
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        parts = [self.word(batch.word_ids)]
+        if self.char is not None:
+            parts.append(self.char(batch.char_ids, batch.char_lengths)[batch.token_to_unique])
+        if self.casing is not None:
+            parts.append(self.casing(batch.casing_ids))
+        x = self.proj(torch.cat(parts, -1))
+        T = x.shape[1]
+        if T > self.positions.shape[0]:
+            raise ValueError(f"sentence of {T} tokens is longer than max_len={self.positions.shape[0]}")
+        x = self.in_drop(x + self.positions[:T])
+        h = self.encoder(x, src_key_padding_mask=~batch.mask)
+        return self.out(h)
+
+
+def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings: np.ndarray | None = None, **hparams) -> BaseTagger:
+    """A tagger of ``kind`` with the paper's hyperparameters, overridden by ``hparams``."""
+    if kind not in PRESETS:
+        raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
+    hp = {**PRESETS[kind], **hparams}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if kind == "transformer":
+            return TransformerTagger(featurizer, embeddings=embeddings, **hp)
+        return RNNTagger(featurizer, kind=kind, embeddings=embeddings, **hp)
+
+
+def tagger_from_config(cfg: dict[str, Any], featurizer: Featurizer) -> BaseTagger:
+    """Rebuild a tagger from :meth:`BaseTagger.config` (weights are loaded separately)."""
+    return build_tagger(cfg["kind"], featurizer, **cfg["hparams"])
