@@ -87,7 +87,7 @@ def train_word_vectors(
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        kv.save(str(tmp))
+        kv.save(str(tmp), separately=[])  # one file, so the atomic rename moves all arrays (FastText n-grams!)
         os.replace(tmp, path)
     return kv
 

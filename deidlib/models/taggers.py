@@ -92,6 +92,10 @@ class BaseTagger(nn.Module):
         self.o_index = featurizer.label_index.get("O", 0)
         self.default_training = dict(DEFAULT_TRAINING.get(self.kind, {"optimizer": "adam", "lr": 1e-3, "clip": 5.0}))
 
+    def default_optimizer(self) -> dict[str, Any]:
+        """Optimiser hints of the paper ({"optimizer", "lr", "clip"}) the trainer reads."""
+        return dict(self.default_training)
+
     # subclasses implement emissions(batch) -> [B, T, L]
     def emissions(self, batch: Batch) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -1,0 +1,128 @@
+"""Every tagger: overfits a tiny task, predict shapes, masks, determinism, config round trip."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from deidlib.models import PRESETS, build_tagger, count_parameters, tagger_from_config
+from deidlib.models.features import Featurizer
+
+SENTS = [["Seen", "by", "Dr", "Smith", "on", "12/01/2010", "."],
+         ["Smith", "seen", "again", "at", "Boston", "."],
+         ["Call", "555-1234", "."]]
+TAGS = [["O", "O", "O", "B-DOCTOR", "O", "B-DATE", "O"],
+        ["B-DOCTOR", "O", "O", "O", "B-CITY", "O"],
+        ["O", "B-PHONE", "O"]]
+LABELS = ["O", "B-DOCTOR", "B-DATE", "B-CITY", "B-PHONE"]
+SMALL = dict(word_dim=16, hidden=16, char_hidden=8)
+KINDS = [(k, crf) for k in PRESETS for crf in (False, True)]
+
+
+def _small(kind):
+    if kind == "transformer":
+        return dict(word_dim=16, layers=1, heads=2, ff_hidden=32, char_hidden=8)
+    hp = dict(SMALL)
+    if kind == "friedrich":
+        hp.pop("char_hidden")
+    else:
+        hp["ff_dim"] = 16
+    return hp
+
+
+@pytest.fixture(scope="module")
+def fz():
+    return Featurizer.build(SENTS, LABELS)
+
+
+@pytest.mark.parametrize("kind,crf", KINDS)
+def test_overfits_tiny_task_and_predicts(fz, kind, crf):
+    torch.manual_seed(0)  # dropout draws only; init is seeded by build_tagger
+    tagger = build_tagger(kind, fz, seed=1, crf=crf, **_small(kind))
+    batch = fz.encode(SENTS, TAGS)
+    opt = torch.optim.Adam([p for p in tagger.parameters() if p.requires_grad], lr=0.05)
+    tagger.train()
+    first = float(tagger.loss(batch).detach())
+    for _ in range(40):
+        opt.zero_grad()
+        loss = tagger.loss(batch)
+        loss.backward()
+        opt.step()
+    tagger.eval()
+    assert float(tagger.loss(batch)) < 0.5 * first
+    pred = tagger.predict(batch)
+    assert [len(p) for p in pred] == [len(s) for s in SENTS]
+    assert all(0 <= i < len(LABELS) for p in pred for i in p)
+    hit = sum(fz.labels[i] == t for p, ts in zip(pred, TAGS) for i, t in zip(p, ts))
+    assert hit >= 14  # of 16 tokens
+
+
+@pytest.mark.parametrize("kind,crf", KINDS)
+def test_padding_does_not_change_a_sentences_loss(fz, kind, crf):
+    tagger = build_tagger(kind, fz, seed=0, crf=crf, **_small(kind)).eval()
+    alone = fz.encode(SENTS[2:], TAGS[2:])
+    together = fz.encode(SENTS, TAGS)
+    with torch.no_grad():
+        l_alone = tagger.sentence_losses(alone)[0]
+        l_together = tagger.sentence_losses(together)[2]
+    assert torch.allclose(l_alone, l_together, atol=1e-5)
+    assert tagger.predict(alone)[0] == tagger.predict(together)[2]
+
+
+@pytest.mark.parametrize("kind", list(PRESETS))
+def test_seed_determinism_and_config_round_trip(fz, kind):
+    a = build_tagger(kind, fz, seed=3, **_small(kind))
+    state = torch.random.get_rng_state()
+    b = build_tagger(kind, fz, seed=3, **_small(kind))
+    assert torch.equal(state, torch.random.get_rng_state()), "building must not touch global RNG"
+    c = build_tagger(kind, fz, seed=4, **_small(kind))
+    sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert any(not torch.equal(sa[k], sc[k]) for k in sa)
+    r = tagger_from_config(a.config(), Featurizer.from_config(fz.config()))
+    r.load_state_dict(sa)
+    batch = fz.encode(SENTS, TAGS)
+    a.eval(), r.eval()
+    with torch.no_grad():
+        assert torch.allclose(a.loss(batch), r.loss(batch))
+    assert r.config() == a.config() and count_parameters(r) == count_parameters(a)
+
+
+def test_paper_sizes(fz):
+    t = build_tagger("festag", fz)
+    assert t.char.rnn.hidden_size == 128 and t.word.embedding_dim == 300
+    assert t.rnn.layers[0].hidden_size == 100 and t.ff[0].out_features == 100 and t.crf is None
+    f = build_tagger("friedrich", fz)
+    assert [l.hidden_size for l in f.rnn.layers] == [128, 128] and f.char is None and f.crf is not None
+    assert f.default_optimizer() == {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0}
+    g = build_tagger("lstm_gru", fz)
+    assert [type(l).__name__ for l in g.rnn.layers] == ["LSTM", "GRU"] and g.char.rnn.hidden_size == 25
+    assert not build_tagger("gru", fz, char=None).char
+
+
+def test_recall_penalty_weights_loss(fz):
+    batch = fz.encode(SENTS, TAGS)
+    base = build_tagger("gru", fz, seed=0, crf=False, **_small("gru")).eval()
+    pen = build_tagger("gru", fz, seed=0, crf=False, recall_penalty=5.0, **_small("gru")).eval()
+    with torch.no_grad():
+        em = base.emissions(batch)
+        rho = float(pen.penalty(batch, em))
+        # untrained: few PHI tokens predicted, so FNR > 0 and 1 < rho <= 5
+        assert 1.0 < rho <= 5.0
+        assert torch.allclose(pen.loss(batch), base.loss(batch) * rho)
+        gold = (batch.labels != 0) & batch.mask
+        predp = (em.argmax(-1) != 0) & batch.mask
+        tp, fn = float((gold & predp).sum()), float((gold & ~predp).sum())
+        assert rho == pytest.approx(1 + fn / (1 + fn + tp) * 4)
+
+
+def test_bad_kind_and_embedding_shape(fz):
+    import numpy as np
+
+    with pytest.raises(ValueError, match="unknown tagger kind"):
+        build_tagger("bert", fz)
+    with pytest.raises(ValueError, match="embedding matrix"):
+        build_tagger("gru", fz, embeddings=np.zeros((3, 100), dtype=np.float32))
+    emb = np.arange(fz.num_words * 16, dtype=np.float32).reshape(fz.num_words, 16)
+    t = build_tagger("friedrich", fz, embeddings=emb, freeze_embeddings=True, word_dim=16, hidden=8)
+    assert torch.equal(t.word.weight, torch.as_tensor(emb)) and not t.word.weight.requires_grad
