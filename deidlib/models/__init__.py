@@ -3,7 +3,15 @@
 from .crf import CRF
 from .features import Featurizer
 from .protocol import Batch, Tagger
-from .taggers import PRESETS, BaseTagger, RNNTagger, TransformerTagger, build_tagger, count_parameters, tagger_from_config
+from .taggers import (
+    PRESETS,
+    BaseTagger,
+    RNNTagger,
+    TransformerTagger,
+    build_tagger,
+    count_parameters,
+    tagger_from_config,
+)
 
 __all__ = [
     "Batch",

@@ -12,7 +12,8 @@ char LSTM short without losing the shape of any clinical token we saw).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -59,7 +60,7 @@ class Featurizer:
         normalize_digits: bool = True,
         extra_words: Iterable[str] = (),
         max_word_len: int = 40,
-    ) -> "Featurizer":
+    ) -> Featurizer:
         """Build the word vocabulary from *training* tokens (``min_count``, most frequent
         first, ties alphabetical so the order is deterministic)."""
         c: Counter = Counter()
@@ -134,6 +135,6 @@ class Featurizer:
         }
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> "Featurizer":
+    def from_config(cls, cfg: dict[str, Any]) -> Featurizer:
         return cls(cfg["words"], cfg["labels"], lowercase=cfg["lowercase"], normalize_digits=cfg["normalize_digits"],
                    max_word_len=cfg.get("max_word_len", 40))

@@ -93,10 +93,10 @@ def test_paper_sizes(fz):
     assert t.char.rnn.hidden_size == 128 and t.word.embedding_dim == 300
     assert t.rnn.layers[0].hidden_size == 100 and t.ff[0].out_features == 100 and t.crf is None
     f = build_tagger("friedrich", fz)
-    assert [l.hidden_size for l in f.rnn.layers] == [128, 128] and f.char is None and f.crf is not None
+    assert [layer.hidden_size for layer in f.rnn.layers] == [128, 128] and f.char is None and f.crf is not None
     assert f.default_optimizer() == {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0}
     g = build_tagger("lstm_gru", fz)
-    assert [type(l).__name__ for l in g.rnn.layers] == ["LSTM", "GRU"] and g.char.rnn.hidden_size == 25
+    assert [type(layer).__name__ for layer in g.rnn.layers] == ["LSTM", "GRU"] and g.char.rnn.hidden_size == 25
     assert not build_tagger("gru", fz, char=None).char
 
 
