@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from ..embeddings.chars import casing_id, char_ids
 from ..embeddings.vectors import normalize_token
@@ -47,6 +48,7 @@ class Featurizer:
         self.max_word_len = max_word_len
         self.word_index = {w: i for i, w in enumerate(self.words)}
         self.label_index = {t: i for i, t in enumerate(self.labels)}
+        self._cache: dict[str, tuple[int, int, torch.Tensor]] = {}
 
     @classmethod
     def build(
@@ -85,45 +87,58 @@ class Featurizer:
     def word_key(self, token: str) -> str:
         return normalize_token(token, self.lowercase, self.normalize_digits)
 
+    def _info(self, token: str) -> tuple[int, int, torch.Tensor]:
+        """(word id, casing id, char-id tensor) of a token, memoised: corpora repeat tokens."""
+        info = self._cache.get(token)
+        if info is None:
+            info = (self.word_index.get(self.word_key(token), UNK), casing_id(token),
+                    torch.tensor(char_ids(token, self.max_word_len) or [0], dtype=torch.long))
+            if len(self._cache) < 1_000_000:
+                self._cache[token] = info
+        return info
+
     def encode(self, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]] | None = None) -> Batch:
         B = len(tokens)
         if B == 0:
             raise ValueError("cannot encode an empty batch")
-        T = max(1, max(len(s) for s in tokens))
+        lengths = [len(s) for s in tokens]
+        if 0 in lengths:
+            raise ValueError(f"sentence {lengths.index(0)} of the batch is empty")
+        T = max(lengths)
+        mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+        flat = [t for s in tokens for t in s]
+        unique: dict[str, int] = {}
+        t2u_flat = [unique.setdefault(t, len(unique)) for t in flat]
+        infos = [self._info(t) for t in unique]  # per distinct token
+        uw = torch.tensor([i[0] for i in infos], dtype=torch.long)
+        uc = torch.tensor([i[1] for i in infos], dtype=torch.long)
+        t2u_t = torch.tensor(t2u_flat, dtype=torch.long)
         word_ids = torch.zeros(B, T, dtype=torch.long)
         casing_ids = torch.zeros(B, T, dtype=torch.long)
-        mask = torch.zeros(B, T, dtype=torch.bool)
         t2u = torch.zeros(B, T, dtype=torch.long)
-        unique: dict[str, int] = {}
-        wi, key = self.word_index, self.word_key
-        for b, sent in enumerate(tokens):
-            n = len(sent)
-            if n == 0:
-                raise ValueError(f"sentence {b} of the batch is empty")
-            word_ids[b, :n] = torch.tensor([wi.get(key(t), UNK) for t in sent])
-            casing_ids[b, :n] = torch.tensor([casing_id(t) for t in sent])
-            t2u[b, :n] = torch.tensor([unique.setdefault(t, len(unique)) for t in sent])
-            mask[b, :n] = True
-        U = len(unique)
-        ids = [char_ids(t, self.max_word_len) or [0] for t in unique]
-        C = max(len(x) for x in ids)
-        char = torch.zeros(U, C, dtype=torch.long)
-        lengths = torch.empty(U, dtype=torch.long)
-        for u, x in enumerate(ids):
-            char[u, : len(x)] = torch.tensor(x)
-            lengths[u] = len(x)
+        word_ids[mask] = uw[t2u_t]
+        casing_ids[mask] = uc[t2u_t]
+        t2u[mask] = t2u_t
+        chars = [i[2] for i in infos]
+        char = pad_sequence(chars, batch_first=True)
+        char_lengths = torch.tensor([len(c) for c in chars], dtype=torch.long)
         labels = None
         if tags is not None:
-            labels = torch.full((B, T), -100, dtype=torch.long)
+            if len(tags) != B:
+                raise ValueError(f"{B} sentences but {len(tags)} tag sequences")
             li = self.label_index
+            flat_tags = []
             for b, ts in enumerate(tags):
-                if len(ts) != len(tokens[b]):
-                    raise ValueError(f"sentence {b}: {len(tokens[b])} tokens but {len(ts)} tags")
-                try:
-                    labels[b, : len(ts)] = torch.tensor([li[t] for t in ts])
-                except KeyError as e:
-                    raise ValueError(f"tag {e.args[0]!r} is not in this featurizer's label set") from None
-        return Batch(word_ids, mask, labels, casing_ids, char, lengths, t2u)
+                if len(ts) != lengths[b]:
+                    raise ValueError(f"sentence {b}: {lengths[b]} tokens but {len(ts)} tags")
+                flat_tags.extend(ts)
+            try:
+                ids = [li[t] for t in flat_tags]
+            except KeyError as e:
+                raise ValueError(f"tag {e.args[0]!r} is not in this featurizer's label set") from None
+            labels = torch.full((B, T), -100, dtype=torch.long)
+            labels[mask] = torch.tensor(ids, dtype=torch.long)
+        return Batch(word_ids, mask, labels, casing_ids, char, char_lengths, t2u)
 
     def config(self) -> dict[str, Any]:
         return {
