@@ -25,7 +25,13 @@ The recall penalty of the ahmed thesis (§4.1.5, eq. 4.7–4.9) is ``recall_pena
 predictions by argmax of the emissions), ``ρ = 1 + FNR·(δ_p − 1)`` and
 ``L_recall = ρ · L``. Eq. 4.8 is garbled in the text ("FNR × [(δ_p − 1) + 1]"); we read it
 as ``FNR·(δ_p − 1) + 1`` so that δ_p = 1 gives the ordinary loss, as Table 4.4's
-baseline row requires, and ρ ∈ [1, δ_p]. ρ is a weight: no gradient flows through it.
+baseline row requires, and ρ ∈ [1, δ_p]. (The thesis says ρ ∈ [0, δ_p], which fits the
+literal ``ρ = FNR·δ_p``; but that would shrink the loss towards 0 as recall improves and
+make δ_p = 1 differ from the regular loss, so we do not use it.) FNR is computed per
+batch; ρ is a weight: no gradient flows through it. For CRF taggers the same ρ multiplies
+the CRF NLL (the thesis applies it to "the original loss", log-likelihood or
+cross-entropy), with false negatives judged from the argmax of the emissions (a choice:
+cheaper than Viterbi, and the thesis does not say which prediction it uses).
 
 Parameters are initialised under a forked, seeded torch RNG (``seed``), so building a
 tagger neither reads nor disturbs global random state.
