@@ -1,7 +1,7 @@
 """Taggers (char+word BiLSTM, BiLSTM-CRF, GRU stacks, transformer), the CRF and the featurizer."""
 
 from .crf import CRF
-from .features import Featurizer
+from .features import Featurizer, build_featurizer
 from .protocol import Batch, Tagger
 from .taggers import (
     PRESETS,
@@ -17,6 +17,7 @@ __all__ = [
     "Batch",
     "Tagger",
     "Featurizer",
+    "build_featurizer",
     "CRF",
     "BaseTagger",
     "RNNTagger",

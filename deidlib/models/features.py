@@ -22,7 +22,7 @@ from ..embeddings.chars import casing_id, char_ids
 from ..embeddings.vectors import normalize_token
 from .protocol import Batch
 
-__all__ = ["Featurizer", "PAD", "UNK"]
+__all__ = ["Featurizer", "build_featurizer", "PAD", "UNK"]
 
 PAD, UNK = 0, 1
 
@@ -153,3 +153,17 @@ class Featurizer:
     def from_config(cls, cfg: dict[str, Any]) -> Featurizer:
         return cls(cfg["words"], cfg["labels"], lowercase=cfg["lowercase"], normalize_digits=cfg["normalize_digits"],
                    max_word_len=cfg.get("max_word_len", 40))
+
+
+def build_featurizer(
+    kind: str, token_lists: Iterable[Sequence[str]], *, labels: Sequence[str], max_vocab: int | None = None, **kw: Any
+) -> Featurizer:
+    """The featurizer for a tagger ``kind`` from *training* token lists (``max_vocab`` →
+    ``max_size``; other keywords as :meth:`Featurizer.build`). All kinds share one
+    featurizer class today (char ids, casing and words are always encoded; a tagger uses
+    what it needs); ``kind`` is validated and kept for future kind-specific inputs."""
+    from .taggers import PRESETS
+
+    if kind not in PRESETS:
+        raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
+    return Featurizer.build(token_lists, labels, max_size=max_vocab, **kw)

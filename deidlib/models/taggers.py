@@ -68,6 +68,11 @@ PRESETS: dict[str, dict[str, Any]] = {
                         layers=2, heads=4, ff_hidden=256, input_dropout=0.1, attn_dropout=0.1, crf=True),
 }
 
+#: accepted alternative hyperparameter names of the RNN taggers (the festag study's vocabulary) -> canonical name;
+#: ``dropout`` is the dropout on the token features (festag's single dropout 0.5)
+ALIASES: dict[str, str] = {"char_dim": "char_emb_dim", "token_hidden": "hidden", "ff_hidden": "ff_dim",
+                           "dropout": "input_dropout"}
+
 #: optimiser hints the trainer applies unless told otherwise
 DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
     "festag": {"optimizer": "sgd", "lr": 0.9, "clip": None},
@@ -283,9 +288,20 @@ class TransformerTagger(BaseTagger):
 
 
 def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings: np.ndarray | None = None, **hparams) -> BaseTagger:
-    """A tagger of ``kind`` with the paper's hyperparameters, overridden by ``hparams``."""
+    """A tagger of ``kind`` with the paper's hyperparameters, overridden by ``hparams``
+    (canonical names or the :data:`ALIASES`; ``config()`` stores canonical names).
+    Parameters are drawn under ``torch.random.fork_rng`` seeded with ``seed``: the
+    ambient global RNG state is neither read nor changed."""
     if kind not in PRESETS:
         raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
+    hparams = dict(hparams)
+    for alias, name in ALIASES.items():
+        if alias in hparams and kind != "transformer":  # the transformer's own names (ff_hidden) win
+            if name in hparams:
+                raise ValueError(f"give {name!r} or its alias {alias!r}, not both")
+            hparams[name] = hparams.pop(alias)
+            if alias == "char_dim":  # a character embedding size implies learned (not one-hot) characters
+                hparams.setdefault("char_onehot", False)
     hp = {**PRESETS[kind], **hparams}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -126,3 +126,12 @@ def test_bad_kind_and_embedding_shape(fz):
     emb = np.arange(fz.num_words * 16, dtype=np.float32).reshape(fz.num_words, 16)
     t = build_tagger("friedrich", fz, embeddings=emb, freeze_embeddings=True, word_dim=16, hidden=8)
     assert torch.equal(t.word.weight, torch.as_tensor(emb)) and not t.word.weight.requires_grad
+
+
+def test_hparam_aliases(fz):
+    t = build_tagger("festag", fz, word_dim=16, char_dim=8, char_hidden=8, token_hidden=12, ff_hidden=10, dropout=0.3)
+    assert t.char.embed.embedding_dim == 8 and t.char.embed.weight.requires_grad  # learned chars
+    assert t.rnn.layers[0].hidden_size == 12 and t.ff[0].out_features == 10 and t.in_drop.p == 0.3
+    assert t.hparams["char_emb_dim"] == 8 and "char_dim" not in t.hparams
+    with pytest.raises(ValueError, match="alias"):
+        build_tagger("festag", fz, hidden=4, token_hidden=4)
