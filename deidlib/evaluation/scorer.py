@@ -119,11 +119,21 @@ class ScoreReport:
     missing_in_gold: list[str] = field(default_factory=list)
     idnum_bug: bool = True
 
-    def f1(self, measure: str = "binary_token", average: str = "micro") -> float:
-        return getattr(self.scores[measure], average).f1
+    @staticmethod
+    def measure_name(measure: str | None = None, *, mode: str | None = None, binary: bool = False, hipaa: bool = False) -> str:
+        """``measure`` as given, or built from ``mode`` (token|strict|relaxed), ``binary`` and ``hipaa``."""
+        if measure is None:
+            measure = f"{'binary_' if binary else ''}{'hipaa_' if hipaa else ''}{mode or 'token'}" if mode or binary or hipaa else "binary_token"
+        if measure not in MEASURES:
+            raise ValueError(f"unknown measure {measure!r}; choose one of {MEASURES}")
+        return measure
 
-    def prf(self, measure: str = "binary_token", average: str = "micro") -> PRF:
-        return getattr(self.scores[measure], average)
+    def f1(self, measure: str | None = None, average: str = "micro", *, mode: str | None = None, binary: bool = False, hipaa: bool = False) -> float:
+        """F1 of ``measure`` (default ``binary_token``), e.g. ``f1(mode="token", binary=True)``."""
+        return self.prf(measure, average, mode=mode, binary=binary, hipaa=hipaa).f1
+
+    def prf(self, measure: str | None = None, average: str = "micro", *, mode: str | None = None, binary: bool = False, hipaa: bool = False) -> PRF:
+        return getattr(self.scores[self.measure_name(measure, mode=mode, binary=binary, hipaa=hipaa)], average)
 
     def to_dict(self) -> dict:
         def d(p: PRF) -> dict:

@@ -136,3 +136,15 @@ def test_bootstrap_ci_contains_estimate_and_is_seeded():
     lo, hi = a.scores["strict"].ci["f1"]
     assert lo <= a.f1("strict") <= hi and lo < hi
     assert a.scores["strict"].ci == b.scores["strict"].ci
+
+
+def test_f1_accessor_by_mode_and_binary():
+    gold = [Document(id="a", text="Dr. John-Smith", spans=(Span.of("Dr. John-Smith", 4, 14, "DOCTOR"),))]
+    system = [Document(id="a", text="Dr. John-Smith", spans=(Span.of("Dr. John-Smith", 4, 8, "PATIENT"),))]
+    rep = evaluate(gold, system, n_boot=0)
+    # binary token: gold tokens John, Smith; system John -> TP 1, FP 0, FN 1 -> P 1, R .5, F1 2/3
+    assert rep.f1(mode="token", binary=True) == pytest.approx(2 / 3)
+    assert rep.f1(mode="token", binary=True) == rep.f1("binary_token")
+    assert rep.f1(mode="token") == 0.0  # typed: DOCTOR vs PATIENT never match
+    with pytest.raises(ValueError):
+        rep.f1("nonsense")
