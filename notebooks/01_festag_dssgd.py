@@ -33,14 +33,14 @@
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: data size, epochs, tagger size (paper: 200 epochs, batch 1)
 corpus = "synthetic"  # synthetic | physionet | i2b2
-data_dir = None  # folder of the real corpus; None = $DEIDLIB_DATA_DIR or ../shared/data
+data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
 seed = 0  # first seed
-n_seeds = 1  # seeds seed, seed+1, ..., seed+n_seeds-1 (each re-splits sites and re-initialises)
+n_seeds = 1  # run seeds seed, seed+1, ..., seed+n_seeds-1 (each re-splits sites and re-initialises)
 device = "cpu"  # torch device
 out_dir = "../runs/cpu/01_festag_dssgd"  # figures and results JSON are written here
-epochs = None  # None = the profile's value (paper: 200)
-batch_size = None  # None = the profile's value (paper: 1, fully stochastic)
-lr = None  # None = the profile's value (paper: 0.9)
+epochs = None  # None: the profile's value (paper: 200)
+batch_size = None  # None: the profile's value (paper: 1, fully stochastic)
+lr = None  # None: the profile's value (paper: 0.9)
 n_sites = 5  # number of sites (paper: 5)
 theta_d = 0.1  # download fraction of C_0.1
 theta_d_high = 0.5  # download fraction of C_0.5
