@@ -26,10 +26,13 @@ Deviations and choices, all visible in the returned parameters:
 * **Profiles** scale the data, the epochs (paper: 200) and the tagger size; ``smoke``
   and ``cpu`` use mini-batches (``batch_size``) to fit a 2-core CPU; ``paper`` is 1.
 * **Word vectors.** The paper used Word2Vec trained on English Wikipedia; no such
-  vectors can be downloaded here, so the word vocabulary is built from the union of the
-  training sentences (a shared, agreed input of the simulation — in a real deployment
-  it would come from public text) and the embeddings are what the tagger builder does
-  with it (see ``deidlib.models``).
+  vectors can be downloaded here, so the vocabulary and gensim Word2Vec vectors are
+  trained on the union of the training sentences (a shared, agreed input of the
+  simulation — in a real deployment they would come from public text). As in the
+  paper, the word embeddings are frozen and not part of the exchanged vector ``p``.
+* **Characters.** The paper one-hot encodes characters (128 dims); the paper profile
+  keeps that (the tagger preset), smoke and cpu use small learned character embeddings
+  (``char_dim``) to save time.
 * **Test tokenization** does not look at the gold spans (``use_spans=False``); gold
   tags come from overlap with the spans; training sentences are split at span edges.
 * ``grad_clip`` is off (paper) unless a profile sets it; any value used is recorded.
@@ -104,6 +107,9 @@ class FestagParams:
     max_site_sentences: int | None = None
     max_test_sentences: int | None = None
     eval_batch_size: int = 64
+    #: "word2vec": gensim vectors trained on the training sentences (stand-in for Wikipedia); "random"
+    word_vectors: str = "word2vec"
+    word2vec_epochs: int = 5
 
 
 PROFILE_PARAMS: dict[str, FestagParams] = {
@@ -200,27 +206,37 @@ def prepare_data(
 # ------------------------------------------------------------------------- tagger
 
 
-def _make_featurizer(sentences: Sequence[Any], hp: dict[str, Any]):
-    """The shared featurizer: vocabulary of the training sentences, festag's 29 labels."""
+def tagger_factory(sentences: Sequence[Any], params: FestagParams, *, seed: int = 0,
+                   cache_vectors: bool = True) -> Callable[[int], nn.Module]:
+    """``factory(init_seed) -> festag tagger``; all models share one featurizer and word vectors.
+
+    The featurizer's vocabulary and (``params.word_vectors == "word2vec"``) gensim
+    Word2Vec vectors are built from the union of the training ``sentences`` — the
+    stand-in for the paper's Wikipedia Word2Vec, an input all parties agree on before
+    training. The word embeddings are frozen (``freeze_embeddings``, default True): the
+    paper's parameter vector ``p`` holds only the LSTM and feed-forward weights, so only
+    those are trained and exchanged. ``word_vectors="random"`` uses seeded random vectors.
+    """
     from ..corpus.labels import tag_set
-    from ..models import build_featurizer
-
-    words = [s.words for s in sentences]
-    return build_featurizer("festag", words, labels=tag_set(SCHEME, ENCODING), **hp)
-
-
-def tagger_factory(sentences: Sequence[Any], params: FestagParams) -> Callable[[int], nn.Module]:
-    """``factory(init_seed) -> festag tagger``; all models share one featurizer."""
-    from ..models import build_tagger
+    from ..models import build_featurizer, build_tagger
 
     hp = dict(params.tagger)
-    feat_hp = {k: hp.pop(k) for k in list(hp) if k in ("lowercase", "max_vocab", "min_count")}
-    featurizer = _make_featurizer(sentences, feat_hp)
+    feat_kw = {k: hp.pop(k) for k in list(hp) if k in ("lowercase", "max_vocab", "min_count")}
+    words = [s.words for s in sentences]
+    featurizer = build_featurizer("festag", words, labels=tag_set(SCHEME, ENCODING), **feat_kw)
+    hp.setdefault("freeze_embeddings", True)
+    embeddings = None
+    if params.word_vectors == "word2vec":
+        from ..embeddings.vectors import embedding_matrix, train_word_vectors
+
+        dim = int(hp.get("word_dim", 300))
+        kv = train_word_vectors(words, dim=dim, epochs=params.word2vec_epochs, seed=seed, cache=cache_vectors)
+        embeddings, _ = embedding_matrix(featurizer.words, kv, seed=seed)
+    elif params.word_vectors != "random":
+        raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {params.word_vectors!r}")
 
     def factory(init_seed: int) -> nn.Module:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(init_seed & 0x7FFF_FFFF_FFFF_FFFF)
-            return build_tagger("festag", featurizer, **hp)
+        return build_tagger("festag", featurizer, seed=int(init_seed) & 0x7FFF_FFFF, embeddings=embeddings, **hp)
 
     return factory
 
@@ -329,7 +345,8 @@ def run_study(
                 "fingerprint": data.fingerprint,
             }
         )
-        factory = tagger_factory([s for site in data.sites for s in site], params)
+        factory = tagger_factory([s for site in data.sites for s in site], params, seed=seed,
+                                 cache_vectors=corpus == "synthetic")  # never cache vectors of real text
         trainer = tagger_trainer(lr=params.lr, batch_size=params.batch_size, device=device,
                                  grad_clip=params.grad_clip)
         evaluate = binary_token_evaluator(data.test, batch_size=params.eval_batch_size, device=device)
@@ -454,5 +471,5 @@ def benchmark_setup(n_sentences: int, seed: int, profile: str = "cpu", corpus: s
     params = params_for(profile)
     data = prepare_data(corpus, None, profile, seed, params)
     sents = [s for site in data.sites for s in site][:n_sentences]
-    factory = tagger_factory(sents, params)
+    factory = tagger_factory(sents, params, seed=seed)
     return factory, sents, tagger_trainer(lr=params.lr, batch_size=params.batch_size, grad_clip=params.grad_clip)
