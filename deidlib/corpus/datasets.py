@@ -1,16 +1,28 @@
-"""One entry point for every corpus a study can run on.
+"""One entry point for every corpus a study can run on: :func:`load_corpus`.
 
-``load_corpus("synthetic")`` (the embedded default) generates the seeded synthetic
-corpus at the profile's size and splits it by patient; ``"physionet"`` reads the
-PhysioNet deid nursing notes (document-level split as in the ahmed thesis by default,
-or by patient); ``"i2b2"`` reads i2b2 2014 XML from ``data_dir`` (``train/dev/test``
-folders, or one flat folder split by patient).
+* ``"synthetic"`` (the embedded default): :func:`deidlib.synthetic.generate` at the
+  profile's size (:func:`deidlib.profiles.get_profile`), split by patient 70/10/20.
+  Generation is memoized in-process on (patients, sites, seed).
+* ``"physionet"``: the PhysioNet deid 1.1 nursing notes
+  (:func:`deidlib.corpus.physionet.read_physionet`), found by
+  :func:`deidlib.corpus.locate.find_data_dir` (``data_dir``, ``$DEIDLIB_DATA_DIR``,
+  ``shared/data``). Default split ``"document"`` as in the ahmed thesis (section 5:
+  80:20 into 1,948 training and 486 test notes; "the training set was split 80:20 for
+  training and validation", so dev = floor(0.2 * 1,948) = 389 of the training notes,
+  train = 1,559), or ``"patient"`` (70/10/20 by patient).
+* ``"i2b2"``: i2b2 2014 XML from ``data_dir`` (or ``$DEIDLIB_DATA_DIR/i2b2_2014``):
+  ``train/ dev/ test/`` folders (or the official release's folder names), or one flat
+  folder split by patient; see :func:`deidlib.corpus.splits.read_split_dirs`.
+
+Returned documents are fresh copies (the cached corpus cannot be changed by a caller).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
+from .document import Document
 from .locate import PHYSIONET_DEID, find_data_dir
 from .splits import (
     THESIS_NURSING_FRACTIONS,
@@ -20,28 +32,39 @@ from .splits import (
     split_by_patient,
 )
 
-__all__ = ["load_corpus", "CORPORA", "synthetic_documents"]
+__all__ = ["load_corpus", "CORPORA", "SPLITS", "I2B2_2014", "synthetic_documents"]
 
 CORPORA = ("synthetic", "physionet", "i2b2")
+SPLITS = ("patient", "document")
+#: folder name of the i2b2 2014 corpus under ``$DEIDLIB_DATA_DIR``
+I2B2_2014 = "i2b2_2014"
+#: fractions (train, dev, test) for patient splits and synthetic document splits
+DEFAULT_FRACTIONS = (0.7, 0.1, 0.2)
+
+
+def _copy(d: Document) -> Document:
+    return Document(d.id, d.text, list(d.spans), d.patient_id, d.site, dict(d.metadata))
 
 
 @lru_cache(maxsize=8)
-def _synthetic(patients: int, sites: int, seed: int) -> tuple:
+def _synthetic(patients: int, sites: int, seed: int) -> tuple[Document, ...]:
     from ..synthetic import generate
 
     return tuple(generate(patients=patients, sites=sites, seed=seed))
 
 
-def synthetic_documents(profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None):
-    """The synthetic corpus of a profile (memoized in-process; treat it as read-only)."""
+def synthetic_documents(
+    profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None
+) -> list[Document]:
+    """The synthetic corpus of a profile (sizes overridable), memoized in-process."""
     from ..profiles import get_profile
 
     p = get_profile(profile)
-    return list(_synthetic(patients or p.patients, sites or p.sites, seed))
+    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed))]
 
 
 @lru_cache(maxsize=2)
-def _physionet(path: str) -> tuple:
+def _physionet(path: str) -> tuple[Document, ...]:
     from .physionet import read_physionet
 
     return tuple(read_physionet(path))
@@ -49,7 +72,7 @@ def _physionet(path: str) -> tuple:
 
 def load_corpus(
     corpus: str = "synthetic",
-    data_dir: str | None = None,
+    data_dir: str | Path | None = None,
     profile: str = "smoke",
     seed: int = 0,
     split: str | None = None,
@@ -58,29 +81,53 @@ def load_corpus(
 ) -> CorpusSplits:
     """Train/dev/test documents of ``corpus``.
 
-    split: ``"patient"`` (70/10/20 by patient; default for synthetic and i2b2) or
-    ``"document"`` (default for physionet: the thesis' 1,948/486 notes, with 10% of the
-    training notes held out as dev — the thesis does not describe a dev set; choice).
+    Args:
+        corpus: ``"synthetic"``, ``"physionet"`` or ``"i2b2"``.
+        data_dir: folder of a real corpus (see the module docstring for the search order).
+        profile: synthetic corpus size (``smoke`` / ``cpu`` / ``paper``).
+        seed: generation and split seed.
+        split: ``"patient"`` or ``"document"``; ``None`` means the corpus' default
+            (``"document"`` for physionet, ``"patient"`` otherwise). For ``"i2b2"`` with
+            train/test folders the folders decide and ``split`` is ignored.
+        patients, sites: override the profile's synthetic corpus size.
+
+    Raises:
+        ValueError: unknown corpus or split.
+        FileNotFoundError: a real corpus that is not on this machine (see data/README.md).
     """
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; choose one of {', '.join(CORPORA)}")
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     if corpus == "synthetic":
         docs = synthetic_documents(profile, seed, patients, sites)
         if split == "document":
-            return split_by_document(docs, (0.7, 0.1, 0.2), seed=seed, name="synthetic")
-        return split_by_patient(docs, seed=seed, name="synthetic")
+            return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
+        return split_by_patient(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
     if corpus == "physionet":
         d = find_data_dir(PHYSIONET_DEID, data_dir)
         if d is None:
             raise FileNotFoundError(
-                "PhysioNet deid 1.1 not found: pass data_dir or set DEIDLIB_DATA_DIR (see data/README.md)"
+                f"PhysioNet deid 1.1 not found: pass data_dir, or set DEIDLIB_DATA_DIR to a folder containing "
+                f"{PHYSIONET_DEID}/ (see data/README.md for how to obtain it)"
             )
-        docs = list(_physionet(str(d)))
+        docs = [_copy(x) for x in _physionet(str(Path(d).resolve()))]
         if split in (None, "document"):
-            s = split_by_document(docs, THESIS_NURSING_FRACTIONS, seed=seed)
-            inner = split_by_document(s.train, (0.9, 0.1), seed=seed)
-            return CorpusSplits(inner.train, inner.test, s.test, "physionet")
-        return split_by_patient(docs, seed=seed, name="physionet")
-    if data_dir is None:
-        raise FileNotFoundError("corpus 'i2b2' needs data_dir: a folder with train/ dev/ test/ of i2b2 2014 XML files")
-    return read_split_dirs(data_dir, seed=seed)
+            outer = split_by_document(docs, THESIS_NURSING_FRACTIONS, seed=seed)
+            inner = split_by_document(outer.train, (0.8, 0.2), seed=seed)
+            return CorpusSplits(inner.train, inner.test, outer.test, "physionet")
+        return split_by_patient(docs, DEFAULT_FRACTIONS, seed=seed, name="physionet")
+    d = find_data_dir(I2B2_2014, data_dir)
+    if d is None:
+        raise FileNotFoundError(
+            "corpus 'i2b2' needs data_dir (or DEIDLIB_DATA_DIR containing i2b2_2014/): a folder with "
+            "train/ dev/ test/ subfolders of i2b2 2014 XML files, or one flat folder of them (see data/README.md)"
+        )
+    if split == "document":
+        from .i2b2 import read_i2b2_dir
+
+        flat = Path(d)
+        if not any(flat.glob("*.xml")):
+            raise ValueError(f"{flat}: split='document' needs one flat folder of XML files")
+        return split_by_document(read_i2b2_dir(flat), DEFAULT_FRACTIONS, seed=seed, name=flat.name)
+    return read_split_dirs(d, seed=seed, fractions=DEFAULT_FRACTIONS)

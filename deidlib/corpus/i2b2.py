@@ -1,6 +1,6 @@
 """i2b2 2014 de-identification XML: reader and writer.
 
-Format (Stubbs & Uzuner 2015)::
+Format (Stubbs & Uzuner 2015, the 2014 i2b2/UTHealth de-identification track)::
 
     <?xml version="1.0" encoding="UTF-8" ?>
     <deIdi2b2>
@@ -11,24 +11,49 @@ Format (Stubbs & Uzuner 2015)::
     </TAGS>
     </deIdi2b2>
 
-Files are named ``PPP-RR.xml`` (patient, record); the patient id is ``PPP``.
+Files are named ``PPP-RR.xml`` (patient, record): the document id is the file stem and
+the patient id is ``PPP``.
 
-Exactness: XML parsers normalise ``\\r\\n`` to ``\\n`` and entity-decode text, which
-would shift offsets. The TEXT element is therefore taken verbatim from the raw file
-(its CDATA sections concatenated, or entity-decoded plain text), while the TAGS are
-parsed with :mod:`xml.etree.ElementTree` after the whole file has been checked for
-well-formedness. The writer splits ``]]>`` inside the text over two CDATA sections
-and escapes newlines/tabs in attributes, so write-then-read is the identity with a
-byte-identical TEXT.
+**Exact text (choice).** XML parsers normalise ``\\r\\n`` and lone ``\\r`` to ``\\n``
+(XML 1.0 section 2.11), which would shift every later offset of a note with carriage
+returns. The whole file is parsed with (defused) ElementTree for well-formedness and
+for the TAGS, but the TEXT content is taken from the raw file: its CDATA sections are
+concatenated verbatim and character data outside CDATA is entity-decoded, nothing else.
+The result is cross-checked against the parser's (newline-normalised) TEXT. Offsets are
+therefore character offsets into the file's TEXT exactly as stored; the official i2b2
+files use ``\\n`` line ends only, where both readings coincide.
 
-Real files: the ``text`` attribute may contain HTML entities (sometimes escaped twice,
-``&amp;quot;``); it is compared with ``text[start:end]`` after up to two rounds of
-unescaping. Spans may start on whitespace or sit inside a token; both are kept as
-annotated (the span text is always ``text[start:end]``).
+**Writer.** TEXT is one CDATA section; a ``]]>`` inside the text is split over two
+sections (``]]]]><![CDATA[>``). In attributes ``& < > "`` and newline, carriage return
+and tab are written as character references so attribute-value normalisation cannot
+change them. Tag ids are ``P0, P1, ...`` in span order; ``comment=""``. Write-then-read
+is the identity (same id, text byte for byte, spans, patient id, site, metadata).
 
-deidlib extension: ``site`` and JSON-able metadata are written to an optional
-``<META><![CDATA[{json}]]></META>`` element after TAGS. The official i2b2 scripts read
-only TEXT and TAGS and ignore it; plain i2b2 files without it read fine.
+**Real files.** The ``text`` attribute may hold HTML entities, sometimes escaped twice
+(``&amp;quot;``), and literal newlines (turned into spaces by the parser); it is
+accepted when it equals ``text[start:end]`` after up to two rounds of
+:func:`html.unescape` or after collapsing whitespace. Spans that start on whitespace or
+sit inside a token (``MWilliams`` with NAME = ``Williams``) are kept exactly as
+annotated: the span text is always ``text[start:end]``.
+
+**Bad input.** Malformed XML, a non-UTF-8 file, a missing TEXT, an empty note, a tag
+with an unknown category or TYPE (:class:`UnknownTagError`, both a
+:class:`~deidlib.corpus.document.CorpusError` and a
+:class:`~deidlib.corpus.phi.UnknownPHITypeError`), non-integer or out-of-range offsets,
+a ``text`` attribute that disagrees with the note, and overlapping tags raise
+:class:`CorpusError` naming the file and the tag id and offsets. With ``lenient=True``
+a bad tag is skipped with a :func:`warnings.warn` (an empty note is kept with a
+warning), and :func:`read_i2b2_dir` skips unreadable files with a warning. Exact
+duplicate tags (same category, TYPE and offsets) are collapsed with a warning in both
+modes: the official scorer compares tag *sets*, so they carry no information.
+Overlapping tags are kept only with ``allow_overlap=True``.
+
+**deidlib extension (choice).** i2b2 has no notion of site. When a document has a site,
+a patient id other than its file name's ``PPP``, or metadata, the writer adds
+``<META><![CDATA[{"deidlib_meta": 1, "site": ..., "patient_id": ..., "metadata": {...}}]]></META>``
+after TAGS. The official evaluation script reads only the tags under TAGS, so it ignores
+META; plain i2b2 files without META read fine, and ``include_meta=False`` writes plain
+i2b2 files.
 """
 
 from __future__ import annotations
@@ -39,12 +64,15 @@ import os
 import re
 import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+
+import defusedxml
+import defusedxml.ElementTree as DET
 
 from ..results import atomic_write_text
 from .document import CorpusError, Document, Span
-from .phi import CATEGORIES
+from .phi import CATEGORIES, UnknownPHITypeError
 
 __all__ = [
     "parse_i2b2",
@@ -53,101 +81,89 @@ __all__ = [
     "to_i2b2_xml",
     "write_i2b2_xml",
     "write_i2b2_dir",
+    "UnknownTagError",
 ]
 
-_TEXT_RE = re.compile(r"<TEXT>(.*?)</TEXT>", re.S)
-_CDATA_RE = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
-_META_RE = re.compile(r"<META>\s*<!\[CDATA\[(.*?)\]\]>\s*</META>", re.S)
+
+class UnknownTagError(CorpusError, UnknownPHITypeError):
+    """A tag whose category (element name) or TYPE is not in the i2b2 2014 taxonomy."""
 
 
-def _extract_text(xml: str, source: str) -> str:
-    m = _TEXT_RE.search(xml)
+_TEXT_OPEN = re.compile(r"<TEXT\s*>")
+_CDATA_OPEN, _CDATA_CLOSE, _TEXT_CLOSE = "<![CDATA[", "]]>", "</TEXT>"
+_ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
+
+
+def _decode_chardata(s: str) -> str:
+    return _ENTITY.sub(lambda m: html.unescape(m.group()), s)
+
+
+def _extract_text(xml: str, parsed_text: str, source: str) -> str:
+    """The TEXT content exactly as stored in the file (see module docstring)."""
+    m = _TEXT_OPEN.search(xml)
     if m is None:
         raise CorpusError(f"{source}: no <TEXT> element")
-    inner = m.group(1)
-    if "<![CDATA[" in inner:
-        parts, pos = [], 0
-        for c in _CDATA_RE.finditer(inner):
-            parts.append(html.unescape(inner[pos : c.start()]) if inner[pos : c.start()].strip() else "")
-            parts.append(c.group(1))
-            pos = c.end()
-        if inner[pos:].strip():
-            parts.append(html.unescape(inner[pos:]))
-        return "".join(parts)
-    # plain (entity-escaped) text
-    return re.sub(r"&(lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);", lambda e: html.unescape(e.group()), inner)
+    parts, pos = [], m.end()
+    while True:
+        if xml.startswith(_CDATA_OPEN, pos):
+            end = xml.find(_CDATA_CLOSE, pos + len(_CDATA_OPEN))
+            if end < 0:
+                raise CorpusError(f"{source}: unterminated CDATA section in <TEXT> at character {pos}")
+            parts.append(xml[pos + len(_CDATA_OPEN) : end])
+            pos = end + len(_CDATA_CLOSE)
+        elif xml.startswith(_TEXT_CLOSE, pos):
+            break
+        elif pos < len(xml) and xml[pos] == "<":
+            raise CorpusError(f"{source}: unexpected markup inside <TEXT> at character {pos}: {xml[pos:pos + 20]!r}")
+        else:
+            nxt = xml.find("<", pos)
+            if nxt < 0:
+                raise CorpusError(f"{source}: <TEXT> is not closed")
+            parts.append(_decode_chardata(xml[pos:nxt]))
+            pos = nxt
+    text = "".join(parts)
+    if text.replace("\r\n", "\n").replace("\r", "\n") != parsed_text:
+        raise CorpusError(f"{source}: could not extract <TEXT> exactly (raw and parsed text differ)")
+    return text
 
 
 def _doc_id_from_source(source: str) -> tuple[str, str]:
+    """(document id, patient id) from a file name ``PPP-RR.xml``."""
     stem = Path(source).stem if source and not source.startswith("<") else "doc"
     patient = stem.split("-", 1)[0] if "-" in stem else stem
     return stem, patient
 
 
-def parse_i2b2(
-    xml: str, source: str = "<string>", *, doc_id: str | None = None, lenient: bool = False
-) -> Document:
-    """Parse one i2b2 2014 XML document given as a string (``source`` names it in errors)."""
+def _read_meta(root: ET.Element, source: str) -> tuple[dict, str | None, str | None]:
+    el = root.find("META")
+    if el is None:
+        return {}, None, None
     try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as e:
-        line, col = e.position
-        raise CorpusError(f"{source}: malformed XML at line {line}, column {col}: {e}") from None
-    if root.tag != "deIdi2b2":
-        raise CorpusError(f"{source}: root element is <{root.tag}>, expected <deIdi2b2>")
-    text = _extract_text(xml, source)
-    stem, patient = _doc_id_from_source(source)
-    meta: dict = {}
-    site = ""
-    m = _META_RE.search(xml)
-    if m:
-        try:
-            meta = json.loads(m.group(1))
-        except json.JSONDecodeError as e:
-            raise CorpusError(f"{source}: <META> is not valid JSON: {e}") from None
-        site = meta.pop("site", "")
-        patient = meta.pop("patient_id", patient)
-    if source and not source.startswith("<"):
-        meta.setdefault("source_file", os.path.basename(source))
-    tags = root.find("TAGS")
-    spans: list[Span] = []
-    for el in list(tags) if tags is not None else []:
-        try:
-            spans.append(_parse_tag(el, text, source))
-        except CorpusError as e:
-            if not lenient:
-                raise
-            warnings.warn(f"skipped: {e}", stacklevel=2)
-    doc = Document(id=doc_id or stem, text=text, spans=spans, patient_id=patient, site=site, metadata=meta)
-    if not text.strip():
-        if not lenient:
-            raise CorpusError(f"{source}: empty document (TEXT has no content)")
-        warnings.warn(f"{source}: empty document", stacklevel=2)
-    try:
-        doc.validate(source=source)
-    except CorpusError as e:
-        if not lenient:
-            raise
-        warnings.warn(f"{e}; overlapping spans kept", stacklevel=2)
-        doc.validate(source=source, allow_overlap=True)
-    return doc
+        meta = json.loads(el.text or "{}")
+    except json.JSONDecodeError as e:
+        raise CorpusError(f"{source}: <META> is not valid JSON: {e}") from None
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{source}: <META> must hold a JSON object")
+    if "deidlib_meta" in meta:
+        return dict(meta.get("metadata") or {}), meta.get("site"), meta.get("patient_id")
+    return meta, meta.pop("site", None), meta.pop("patient_id", None)  # tolerate a flat object
 
 
 def _parse_tag(el: ET.Element, text: str, source: str) -> Span:
     cat = el.tag
     tid = el.get("id", "?")
-    where = f"{source}: tag <{cat} id={tid!r}>"
+    where = f"{source}: tag <{cat} id={tid!r} start={el.get('start')!r} end={el.get('end')!r}>"
     if cat not in CATEGORIES:
-        raise CorpusError(f"{where}: unknown PHI category {cat!r}")
+        raise UnknownTagError(f"{where}: unknown PHI category {cat!r} (allowed: {', '.join(CATEGORIES)})")
     sub = el.get("TYPE")
     if sub is None:
         raise CorpusError(f"{where}: no TYPE attribute")
     if sub not in CATEGORIES[cat]:
-        raise CorpusError(f"{where}: unknown TYPE {sub!r} for {cat} (allowed: {', '.join(CATEGORIES[cat])})")
+        raise UnknownTagError(f"{where}: unknown TYPE {sub!r} for {cat} (allowed: {', '.join(CATEGORIES[cat])})")
     try:
         start, end = int(el.get("start", "")), int(el.get("end", ""))
     except ValueError:
-        raise CorpusError(f"{where}: start/end are not integers ({el.get('start')!r}, {el.get('end')!r})") from None
+        raise CorpusError(f"{where}: start/end are not integers") from None
     if not (0 <= start < end <= len(text)):
         raise CorpusError(f"{where}: offsets {start}-{end} out of range (text length {len(text)})")
     actual = text[start:end]
@@ -155,26 +171,110 @@ def _parse_tag(el: ET.Element, text: str, source: str) -> Span:
     if attr is not None and attr != actual:
         once = html.unescape(attr)
         if once != actual and html.unescape(once) != actual and " ".join(once.split()) != " ".join(actual.split()):
-            raise CorpusError(f"{where}: text attribute {attr!r} does not match {actual!r} at {start}-{end}")
+            raise CorpusError(f"{where}: text attribute {attr!r} does not match the note's {actual!r}")
     return Span(start, end, cat, sub, actual)
 
 
-def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False) -> Document:
-    """Read one ``PPP-RR.xml`` file."""
+def _tag_label(el: ET.Element) -> str:
+    return f"<{el.tag} id={el.get('id', '?')!r} {el.get('start')}-{el.get('end')}>"
+
+
+def parse_i2b2(
+    xml: str,
+    source: str = "<string>",
+    *,
+    doc_id: str | None = None,
+    lenient: bool = False,
+    allow_overlap: bool = False,
+) -> Document:
+    """Parse one i2b2 2014 XML document given as a string.
+
+    Args:
+        xml: the file content (already decoded).
+        source: file name used in error messages and, when it is a path, for the
+            document id (its stem) and patient id (the part before ``-``).
+        doc_id: overrides the id derived from ``source``.
+        lenient: skip bad tags with a warning instead of raising.
+        allow_overlap: keep overlapping tags (otherwise an error, or skipped when lenient).
+    """
+    if xml.startswith("\ufeff"):
+        xml = xml[1:]
+    try:
+        root = DET.fromstring(xml)
+    except ET.ParseError as e:
+        line, col = e.position
+        raise CorpusError(f"{source}: malformed XML at line {line}, column {col}: {e}") from None
+    except defusedxml.DefusedXmlException as e:
+        raise CorpusError(f"{source}: forbidden XML construct ({type(e).__name__}: {e})") from None
+    if root.tag != "deIdi2b2":
+        raise CorpusError(f"{source}: root element is <{root.tag}>, expected <deIdi2b2>")
+    text_el = root.find("TEXT")
+    if text_el is None:
+        raise CorpusError(f"{source}: no <TEXT> element")
+    text = _extract_text(xml, text_el.text or "", source)
+    stem, patient = _doc_id_from_source(source)
+    meta, site, meta_patient = _read_meta(root, source)
+
+    def bad(msg: str) -> None:
+        if not lenient:
+            raise CorpusError(msg)
+        warnings.warn(f"skipped: {msg}", stacklevel=3)
+
+    tags = root.find("TAGS")
+    parsed: list[tuple[Span, ET.Element]] = []
+    for el in list(tags) if tags is not None else []:
+        try:
+            parsed.append((_parse_tag(el, text, source), el))
+        except CorpusError as e:
+            if not lenient:
+                raise
+            warnings.warn(f"skipped: {e}", stacklevel=2)
+    parsed.sort(key=lambda p: p[0])
+    spans: list[Span] = []
+    prev: tuple[Span, ET.Element] | None = None
+    for span, el in parsed:
+        if prev is not None and span == prev[0]:
+            warnings.warn(f"{source}: duplicate tag {_tag_label(el)} of {_tag_label(prev[1])} collapsed", stacklevel=2)
+            continue
+        if prev is not None and span.start < prev[0].end and not allow_overlap:
+            bad(f"{source}: tag {_tag_label(el)} overlaps tag {_tag_label(prev[1])}")
+            continue
+        spans.append(span)
+        prev = (span, el)
+    if not text.strip():
+        if not lenient:
+            raise CorpusError(f"{source}: empty document (TEXT has no content)")
+        warnings.warn(f"{source}: empty document", stacklevel=2)
+    doc = Document(
+        id=doc_id or stem,
+        text=text,
+        spans=spans,
+        patient_id=patient if meta_patient is None else meta_patient,
+        site=site or "",
+        metadata=meta,
+    )
+    return doc.validate(source=source, allow_overlap=allow_overlap)
+
+
+def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False) -> Document:
+    """Read one ``PPP-RR.xml`` file (UTF-8; see :func:`parse_i2b2`)."""
     p = Path(path)
     try:
         data = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{p}: not UTF-8 (invalid byte at offset {e.start})") from None
+        raise CorpusError(f"{p}: not UTF-8 (invalid byte 0x{e.object[e.start]:02x} at byte offset {e.start})") from None
     except OSError as e:
         raise CorpusError(f"{p}: cannot read: {e}") from None
-    return parse_i2b2(data, str(p), lenient=lenient)
+    return parse_i2b2(data, str(p), lenient=lenient, allow_overlap=allow_overlap)
 
 
-def read_i2b2_dir(directory: str | os.PathLike, *, lenient: bool = False) -> list[Document]:
+def read_i2b2_dir(
+    directory: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False
+) -> list[Document]:
     """All ``*.xml`` documents of a folder (not recursive), sorted by id.
 
-    With ``lenient=True`` a file that cannot be read is skipped with a warning.
+    With ``lenient=True`` bad tags are skipped and a file that cannot be read at all is
+    skipped, each with a warning. Two files with the same id cannot occur (ids are stems).
     """
     d = Path(directory)
     if not d.is_dir():
@@ -182,7 +282,7 @@ def read_i2b2_dir(directory: str | os.PathLike, *, lenient: bool = False) -> lis
     docs = []
     for f in sorted(d.glob("*.xml")):
         try:
-            docs.append(read_i2b2_xml(f, lenient=lenient))
+            docs.append(read_i2b2_xml(f, lenient=lenient, allow_overlap=allow_overlap))
         except CorpusError as e:
             if not lenient:
                 raise
@@ -192,22 +292,26 @@ def read_i2b2_dir(directory: str | os.PathLike, *, lenient: bool = False) -> lis
 
 _ATTR_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 _ATTR_RE = re.compile("[&<>\"\n\r\t]")
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def _attr(value: str) -> str:
     return _ATTR_RE.sub(lambda m: _ATTR_ESCAPES[m.group()], value)
 
 
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+def to_i2b2_xml(doc: Document, *, include_meta: bool = True) -> str:
+    """Serialise a document as i2b2 2014 XML.
 
-
-def to_i2b2_xml(doc: Document) -> str:
-    """Serialise a document as i2b2 2014 XML (with a deidlib ``<META>`` element when
-    the document has a site, a non-default patient id or metadata)."""
+    A deidlib ``<META>`` element is added (unless ``include_meta=False``) when the
+    document has a site, metadata, or a patient id that differs from its id's ``PPP``.
+    Overlapping spans are written as they are (read them back with ``allow_overlap=True``).
+    """
     doc.validate(allow_overlap=True)
     bad = _XML_ILLEGAL.search(doc.text)
     if bad:
-        raise CorpusError(f"document {doc.id!r}: character {bad.group()!r} at {bad.start()} cannot be stored in XML 1.0")
+        raise CorpusError(
+            f"document {doc.id!r}: character {bad.group()!r} at {bad.start()} cannot be stored in XML 1.0"
+        )
     body = doc.text.replace("]]>", "]]]]><![CDATA[>")
     out = ['<?xml version="1.0" encoding="UTF-8" ?>\n<deIdi2b2>\n<TEXT><![CDATA[', body, "]]></TEXT>\n<TAGS>\n"]
     for i, s in enumerate(doc.spans):
@@ -216,31 +320,40 @@ def to_i2b2_xml(doc: Document) -> str:
             f'TYPE="{s.subtype}" comment="" />\n'
         )
     out.append("</TAGS>\n")
-    meta = {k: v for k, v in doc.metadata.items() if k != "source_file"}
     _, default_patient = _doc_id_from_source(doc.id + ".xml")
-    if doc.site or meta or doc.patient_id != default_patient:
-        meta = {"site": doc.site, "patient_id": doc.patient_id, **meta}
-        out.append("<META><![CDATA[" + json.dumps(meta, sort_keys=True, default=str).replace("]]>", "]]\\u003e") + "]]></META>\n")
+    if include_meta and (doc.site or doc.metadata or doc.patient_id != default_patient):
+        meta = {"deidlib_meta": 1, "site": doc.site, "patient_id": doc.patient_id, "metadata": doc.metadata}
+        try:
+            js = json.dumps(meta, sort_keys=True, ensure_ascii=True)
+        except (TypeError, ValueError) as e:
+            raise CorpusError(f"document {doc.id!r}: metadata is not JSON-serialisable: {e}") from None
+        out.append("<META><![CDATA[" + js.replace("]]>", "]]\\u003e") + "]]></META>\n")
     out.append("</deIdi2b2>\n")
     return "".join(out)
 
 
-def write_i2b2_xml(doc: Document, path: str | os.PathLike) -> Path:
-    """Write one document atomically (never a half-written file)."""
-    return atomic_write_text(path, to_i2b2_xml(doc))
+def write_i2b2_xml(doc: Document, path: str | os.PathLike, *, include_meta: bool = True) -> Path:
+    """Write one document atomically (temporary file + rename: never half-written)."""
+    return atomic_write_text(path, to_i2b2_xml(doc, include_meta=include_meta))
 
 
-def write_i2b2_dir(docs: Iterable[Document], directory: str | os.PathLike) -> list[Path]:
+def _check_file_id(doc_id: str) -> None:
+    if not doc_id or doc_id.startswith(".") or any(c in doc_id for c in "/\\\0") or doc_id != doc_id.strip():
+        raise CorpusError(f"document id {doc_id!r} cannot be used as a file name")
+
+
+def write_i2b2_dir(docs: Iterable[Document], directory: str | os.PathLike, *, include_meta: bool = True) -> list[Path]:
     """Write documents as ``<id>.xml`` into ``directory`` (created if needed).
 
-    Every document is serialised before anything is written, so a bad document
-    leaves no partial output behind.
+    Every document is serialised before anything is written, so a bad document (or two
+    documents with the same id) leaves no output behind; each file is written atomically.
     """
     d = Path(directory)
-    payload = []
+    payload: dict[str, str] = {}
     for doc in docs:
-        if not doc.id or "/" in doc.id or doc.id.startswith("."):
-            raise CorpusError(f"document id {doc.id!r} cannot be used as a file name")
-        payload.append((d / f"{doc.id}.xml", to_i2b2_xml(doc)))
+        _check_file_id(doc.id)
+        if doc.id in payload:
+            raise CorpusError(f"two documents have the id {doc.id!r}")
+        payload[doc.id] = to_i2b2_xml(doc, include_meta=include_meta)
     d.mkdir(parents=True, exist_ok=True)
-    return [atomic_write_text(p, x) for p, x in payload]
+    return [atomic_write_text(d / f"{i}.xml", x) for i, x in payload.items()]

@@ -1,28 +1,50 @@
 """Reader for the PhysioNet deid 1.1 gold standard (Neamatullah et al. 2008; the
-"Nursing Notes" corpus of the ahmed thesis, chapter 3).
+"Nursing Notes" corpus of the ahmed thesis, section 5 / Table A.2: 2,434 notes).
 
-Files: ``id.text`` holds records ``START_OF_RECORD=pid||||nid||||\\n`` *body*
-``||||END_OF_RECORD``; ``id-phi.phrase`` holds one PHI mention per line,
-``pid nid start end TYPE phrase`` (the phrase may contain spaces; ``end`` exclusive;
-offsets into the body, i.e. the text after the header line's newline). The PHI was
-already replaced by realistic surrogates by PhysioNet.
+Files (see the package's README.txt): ``id.text`` holds records::
 
-:data:`PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 (category, TYPE):
+    START_OF_RECORD=pid||||nid||||
+    <body>
+    ||||END_OF_RECORD
+
+and ``id-phi.phrase`` one PHI mention per line,
+``pid nid start end TYPE phrase`` (``<PID> <Record_Number> <PHI_Start_Location>
+<PHI_End_Location> <PHI_Type> <PHI_Text>``). The phrase may contain spaces (and ends
+with a space in one line: it is everything after the fifth space). ``end`` is
+exclusive and offsets count characters of the *body*: the text after the newline that
+ends the ``START_OF_RECORD=pid||||nid||||`` line, up to (not including)
+``||||END_OF_RECORD``. This reading was verified on the whole corpus:
+``body[start:end] == phrase`` for all 1,779 lines, and the reader checks it for every
+line. The PHI in the corpus had already been replaced by realistic surrogates by
+PhysioNet. (The ahmed thesis reports 1,826 PHI instances for this corpus; the
+distributed ``id-phi.phrase`` has 1,779 lines, which is what we load.)
+
+:data:`PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 TYPEs (the category follows
+from the TYPE):
 
 =================  ==========================  ===============================================
-PhysioNet          i2b2                        why
+PhysioNet (count)  i2b2 category / TYPE        why
 =================  ==========================  ===============================================
-HCPName            NAME / DOCTOR               health-care provider
-PTName             NAME / PATIENT
-PTNameInitial      NAME / PATIENT              initials of the patient
-RelativeProxyName  NAME / PATIENT              i2b2 annotates relatives' names as PATIENT
-Date               DATE / DATE
-DateYear           DATE / DATE                 i2b2 DATE includes bare years
-Location           LOCATION / HOSPITAL         the phrases are overwhelmingly hospitals/wards
-Phone              CONTACT / PHONE
-Age                AGE / AGE
-Other              OTHER / OTHER
+HCPName (593)      NAME / DOCTOR               health-care provider names
+PTName (54)        NAME / PATIENT
+PTNameInitial (2)  NAME / PATIENT              the patient's initials
+RelativeProxyName  NAME / PATIENT              i2b2 2014 has no relative type; relatives'
+(175)                                          names are HIPAA identifiers like the patient's,
+                                               and NAME/PATIENT is the NAME type the HIPAA
+                                               filter keeps (DOCTOR is not HIPAA PHI)
+Date (482)         DATE / DATE
+DateYear (46)      DATE / DATE                 i2b2 DATE includes bare years
+Location (367)     LOCATION / HOSPITAL         on inspection the phrases are overwhelmingly
+                                               (surrogate) hospital names and their
+                                               abbreviations, often one word per mention; a
+                                               few are cities or states, which we do not try
+                                               to separate
+Phone (53)         CONTACT / PHONE
+Age (4)            AGE / AGE                   ages over 89
+Other (3)          OTHER / OTHER
 =================  ==========================  ===============================================
+
+The original PhysioNet type of every span is kept in ``metadata["physionet_types"]``.
 """
 
 from __future__ import annotations
@@ -33,7 +55,7 @@ from pathlib import Path
 from .document import CorpusError, Document, Span
 from .phi import category_of
 
-__all__ = ["read_physionet", "count_overlaps", "PHYSIONET_TYPE_MAP"]
+__all__ = ["read_physionet", "count_overlaps", "PHYSIONET_TYPE_MAP", "PHYSIONET_FILES"]
 
 PHYSIONET_TYPE_MAP: dict[str, str] = {
     "HCPName": "DOCTOR",
@@ -48,59 +70,103 @@ PHYSIONET_TYPE_MAP: dict[str, str] = {
     "Other": "OTHER",
 }
 
-_RECORD = re.compile(r"START_OF_RECORD=(\d+)\|\|\|\|(\d+)\|\|\|\|\n(.*?)\|\|\|\|END_OF_RECORD", re.S)
+#: the two files the reader needs
+PHYSIONET_FILES = ("id.text", "id-phi.phrase")
+
+_RECORD = re.compile(r"START_OF_RECORD=([^|\n]+)\|\|\|\|([^|\n]+)\|\|\|\|\n(.*)\|\|\|\|END_OF_RECORD\s*", re.S)
 
 
 def _read_utf8(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{path}: not UTF-8 at byte {e.start}") from None
+        raise CorpusError(f"{path}: not UTF-8 (invalid byte at byte offset {e.start})") from None
 
 
-def read_physionet(directory: str | Path) -> list[Document]:
-    """All notes of ``directory`` (with ``id.text`` and ``id-phi.phrase``) as Documents.
+def _line_of(raw: str, pos: int) -> int:
+    return raw.count("\n", 0, pos) + 1
 
-    Document ids are ``"pid-nid"``, ``patient_id=pid``, ``site="physionet"``; the
-    original PhysioNet type is kept in ``metadata["physionet_types"]`` (one per span).
-    Raises :class:`CorpusError` naming the file and line on any inconsistency.
-    The gold standard contains a few overlapping mentions; they are kept (one span per
-    phrase line, 1,779 in all), and :func:`count_overlaps` reports them. Label encoding
-    gives a token to the first span that covers it.
+
+def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Document]:
+    """All notes of ``directory`` (with ``id.text`` and ``id-phi.phrase``) as Documents,
+    in file order.
+
+    Document ids are ``"pid-nid"``, ``patient_id=pid``, ``site="physionet"``,
+    ``metadata={"source": "physionet_deid_1.1", "note_type": "nursing note",
+    "physionet_types": [...]}``.
+
+    Args:
+        overlaps: the gold standard has one pair of overlapping mentions (two readings of
+            one hospital name). ``"keep"`` (default) keeps every phrase line as a span
+            (1,779 spans; :func:`count_overlaps` reports them; label encoders give a
+            token to the first span that covers it); ``"drop"`` drops a span that overlaps
+            an earlier-starting kept span, so every document passes strict validation
+            (and strict i2b2 XML round trips).
+
+    Raises :class:`CorpusError` naming the file and line on any inconsistency: missing
+    files, non-UTF-8 bytes, malformed records, duplicate records, malformed phrase
+    lines, unknown types, offsets outside the note or a phrase that differs from the note.
     """
+    if overlaps not in ("keep", "drop"):
+        raise ValueError(f"overlaps must be 'keep' or 'drop', got {overlaps!r}")
     d = Path(directory)
-    text_file, phrase_file = d / "id.text", d / "id-phi.phrase"
+    text_file, phrase_file = d / PHYSIONET_FILES[0], d / PHYSIONET_FILES[1]
     for f in (text_file, phrase_file):
         if not f.is_file():
-            raise CorpusError(f"{f}: missing (expected a PhysioNet deid 1.1 folder)")
+            raise CorpusError(f"{f}: missing (expected a PhysioNet deid 1.1 folder with {' and '.join(PHYSIONET_FILES)})")
     raw = _read_utf8(text_file)
     notes: dict[tuple[str, str], str] = {}
-    for m in _RECORD.finditer(raw):
-        notes[(m.group(1), m.group(2))] = m.group(3)
-    if not notes:
-        raise CorpusError(f"{text_file}: no START_OF_RECORD ... END_OF_RECORD records found")
+    starts = [m.start() for m in re.finditer("START_OF_RECORD=", raw)]
+    if not starts:
+        raise CorpusError(f"{text_file}: no START_OF_RECORD=pid||||nid|||| ... ||||END_OF_RECORD records found")
+    if raw[: starts[0]].strip():
+        raise CorpusError(f"{text_file}:1: text before the first START_OF_RECORD")
+    for a, b in zip(starts, starts[1:] + [len(raw)]):
+        m = _RECORD.fullmatch(raw, a, b)
+        if m is None:
+            raise CorpusError(
+                f"{text_file}:{_line_of(raw, a)}: malformed record (expected 'START_OF_RECORD=pid||||nid||||', "
+                "a newline, the note, '||||END_OF_RECORD')"
+            )
+        key = (m.group(1), m.group(2))
+        if key in notes:
+            raise CorpusError(f"{text_file}:{_line_of(raw, a)}: duplicate record {key[0]}||||{key[1]}")
+        notes[key] = m.group(3)
     spans: dict[tuple[str, str], list[tuple[Span, str]]] = {k: [] for k in notes}
-    for lineno, line in enumerate(_read_utf8(phrase_file).splitlines(), 1):
+    for lineno, line in enumerate(_read_utf8(phrase_file).split("\n"), 1):
+        line = line.rstrip("\r")
         if not line.strip():
             continue
+        where = f"{phrase_file}:{lineno}"
         parts = line.split(" ", 5)
         if len(parts) != 6:
-            raise CorpusError(f"{phrase_file}:{lineno}: expected 'pid nid start end TYPE phrase'")
+            raise CorpusError(f"{where}: expected 'pid nid start end TYPE phrase', got {len(parts)} fields")
         pid, nid, s, e, typ, phrase = parts
         key = (pid, nid)
         if key not in notes:
-            raise CorpusError(f"{phrase_file}:{lineno}: no record {pid}||||{nid} in {text_file.name}")
+            raise CorpusError(f"{where}: no record {pid}||||{nid} in {text_file.name}")
         if typ not in PHYSIONET_TYPE_MAP:
-            raise CorpusError(f"{phrase_file}:{lineno}: unknown PhysioNet PHI type {typ!r}")
-        start, end = int(s), int(e)
+            raise CorpusError(f"{where}: unknown PhysioNet PHI type {typ!r} (known: {', '.join(PHYSIONET_TYPE_MAP)})")
+        try:
+            start, end = int(s), int(e)
+        except ValueError:
+            raise CorpusError(f"{where}: start/end {s!r} {e!r} are not integers") from None
         body = notes[key]
-        if not (0 <= start < end <= len(body)) or body[start:end] != phrase:
-            raise CorpusError(f"{phrase_file}:{lineno}: span {start}-{end} does not match the phrase in record {pid}-{nid}")
+        if not (0 <= start < end <= len(body)):
+            raise CorpusError(f"{where}: offsets {start}-{end} out of range of record {pid}-{nid} (length {len(body)})")
+        if body[start:end] != phrase:
+            raise CorpusError(f"{where}: span {start}-{end} of record {pid}-{nid} does not match the phrase")
         sub = PHYSIONET_TYPE_MAP[typ]
         spans[key].append((Span(start, end, category_of(sub), sub, phrase), typ))
     docs = []
     for (pid, nid), body in notes.items():
         sp = sorted(spans[(pid, nid)])
+        if overlaps == "drop":
+            kept: list[tuple[Span, str]] = []
+            for s in sp:
+                if not kept or s[0].start >= kept[-1][0].end:
+                    kept.append(s)
+            sp = kept
         doc = Document(
             id=f"{pid}-{nid}",
             text=body,
@@ -109,16 +175,16 @@ def read_physionet(directory: str | Path) -> list[Document]:
             site="physionet",
             metadata={"source": "physionet_deid_1.1", "note_type": "nursing note", "physionet_types": [t for _, t in sp]},
         )
-        # the gold standard has a few overlapping mentions (e.g. two readings of one
-        # hospital name); they are kept as they are, so every phrase line gives one span
-        docs.append(doc.validate(source=f"{text_file} record {pid}-{nid}", allow_overlap=True))
+        docs.append(doc.validate(source=f"{text_file} record {pid}-{nid}", allow_overlap=overlaps == "keep"))
     return docs
 
 
 def count_overlaps(docs: list[Document]) -> int:
-    """Number of spans that overlap the previous span of their document."""
+    """Number of spans that overlap an earlier-starting span of their document."""
     n = 0
     for d in docs:
-        for a, b in zip(d.spans, d.spans[1:]):
-            n += b.start < a.end
+        reach = -1
+        for s in d.spans:
+            n += s.start < reach
+            reach = max(reach, s.end)
     return n
