@@ -1,0 +1,588 @@
+"""The surrogate engine: a Document with PHI spans in, a Document with every span replaced
+(and its spans moved onto the surrogates) out, plus an audit record kept apart.
+
+Tchouka, Couchot & Laiymani (2023), section 4: names and identifiers are replaced at random
+(memoised), dates and ages with the ε·d-private Laplace mechanism in the unit they are
+written in (section 4.1), cities with the exponential mechanism of Algorithm 1 (section
+4.2), and "the privacy global ε budget is shared between all the elements to be
+substituted … uniform[ly]" (section 4.1): in the thread example 2 dates, 1 age and 1 city
+(mentioned twice, memoised) get ε/4 each.
+
+**Budget (choices made explicit).** The elements that share ε are the *distinct* values
+released through a DP mechanism (dates, ages and durations with ``dp``/``ldp``, cities
+with ``fixed``/``paper``/``geoind``) that are not already in the memo; repeated mentions
+reuse the memoised draw (post-processing, no cost). Names, identifiers, contacts and the
+``shift``/``uniform``/``none`` baselines are independent of the secret or not DP at all
+and use no budget. With ``memo_scope="patient"`` the memo *and* the budget are per
+patient: ε is split over the distinct DP values of all the patient's documents
+(:meth:`SurrogateEngine.surrogate_documents` looks at them all first), so a patient's
+notes together are ε·d-private; with ``"document"`` each note is, and k notes of one
+patient compose to kε.
+
+**Offsets.** Spans must not overlap. The new text is the old one with every span's text
+replaced; every new span has ``text == new_text[start:end]``; adjacent spans stay
+adjacent; surrounding whitespace inside a span is kept.
+
+**Reference date** (for the LDP baseline's time categories, the year of "Feb 26", the date
+of "Wednesday" and the century of "'14"): the ``reference_date`` argument, else the
+config's, else the document's ``metadata["note_date"]`` / ``metadata["date"]`` (ISO), else
+the latest fully written date of the note, else 2000-01-01. Never the wall clock. The
+pure d-privacy mechanism does not depend on it (``ref - (ref - d + K) = d - K``).
+
+**Randomness.** Seeded mode derives one generator per document (or patient) from
+``(seed, id)`` with :func:`deidlib.rng.derive_seed`, so results do not depend on the
+order documents are processed in; ``secure=True`` uses the OS CSPRNG and exact discrete
+Laplace sampling (see :mod:`deidlib.surrogates.randomness` for what that does and does
+not protect).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from ..corpus.document import Document, Span, SpanError
+from ..rng import derive_seed
+from . import mechanisms as mech
+from .dates import (
+    UNIT_DAYS,
+    DateExpr,
+    QuantityExpr,
+    date_value,
+    format_date,
+    format_quantity,
+    parse_date,
+    parse_quantity,
+    value_to_date,
+)
+from .formats import pool_replace, shape_replace, surrogate_email, surrogate_ip, surrogate_url
+from .locations import (
+    LOCATION_METHODS,
+    PlaceTable,
+    candidate_set,
+    fixed_mechanism,
+    fold,
+    geoind_mechanism,
+    load_places,
+    paper_mechanism,
+    uniform_mechanism,
+)
+from .memo import Memo
+from .names import surrogate_name, surrogate_username
+from .pools import Pools, get_pools, lang_of
+from .randomness import SeededRNG, SurrogateRNG, make_rng
+
+__all__ = [
+    "SurrogateConfig",
+    "SurrogateEngine",
+    "SurrogateResult",
+    "Replacement",
+    "DATE_METHODS",
+    "AGE_METHODS",
+    "LOCATION_METHODS",
+    "DEFAULT_REFERENCE",
+    "write_audit",
+    "surrogate_document",
+]
+
+DATE_METHODS = ("dp", "ldp", "shift", "none")
+AGE_METHODS = ("dp", "ldp", "shift", "none")
+DEFAULT_REFERENCE = _dt.date(2000, 1, 1)
+_HOLIDAYS = {
+    "en": ["Christmas", "Thanksgiving", "Easter", "New Year's Day", "Independence Day", "Labor Day", "Memorial Day",
+           "Halloween", "Christmas Eve", "New Year's Eve", "Valentine's Day", "Veterans Day"],
+    "fr": ["Noël", "Pâques", "le jour de l'An", "la Toussaint", "le 14 juillet", "la Pentecôte", "l'Ascension",
+           "la Saint-Sylvestre"],
+}
+_HOLIDAY_KEYS = {fold(h) for v in _HOLIDAYS.values() for h in v} | {"xmas", "new years", "new year", "thanksgiving day",
+                                                                    "christmas day", "easter sunday"}
+_COUNTRY_OF_LOCALE = {"en_us": ("US",), "fr_fr": ("FR",), "en_gb": ("GB",), "fr_ca": ("CA",), "en_ca": ("CA",),
+                      "de_de": ("DE",), "es_es": ("ES",), "it_it": ("IT",)}
+
+
+@dataclass
+class SurrogateConfig:
+    """Every choice of the engine (defaults follow the paper; see the module docstring)."""
+
+    epsilon: float = 1.0  #: per document (or per patient with memo_scope="patient")
+    locale: str = "en_US"  #: Faker locale of the surrogates; also the date language and day-first default
+    date_method: str = "dp"  #: dp (ε·d Laplace, unit-dependent) | ldp (Tchouka 2022) | shift (Stubbs 2015) | none
+    age_method: str = "dp"  #: dp | ldp | shift (only the HIPAA cap at 90) | none
+    location_method: str = "fixed"  #: fixed (ε·d-private) | paper (Algorithm 1 as published) | geoind | uniform | none
+    memo_scope: str = "document"  #: document | patient
+    k: int = 10  #: paper variant: number of candidates (Figure 6 uses 10)
+    max_km: float = 100.0  #: paper variant: geographic threshold in km
+    countries: tuple[str, ...] | None = None  #: place table countries (default from the locale)
+    min_population: int = 5000  #: smallest place of the table
+    candidate_anchor: tuple[float, float] | None = None  #: fixed/geoind/uniform: public centre of the candidate set
+    candidate_radius_km: float | None = None  #: radius around candidate_anchor
+    candidate_min_population: int = 0  #: fixed/geoind/uniform: smallest candidate
+    exp_factor: float = 0.5  #: fixed variant: exp(-factor ε d); 0.5 gives ε·d-privacy, 1.0 the paper's constant
+    shift_max_days: int = 365  #: shift baseline: per-patient shift uniform in ±1..shift_max_days
+    age_over_89: str | None = None  #: text for surrogate ages >= 90 (None: "90" in the original style)
+    hipaa_age_cap: bool = True  #: clamp ages (in years) to at most 90 before and after the mechanism
+    reference_date: _dt.date | None = None
+    dayfirst: bool | None = None  #: numeric dates day first (default: True for French locales)
+    secure: bool = False  #: OS CSPRNG + exact discrete Laplace (seed ignored)
+    pool_seed: int = 0  #: seed of the Faker pools (public; the secure mode draws it at random)
+
+    def __post_init__(self):
+        if not (isinstance(self.epsilon, (int, float)) and self.epsilon > 0 and math.isfinite(self.epsilon)):
+            raise ValueError(f"epsilon must be a positive finite number, got {self.epsilon!r}")
+        for name, allowed in (("date_method", DATE_METHODS), ("age_method", AGE_METHODS),
+                              ("location_method", LOCATION_METHODS), ("memo_scope", ("document", "patient"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.k < 1 or self.max_km <= 0:
+            raise ValueError("k must be >= 1 and max_km > 0")
+        if self.shift_max_days < 1:
+            raise ValueError("shift_max_days must be >= 1")
+        if self.reference_date is not None and not isinstance(self.reference_date, _dt.date):
+            raise TypeError("reference_date must be a datetime.date")
+
+    @property
+    def lang(self) -> str:
+        return lang_of(self.locale)
+
+    @property
+    def is_dayfirst(self) -> bool:
+        return self.lang == "fr" if self.dayfirst is None else bool(self.dayfirst)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What replaced what (the audit record; it holds the original PHI: keep it apart)."""
+
+    document_id: str
+    patient_id: str
+    span_index: int
+    category: str
+    subtype: str
+    original: str
+    surrogate: str
+    original_start: int
+    original_end: int
+    start: int
+    end: int
+    method: str
+    epsilon: float  #: budget this replacement consumed (0 for memo hits and non-DP methods)
+    unit: str | None
+    key: str
+    memo_hit: bool
+
+
+@dataclass
+class SurrogateResult:
+    document: Document
+    replacements: list[Replacement]
+    budget: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Plan:
+    kind: str  # date | qty_date | age | city | other
+    key: tuple | None = None  # DP entity key (None: no budget)
+    expr: object = None
+
+
+def _iso(value) -> _dt.date | None:
+    if isinstance(value, _dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return _dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+    return None
+
+
+class SurrogateEngine:
+    """Replace PHI spans by surrogates; see the module docstring.
+
+    ``engine = SurrogateEngine(SurrogateConfig(epsilon=1.0, locale="fr_FR"), seed=0)``;
+    ``res = engine.surrogate(doc)`` -> :class:`SurrogateResult`;
+    ``docs, records = engine.surrogate_documents(docs)``.
+    """
+
+    def __init__(self, config: SurrogateConfig | None = None, *, seed: int = 0, places: PlaceTable | None = None,
+                 candidates: np.ndarray | None = None, **overrides):
+        cfg = config or SurrogateConfig()
+        if overrides:
+            cfg = replace(cfg, **overrides)
+        self.config = cfg
+        self.seed = int(seed)
+        pool_seed = cfg.pool_seed if not cfg.secure else int.from_bytes(__import__("os").urandom(4), "little")
+        self.pools: Pools = get_pools(cfg.locale, pool_seed)
+        self._places = places
+        self._candidates = None if candidates is None else np.asarray(candidates)
+        self._shift_cache: dict[str, int] = {}
+        self._secure_rng = make_rng(secure=True) if cfg.secure else None
+
+    # ------------------------------------------------------------------ places
+    @property
+    def places(self) -> PlaceTable:
+        if self._places is None:
+            countries = self.config.countries or _COUNTRY_OF_LOCALE.get(self.config.locale.lower(), ("US",))
+            self._places = load_places(countries, self.config.min_population)
+        return self._places
+
+    @property
+    def candidates(self) -> np.ndarray:
+        if self._candidates is None:
+            c = self.config
+            self._candidates = candidate_set(self.places, anchor=c.candidate_anchor, radius_km=c.candidate_radius_km,
+                                             min_population=c.candidate_min_population)
+        return self._candidates
+
+    # ------------------------------------------------------------------ helpers
+    def rng_for(self, scope_id: str) -> SurrogateRNG:
+        """The generator of one document/patient scope (seeded from ``(seed, scope_id)``)."""
+        if self._secure_rng is not None:
+            return self._secure_rng
+        return SeededRNG(derive_seed(self.seed, "surrogate", scope_id))
+
+    def patient_shift(self, patient_id: str) -> int:
+        """The Stubbs et al. (2015) baseline: one uniform shift per patient in ±[1, shift_max_days] days."""
+        if patient_id not in self._shift_cache:
+            r = self._secure_rng or SeededRNG(derive_seed(self.seed, "shift", patient_id))
+            m = self.config.shift_max_days
+            s = 1 + r.randbelow(m)
+            self._shift_cache[patient_id] = s if r.randbelow(2) else -s
+        return self._shift_cache[patient_id]
+
+    def reference_for(self, doc: Document, reference_date: _dt.date | None = None) -> _dt.date:
+        if reference_date is not None:
+            return reference_date
+        if self.config.reference_date is not None:
+            return self.config.reference_date
+        for k in ("note_date", "date"):
+            d = _iso(doc.metadata.get(k)) if doc.metadata else None
+            if d is not None:
+                return d
+        latest = None
+        for s in doc.spans:
+            if s.category == "DATE":
+                e = parse_date(s.text.strip(), dayfirst=self.config.is_dayfirst, reference=DEFAULT_REFERENCE,
+                               lang=self.config.lang)
+                if e is not None and e.unit == "day" and "y" in e.fields and any(
+                        p == ("year", 4) for p in e.parts):
+                    latest = e.date if latest is None or e.date > latest else latest
+        return latest or DEFAULT_REFERENCE
+
+    def _plan(self, span: Span, ref: _dt.date) -> _Plan:
+        c = self.config
+        t = span.text.strip()
+        if span.category == "DATE":
+            e = parse_date(t, dayfirst=c.is_dayfirst, reference=ref, lang=c.lang)
+            if e is not None:
+                key = ("date", e.unit, e.value) if c.date_method in ("dp", "ldp") else None
+                return _Plan("date", key, e)
+            q = parse_quantity(t, default_unit="day")
+            if q is not None and q.unit_word:
+                key = ("qty", q.unit, q.value) if c.date_method in ("dp", "ldp") else None
+                return _Plan("qty_date", key, q)
+            return _Plan("other")
+        if span.category == "AGE":
+            q = parse_quantity(t, default_unit="year")
+            if q is not None:
+                key = ("age", q.unit, self._age_in(q)) if c.age_method in ("dp", "ldp") else None
+                return _Plan("age", key, q)
+            return _Plan("other")
+        if span.subtype == "CITY" and c.location_method != "none":
+            j = self.places.lookup(t) if t else None
+            if j is None:
+                return _Plan("city", None, None)
+            key = ("city", fold(t)) if c.location_method in ("fixed", "paper", "geoind") else None
+            return _Plan("city", key, j)
+        return _Plan("other")
+
+    def _age_in(self, q: QuantityExpr) -> int:
+        v = q.value
+        if self.config.hipaa_age_cap and q.unit == "year":
+            v = min(v, 90)
+        return v
+
+    # ------------------------------------------------------------------ per-kind surrogates
+    def _date(self, e: DateExpr, eps: float, rng: SurrogateRNG, ref: _dt.date, patient: str, memo: Memo):
+        m = self.config.date_method
+        if m == "none":
+            return e.text, "none"
+        if m == "shift":
+            new = e.date + _dt.timedelta(days=self.patient_shift(patient))
+            return format_date(e, new), "shift"
+        key = ("date", e.unit, e.value)
+        new_val = memo.get("dp_date", key)
+        hit = new_val is not None
+        if not hit:
+            if m == "dp":
+                new_val = mech.ddp_laplace(e.value, eps, rng)
+            else:  # ldp in days from the reference date
+                v = (ref - e.date).days
+                nv = mech.ldp_time_category(v, eps, rng)
+                new_val = date_value(ref - _dt.timedelta(days=int(nv)), e.unit) if e.unit != "day" else \
+                    (ref - _dt.timedelta(days=int(nv))).toordinal()
+            memo.set("dp_date", key, new_val)
+        try:
+            new = value_to_date(new_val, e.unit, like=e.date)
+        except (OverflowError, ValueError):
+            new = e.date
+        return format_date(e, new), ("memo" if hit else m)
+
+    def _qty(self, q: QuantityExpr, eps: float, rng: SurrogateRNG, method: str, ns: str, memo: Memo,
+             is_age: bool):
+        if method == "none":
+            return q.text, "none"
+        cap = is_age and self.config.hipaa_age_cap and q.unit == "year"
+        v = min(q.value, 90) if cap else q.value
+        if method == "shift":
+            new = v
+            hit = False
+        else:
+            key = (q.unit, v)
+            new = memo.get(ns, key)
+            hit = new is not None
+            if not hit:
+                if method == "dp":
+                    new = mech.ddp_laplace(v, eps, rng)
+                else:  # ldp: in days, time category of the duration
+                    days = int(round(v * UNIT_DAYS[q.unit]))
+                    nd = mech.ldp_time_category(days, eps, rng)
+                    new = int(round(nd / UNIT_DAYS[q.unit]))
+                new = max(new, 0)
+                if cap:
+                    new = min(new, 90)
+                memo.set(ns, key, new)
+        override = None
+        if cap and new >= 90 and self.config.age_over_89 is not None:
+            override = self.config.age_over_89
+        return format_quantity(q, new, text_override=override), ("memo" if hit else method)
+
+    def _city(self, span_text: str, j: int | None, eps: float, rng: SurrogateRNG, memo: Memo):
+        c = self.config
+        core = span_text.strip()
+        key = fold(core)
+        sur = memo.get("location_name", key)
+        if sur is not None:
+            return sur, "memo"
+        if j is None or c.location_method == "uniform":
+            i = uniform_mechanism(self.places, j, rng, self.candidates)
+            method = "uniform" if j is not None else "fallback_uniform"
+        elif c.location_method == "fixed":
+            i = fixed_mechanism(self.places, j, eps, rng, self.candidates, factor=c.exp_factor)
+            method = "fixed"
+        elif c.location_method == "paper":
+            i = paper_mechanism(self.places, j, eps, rng, k=c.k, max_km=c.max_km)
+            method = "paper"
+        else:
+            i = geoind_mechanism(self.places, j, eps, rng, self.candidates)
+            method = "geoind"
+        sur = str(self.places.names[i])
+        memo.set("location_name", key, sur)
+        return sur, method
+
+    def _other(self, span: Span, rng: SurrogateRNG, memo: Memo) -> tuple[str, str]:
+        st, cat, text = span.subtype, span.category, span.text
+        p = self.pools
+        if cat == "NAME":
+            if st == "USERNAME":
+                return surrogate_username(text, p, rng, memo), "random"
+            return surrogate_name(text, p, rng, memo), "random"
+        if cat == "ID" or st in ("ROOM",):
+            return shape_replace(text, rng, memo, kind="id"), "random"
+        if st in ("PHONE", "FAX"):
+            return shape_replace(text, rng, memo, kind="phone"), "random"
+        if st == "ZIP":
+            return shape_replace(text, rng, memo, kind="zip"), "random"
+        if st == "EMAIL":
+            return surrogate_email(text, p, rng, memo), "random"
+        if st == "URL":
+            return surrogate_url(text, p, rng, memo), "random"
+        if st == "IPADDR":
+            return surrogate_ip(text, rng, memo), "random"
+        if st == "CITY":  # location_method "none"
+            return text, "none"
+        if st in ("STREET", "STATE", "COUNTRY", "DEPARTMENT", "PROFESSION", "OTHER", "LOCATION-OTHER",
+                  "ORGANIZATION", "HOSPITAL"):
+            return pool_replace(text, st, p, rng, memo), "random"
+        if cat in ("DATE", "AGE"):
+            core = text.strip()
+            if fold(core) in _HOLIDAY_KEYS:
+                hs = _HOLIDAYS[self.config.lang]
+                new = core
+                for _ in range(8):
+                    new = hs[rng.randbelow(len(hs))]
+                    if fold(new) != fold(core):
+                        break
+                lead = text[: len(text) - len(text.lstrip())]
+                return lead + new + text[len(text.rstrip()):], "random_holiday"
+            return shape_replace(text, rng, memo, kind="id"), "unparsed_shape"
+        return shape_replace(text, rng, memo, kind="id"), "random"
+
+    # ------------------------------------------------------------------ documents
+    def plan_entities(self, doc: Document, reference_date: _dt.date | None = None) -> list:
+        """The distinct DP entity keys of ``doc`` (what shares the budget), in text order."""
+        ref = self.reference_for(doc, reference_date)
+        keys = []
+        for s in doc.spans:
+            k = self._plan(s, ref).key
+            if k is not None and k not in keys:
+                keys.append(k)
+        return keys
+
+    def surrogate(self, doc: Document, *, reference_date: _dt.date | None = None, memo: Memo | None = None,
+                  epsilon_per_entity: float | None = None, rng: SurrogateRNG | None = None) -> SurrogateResult:
+        """Replace every span of ``doc``. ``memo``/``epsilon_per_entity``/``rng`` are set by
+        :meth:`surrogate_documents` for patient scopes; alone, the document is its own scope."""
+        if not isinstance(doc, Document):
+            raise TypeError(f"expected a Document, got {type(doc).__name__}")
+        spans = sorted(doc.spans)
+        for a, b in zip(spans, spans[1:]):
+            if b.start < a.end:
+                raise SpanError(f"document {doc.id!r}: overlapping spans {a.subtype} {a.start}-{a.end} and "
+                                f"{b.subtype} {b.start}-{b.end}; the surrogate engine needs disjoint spans")
+        for s in spans:
+            if doc.text[s.start:s.end] != s.text:
+                raise SpanError(f"document {doc.id!r}: span {s.subtype} {s.start}-{s.end} text {s.text!r} does not "
+                                f"match the document ({doc.text[s.start:s.end]!r})")
+        ref = self.reference_for(doc, reference_date)
+        own_scope = memo is None
+        memo = memo if memo is not None else Memo(doc.id)
+        rng = rng or self.rng_for(doc.id if own_scope else memo.scope_id)
+        plans = [self._plan(s, ref) for s in spans]
+        if epsilon_per_entity is None:
+            new_keys = {p.key for p in plans if p.key is not None and not self._in_memo(p, memo)}
+            epsilon_per_entity = self.config.epsilon / len(new_keys) if new_keys else 0.0
+        eps = epsilon_per_entity
+        pieces: list[str] = []
+        out_spans: list[Span] = []
+        records: list[Replacement] = []
+        pos = 0
+        new_len = 0
+        spent = 0.0
+        for i, (s, p) in enumerate(zip(spans, plans)):
+            gap = doc.text[pos:s.start]
+            pieces.append(gap)
+            new_len += len(gap)
+            lead = s.text[: len(s.text) - len(s.text.lstrip())]
+            trail = s.text[len(s.text.rstrip()):]
+            unit = None
+            if p.kind == "date":
+                core, method = self._date(p.expr, eps, rng, ref, doc.patient_id, memo)
+                new, unit = lead + core + trail, p.expr.unit
+            elif p.kind == "qty_date":
+                core, method = self._qty(p.expr, eps, rng, self.config.date_method if self.config.date_method != "shift"
+                                         else "shift", "dp_qty", memo, is_age=False)
+                new, unit = lead + core + trail, p.expr.unit
+            elif p.kind == "age":
+                core, method = self._qty(p.expr, eps, rng, self.config.age_method, "dp_age", memo, is_age=True)
+                new, unit = lead + core + trail, p.expr.unit
+            elif p.kind == "city":
+                core, method = self._city(s.text, p.expr, eps, rng, memo)
+                core = _match_case(core, s.text.strip())
+                new = lead + core + trail
+            else:
+                new, method = self._other(s, rng, memo)
+            if not new.strip():
+                new = s.text if not s.text.strip() else "X"
+            used = eps if (p.key is not None and method not in ("memo", "none", "shift", "uniform",
+                                                                  "fallback_uniform")) else 0.0
+            spent += used
+            start = new_len
+            pieces.append(new)
+            new_len += len(new)
+            out_spans.append(Span(start, new_len, s.category, s.subtype, new))
+            records.append(Replacement(doc.id, doc.patient_id, i, s.category, s.subtype, s.text, new, s.start, s.end,
+                                       start, new_len, method, float(used), unit, repr(p.key) if p.key else "",
+                                       method == "memo"))
+            pos = s.end
+        pieces.append(doc.text[pos:])
+        text = "".join(pieces)
+        meta = dict(doc.metadata)
+        meta["surrogates"] = {"epsilon": self.config.epsilon, "date_method": self.config.date_method,
+                              "age_method": self.config.age_method, "location_method": self.config.location_method,
+                              "locale": self.config.locale, "memo_scope": self.config.memo_scope,
+                              "secure": self.config.secure}
+        out = Document(doc.id, text, out_spans, doc.patient_id, doc.site, meta)
+        budget = {"epsilon": self.config.epsilon, "epsilon_per_entity": eps, "entities": sum(
+            1 for r in records if r.epsilon > 0), "spent": spent, "reference_date": ref.isoformat()}
+        return SurrogateResult(out, records, budget)
+
+    def _in_memo(self, p: _Plan, memo: Memo) -> bool:
+        k = p.key
+        if k is None:
+            return True
+        if k[0] == "date":
+            return memo.get("dp_date", k) is not None
+        if k[0] == "qty":
+            return memo.get("dp_qty", (k[1], k[2])) is not None
+        if k[0] == "age":
+            return memo.get("dp_age", (k[1], k[2])) is not None
+        if k[0] == "city":
+            return memo.get("location_name", k[1]) is not None
+        return False
+
+    def surrogate_documents(self, docs: Iterable[Document], *, progress: bool = False
+                            ) -> tuple[list[Document], list[Replacement]]:
+        """Surrogate a corpus; with ``memo_scope="patient"`` one memo, generator and budget per patient."""
+        docs = list(docs)
+        out: dict[int, Document] = {}
+        records: list[Replacement] = []
+        it = range(len(docs))
+        if self.config.memo_scope == "document":
+            bar = _progress(it, progress, "surrogates")
+            for i in bar:
+                r = self.surrogate(docs[i])
+                out[i] = r.document
+                records.extend(r.replacements)
+        else:
+            groups: dict[str, list[int]] = {}
+            for i, d in enumerate(docs):
+                groups.setdefault(d.patient_id or d.id, []).append(i)
+            for pid, idx in _progress(list(groups.items()), progress, "patients"):
+                keys = set()
+                refs = {}
+                for i in idx:
+                    refs[i] = self.reference_for(docs[i])
+                    keys.update(self.plan_entities(docs[i], refs[i]))
+                eps = self.config.epsilon / len(keys) if keys else 0.0
+                memo = Memo(f"patient:{pid}")
+                rng = self.rng_for(memo.scope_id)
+                for i in idx:
+                    r = self.surrogate(docs[i], reference_date=refs[i], memo=memo, epsilon_per_entity=eps, rng=rng)
+                    out[i] = r.document
+                    records.extend(r.replacements)
+        return [out[i] for i in range(len(docs))], records
+
+
+def _match_case(new: str, like: str) -> str:
+    letters = [c for c in like if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return new.upper()
+    if letters and all(c.islower() for c in letters):
+        return new.lower()
+    return new
+
+
+def _progress(it, enabled: bool, desc: str):
+    if not enabled:
+        return it
+    from tqdm.auto import tqdm
+
+    return tqdm(it, desc=desc)
+
+
+def surrogate_document(doc: Document, *, epsilon: float = 1.0, seed: int = 0, **config) -> SurrogateResult:
+    """One-call helper: ``SurrogateEngine(SurrogateConfig(epsilon=epsilon, **config), seed=seed).surrogate(doc)``."""
+    return SurrogateEngine(SurrogateConfig(epsilon=epsilon, **config), seed=seed).surrogate(doc)
+
+
+def write_audit(records: Sequence[Replacement], path) -> None:
+    """Write the replacement records as JSON lines (atomically). They contain the original PHI."""
+    from ..results import atomic_write_text
+
+    atomic_write_text(path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records))

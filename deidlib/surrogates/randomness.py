@@ -1,0 +1,204 @@
+"""Random sources for surrogate generation: a seeded one for studies, a secure one for releases.
+
+Every surrogate function draws from a :class:`SurrogateRNG`:
+
+* :class:`SeededRNG` wraps a :class:`numpy.random.Generator` (``deidlib.rng.as_generator``):
+  same seed, same surrogates. Scalar draws come from blocks of uniforms taken from the
+  generator (fast, deterministic). The discrete Laplace is sampled by inverse transform of
+  two geometric variables in floating point: fine for studies, **not** for releases.
+* :class:`SecureRNG` draws everything from :class:`secrets.SystemRandom` (the operating
+  system's CSPRNG, ``os.urandom``) and samples the discrete Laplace / two-sided geometric
+  distribution **exactly** with integer arithmetic (Canonne, Kamath & Steinke, "The
+  Discrete Gaussian for Differential Privacy", NeurIPS 2020, Algorithms 1-2). No floating
+  point number is involved, so the output distribution is exactly the one the privacy
+  proof assumes (Mironov, CCS 2012, showed how floating-point Laplace samplers leak the
+  input through holes in their output distribution).
+
+What the secure mode protects and what it does not (documented precisely because it is a
+release setting):
+
+* protected: the integer-valued mechanisms (dates in days/weeks/months/years, ages,
+  durations; :func:`deidlib.surrogates.mechanisms.discrete_laplace`) have the exact
+  two-sided geometric distribution with parameter ``exp(-epsilon)`` for a rational
+  ``epsilon`` (a float ``epsilon`` is a dyadic rational and is used exactly when its
+  denominator is at most 2**32, otherwise rounded *down* to such a rational, so the
+  guarantee never gets weaker); randomness is unpredictable (no seed);
+* not protected: (1) timing — the rejection samplers run a data-independent expected
+  number of loops but the exact loop count, and hence the time, depends on the sampled
+  value (and, through the output, on the input); do not expose sampling time to an
+  attacker; (2) the categorical draws of the location mechanisms (exponential mechanism,
+  snap-to-nearest after planar Laplace) use floating-point weights and
+  ``SystemRandom.random()``: the randomness is a CSPRNG but the probabilities carry
+  floating-point rounding (Ilvento, CCS 2020, discusses base-2 exact variants; not
+  implemented); (3) the bounded-Laplace LDP baseline and the continuous Laplace are
+  sampled in floating point in both modes (they are baselines); (4) anything the NER step
+  missed, and the surface form (length, format) of the original, which surrogates keep by
+  design.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from ..rng import as_generator
+
+__all__ = ["SurrogateRNG", "SeededRNG", "SecureRNG", "make_rng", "rational_at_most"]
+
+_BLOCK = 4096
+
+
+def rational_at_most(x: float, max_denominator: int = 2**32) -> Fraction:
+    """``x`` as an exact :class:`~fractions.Fraction` if its denominator is small, else the
+    closest fraction with denominator ``<= max_denominator`` that is ``<= x``."""
+    if not (x > 0 and math.isfinite(x)):
+        raise ValueError(f"epsilon must be a positive finite number, got {x!r}")
+    f = Fraction(x)
+    if f.denominator <= max_denominator:
+        return f
+    g = f.limit_denominator(max_denominator)
+    if g > f:
+        g = Fraction(math.floor(f * max_denominator), max_denominator)
+    if g <= 0:
+        raise ValueError(f"epsilon {x!r} is too small to be represented")
+    return g
+
+
+class SurrogateRNG:
+    """The interface every surrogate function draws from."""
+
+    secure: bool = False
+
+    def random(self) -> float:  # pragma: no cover - interface
+        """A uniform float in [0, 1)."""
+        raise NotImplementedError
+
+    def randbelow(self, n: int) -> int:  # pragma: no cover - interface
+        """A uniform integer in ``0 .. n-1``."""
+        raise NotImplementedError
+
+    def discrete_laplace(self, epsilon: float) -> int:  # pragma: no cover - interface
+        """An integer ``k`` with ``P(k) ∝ exp(-epsilon |k|)`` (two-sided geometric)."""
+        raise NotImplementedError
+
+    def choice(self, seq: Sequence):
+        if not len(seq):
+            raise ValueError("cannot choose from an empty sequence")
+        return seq[self.randbelow(len(seq))]
+
+    def categorical(self, p: np.ndarray) -> int:
+        """An index drawn with probabilities ``p`` (non-negative, summing to 1)."""
+        c = np.cumsum(p)
+        u = self.random() * c[-1]
+        i = int(np.searchsorted(c, u, side="right"))
+        return min(i, len(p) - 1)
+
+    def laplace(self, scale: float) -> float:
+        """A continuous Laplace(0, scale) draw (floating point in both modes)."""
+        u = self.random() - 0.5
+        while u == -0.5:
+            u = self.random() - 0.5
+        return -scale * math.copysign(1.0, u) * math.log1p(-2.0 * abs(u))
+
+    def gamma2(self, scale: float) -> float:
+        """A Gamma(shape=2, scale) draw: the radius of the planar Laplace distribution."""
+        u1, u2 = 1.0 - self.random(), 1.0 - self.random()
+        return -scale * (math.log(u1) + math.log(u2))
+
+
+class SeededRNG(SurrogateRNG):
+    """Seeded, reproducible draws from a :class:`numpy.random.Generator` (studies)."""
+
+    secure = False
+
+    def __init__(self, seed: int | np.random.Generator | None = 0):
+        self.generator = as_generator(seed)
+        self._buf = self.generator.random(_BLOCK)
+        self._i = 0
+
+    def random(self) -> float:
+        if self._i >= _BLOCK:
+            self._buf = self.generator.random(_BLOCK)
+            self._i = 0
+        u = self._buf[self._i]
+        self._i += 1
+        return float(u)
+
+    def randbelow(self, n: int) -> int:
+        if n <= 0:
+            raise ValueError(f"randbelow needs a positive bound, got {n}")
+        return min(int(self.random() * n), n - 1)
+
+    def discrete_laplace(self, epsilon: float) -> int:
+        if not (epsilon > 0 and math.isfinite(epsilon)):
+            raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}")
+        # difference of two iid geometric(1 - q) failure counts, q = exp(-epsilon)
+        lq = -epsilon
+        g1 = math.floor(math.log(1.0 - self.random()) / lq)
+        g2 = math.floor(math.log(1.0 - self.random()) / lq)
+        return int(g1 - g2)
+
+
+class SecureRNG(SurrogateRNG):
+    """CSPRNG draws (:class:`secrets.SystemRandom`) and an exact discrete Laplace sampler."""
+
+    secure = True
+
+    def __init__(self):
+        self._sr = secrets.SystemRandom()
+
+    def random(self) -> float:
+        return self._sr.random()
+
+    def randbelow(self, n: int) -> int:
+        if n <= 0:
+            raise ValueError(f"randbelow needs a positive bound, got {n}")
+        return self._sr.randrange(n)
+
+    # --- exact samplers (Canonne, Kamath & Steinke 2020) -------------------------------
+    def _bernoulli(self, p: Fraction) -> bool:
+        return self._sr.randrange(p.denominator) < p.numerator
+
+    def _bernoulli_exp(self, gamma: Fraction) -> bool:
+        """Bernoulli(exp(-gamma)) exactly, gamma >= 0 rational (CKS20 Algorithm 1)."""
+        while gamma > 1:
+            if not self._bernoulli_exp(Fraction(1)):
+                return False
+            gamma -= 1
+        k = 1
+        while self._bernoulli(gamma / k):
+            k += 1
+        return k % 2 == 1
+
+    def _geometric_exp(self, gamma: Fraction) -> int:
+        """Number of successes before the first failure of Bernoulli(exp(-gamma))."""
+        n = 0
+        while self._bernoulli_exp(gamma):
+            n += 1
+        return n
+
+    def discrete_laplace(self, epsilon: float) -> int:
+        """Exact two-sided geometric with ``P(k) ∝ exp(-epsilon |k|)`` (CKS20 Algorithm 2,
+        scale ``t/s = 1/epsilon`` with ``epsilon = s/t`` rational, see :func:`rational_at_most`)."""
+        eps = rational_at_most(epsilon)
+        s, t = eps.numerator, eps.denominator
+        while True:
+            u = self._sr.randrange(t)
+            if not self._bernoulli_exp(Fraction(u, t)):
+                continue
+            v = self._geometric_exp(Fraction(1))
+            x = u + t * v
+            y = x // s
+            b = self._sr.randrange(2)
+            if b == 1 and y == 0:
+                continue
+            return -y if b else y
+
+
+def make_rng(seed: int | np.random.Generator | None = 0, *, secure: bool = False) -> SurrogateRNG:
+    """:class:`SecureRNG` when ``secure`` (the seed is then ignored), else :class:`SeededRNG`."""
+    return SecureRNG() if secure else SeededRNG(seed)
