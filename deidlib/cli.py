@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "reproduce": "deidlib.commands.reproduce",
     "synth": "deidlib.commands.synth",
     "evaluate": "deidlib.commands.evaluate",
+    "surrogate": "deidlib.commands.surrogate",
 }
 
 

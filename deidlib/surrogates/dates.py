@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ _WEEKDAYS = {
 }
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fold(s: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", s.lower()) if not unicodedata.combining(c))
 

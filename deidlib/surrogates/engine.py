@@ -29,6 +29,10 @@ config's, else the document's ``metadata["note_date"]`` / ``metadata["date"]`` (
 the latest fully written date of the note, else 2000-01-01. Never the wall clock. The
 pure d-privacy mechanism does not depend on it (``ref - (ref - d + K) = d - K``).
 
+**Metadata.** The output document keeps the input's id, patient id and site and its
+metadata without the PHI keys of :data:`PHI_METADATA_KEYS` (note date, age, source file,
+...), plus ``metadata["surrogates"]`` with the settings used.
+
 **Randomness.** Seeded mode derives one generator per document (or patient) from
 ``(seed, id)`` with :func:`deidlib.rng.derive_seed`, so results do not depend on the
 order documents are processed in; ``secure=True`` uses the OS CSPRNG and exact discrete
@@ -86,6 +90,7 @@ __all__ = [
     "AGE_METHODS",
     "LOCATION_METHODS",
     "DEFAULT_REFERENCE",
+    "PHI_METADATA_KEYS",
     "write_audit",
     "surrogate_document",
 ]
@@ -93,6 +98,10 @@ __all__ = [
 DATE_METHODS = ("dp", "ldp", "shift", "none")
 AGE_METHODS = ("dp", "ldp", "shift", "none")
 DEFAULT_REFERENCE = _dt.date(2000, 1, 1)
+#: metadata keys that hold PHI (dropped from surrogate documents: the note's date, the age, ...)
+PHI_METADATA_KEYS = frozenset({"note_date", "date", "age", "dob", "birth_date", "birthdate", "admission_date",
+                               "discharge_date", "patient_name", "name", "mrn", "address", "phone", "email",
+                               "source", "path", "file"})
 _HOLIDAYS = {
     "en": ["Christmas", "Thanksgiving", "Easter", "New Year's Day", "Independence Day", "Labor Day", "Memorial Day",
            "Halloween", "Christmas Eve", "New Year's Eve", "Valentine's Day", "Veterans Day"],
@@ -221,6 +230,7 @@ class SurrogateEngine:
         self._places = places
         self._candidates = None if candidates is None else np.asarray(candidates)
         self._shift_cache: dict[str, int] = {}
+        self._dist_cache: dict[int, np.ndarray] = {}
         self._secure_rng = make_rng(secure=True) if cfg.secure else None
 
     # ------------------------------------------------------------------ places
@@ -373,7 +383,12 @@ class SurrogateEngine:
             i = uniform_mechanism(self.places, j, rng, self.candidates)
             method = "uniform" if j is not None else "fallback_uniform"
         elif c.location_method == "fixed":
-            i = fixed_mechanism(self.places, j, eps, rng, self.candidates, factor=c.exp_factor)
+            dist = self._dist_cache.get(j)
+            if dist is None:
+                if len(self._dist_cache) > 4096:
+                    self._dist_cache.clear()
+                dist = self._dist_cache[j] = self.places.distances(j, self.candidates)
+            i = fixed_mechanism(self.places, j, eps, rng, self.candidates, factor=c.exp_factor, distances=dist)
             method = "fixed"
         elif c.location_method == "paper":
             i = paper_mechanism(self.places, j, eps, rng, k=c.k, max_km=c.max_km)
@@ -502,7 +517,7 @@ class SurrogateEngine:
             pos = s.end
         pieces.append(doc.text[pos:])
         text = "".join(pieces)
-        meta = dict(doc.metadata)
+        meta = {k: v for k, v in doc.metadata.items() if k.lower() not in PHI_METADATA_KEYS}
         meta["surrogates"] = {"epsilon": self.config.epsilon, "date_method": self.config.date_method,
                               "age_method": self.config.age_method, "location_method": self.config.location_method,
                               "locale": self.config.locale, "memo_scope": self.config.memo_scope,

@@ -25,6 +25,7 @@ strategy may be chosen for replacing names, phone numbers…"; Stubbs et al. 201
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -55,6 +56,7 @@ _UP = "ABCDEFGHJKLMNPQRSTUVWXYZ"
 _LOW = "abcdefghijkmnpqrstuvwxyz"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fold(s: str) -> str:
     s = unicodedata.normalize("NFKD", s)
     return "".join(c for c in s if not unicodedata.combining(c)).lower()

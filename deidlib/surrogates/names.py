@@ -18,6 +18,7 @@ whitespace around the span.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -36,8 +37,10 @@ TITLES = frozenset(
 _SUFFIX_TITLES = frozenset({"jr", "sr", "md", "phd", "rn", "np", "pa", "ii", "iii", "iv"})
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 _LETTERS = "ABCDEFGHIJKLMNOPRSTVW"
+_POSSESSIVE = re.compile(r"(['’]s|s['’])$")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fold(s: str) -> str:
     s = unicodedata.normalize("NFKD", s)
     return "".join(c for c in s if not unicodedata.combining(c)).lower()
@@ -133,7 +136,7 @@ def surrogate_name(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo) -> st
     if not core:
         return text
     poss = ""
-    m = re.search(r"(['’]s|s['’])$", core)
+    m = _POSSESSIVE.search(core)
     if m and len(core) > 3:
         if m.group(1)[0] in "'’":
             poss, core = m.group(1), core[: m.start()]

@@ -43,6 +43,7 @@ def lang_of(locale: str) -> str:
     return "fr" if locale.lower().startswith("fr") else "en"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fold(s: str) -> str:
     s = unicodedata.normalize("NFKD", s)
     return "".join(c for c in s if not unicodedata.combining(c)).lower()

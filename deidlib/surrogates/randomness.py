@@ -117,12 +117,14 @@ class SeededRNG(SurrogateRNG):
 
     def __init__(self, seed: int | np.random.Generator | None = 0):
         self.generator = as_generator(seed)
-        self._buf = self.generator.random(_BLOCK)
+        self._block = 64  # grows to _BLOCK: cheap for short documents, fast for long runs
+        self._buf = self.generator.random(self._block)
         self._i = 0
 
     def random(self) -> float:
-        if self._i >= _BLOCK:
-            self._buf = self.generator.random(_BLOCK)
+        if self._i >= self._block:
+            self._block = min(2 * self._block, _BLOCK)
+            self._buf = self.generator.random(self._block)
             self._i = 0
         u = self._buf[self._i]
         self._i += 1
