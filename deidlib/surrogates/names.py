@@ -5,8 +5,8 @@ memoised).
 The span is split into titles, name words, initials and separators; each name word gets a
 role (first / middle / last) from its position: "Last, First [M.]" when a comma follows
 the first word(s), else the last word is the surname; a single word is a surname after a
-title, a first name if an earlier span of the scope used it as one or Faker lists it as a
-first name, else a surname. Each word is replaced by a Faker name of the same role (and,
+title, a first name if an earlier span of the scope used it as one (a surname if as a
+surname) or Faker lists it as a first name, else a surname. Each word is replaced by a Faker name of the same role (and,
 for first names Faker knows, the same sex), memoised per ``(role, word)`` in the scope's
 :class:`~deidlib.surrogates.memo.Memo`, so "Durand", "M. Durand", "DURAND" and
 "Durand, Marie" all use the same surrogate surname. Kept: titles (Mr., Dr., M., Mme, ...),
@@ -190,7 +190,7 @@ def surrogate_name(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo) -> st
             roles[names[0]] = "first"
         elif memo.get("name_last", w) is not None:
             roles[names[0]] = "last"
-        elif w in pools.first_keys and w not in pools.last_keys:
+        elif w in pools.first_keys:
             roles[names[0]] = "first"
         else:
             roles[names[0]] = "last"
