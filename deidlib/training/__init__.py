@@ -1,0 +1,28 @@
+"""The training engine shared by every study (see :mod:`.trainer`)."""
+
+from .api import fit_tagger, prepare_tagger
+from .batching import bucket_batches, epoch_order
+from .io import load_tagger, save_tagger
+from .loop import OPTIMIZERS, make_optimizer, step, train_epoch
+from .predict import evaluate_tagger, predict_documents, predict_tags, write_predictions
+from .trainer import History, TrainingInterrupted, train
+
+__all__ = [
+    "train",
+    "History",
+    "TrainingInterrupted",
+    "fit_tagger",
+    "prepare_tagger",
+    "make_optimizer",
+    "step",
+    "train_epoch",
+    "OPTIMIZERS",
+    "bucket_batches",
+    "epoch_order",
+    "predict_tags",
+    "predict_documents",
+    "evaluate_tagger",
+    "write_predictions",
+    "save_tagger",
+    "load_tagger",
+]

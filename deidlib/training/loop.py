@@ -1,0 +1,58 @@
+"""Composable pieces of a training loop, shared by the trainer, collaborative strategies
+(DSSGD, round robin) and DP-SGD."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import torch
+
+from ..models.protocol import Batch
+
+__all__ = ["make_optimizer", "step", "train_epoch", "OPTIMIZERS"]
+
+OPTIMIZERS = ("sgd", "adam", "nadam")
+
+
+def make_optimizer(params: Iterable[torch.nn.Parameter], name: str = "sgd", lr: float = 0.1, **kw) -> torch.optim.Optimizer:
+    """``sgd`` (plain, as festag's DSSGD), ``adam`` or ``nadam`` (friedrich)."""
+    params = [p for p in params if p.requires_grad]
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, **kw)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, **kw)
+    if name == "nadam":
+        return torch.optim.NAdam(params, lr=lr, **kw)
+    raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+
+
+def step(tagger: torch.nn.Module, batch: Batch, optimizer: torch.optim.Optimizer, clip: float | None = None) -> float:
+    """One gradient step on ``batch``; returns the loss. ``clip`` bounds the global grad norm."""
+    optimizer.zero_grad(set_to_none=True)
+    loss = tagger.loss(batch)
+    loss.backward()
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_([p for p in tagger.parameters() if p.grad is not None], clip)
+    optimizer.step()
+    return float(loss.detach())
+
+
+def train_epoch(
+    tagger: torch.nn.Module,
+    batches: Sequence[Batch],
+    optimizer: torch.optim.Optimizer,
+    *,
+    clip: float | None = None,
+    order: Sequence[int] | None = None,
+    progress: bool = False,
+    desc: str = "train",
+) -> float:
+    """One pass over ``batches`` (in ``order``); returns the mean loss per batch."""
+    from tqdm.auto import tqdm
+
+    tagger.train()
+    idx = list(order) if order is not None else list(range(len(batches)))
+    total = 0.0
+    for i in tqdm(idx, desc=desc, leave=False, disable=not progress, unit="batch"):
+        total += step(tagger, batches[i], optimizer, clip)
+    return total / max(1, len(idx))

@@ -1,0 +1,144 @@
+"""One trainer for every tagger: bucketed batches, SGD/Adam/Nadam, gradient clipping,
+early stopping on dev binary-token F1, per-epoch history, checkpoints and resume.
+
+Determinism: training runs inside ``torch.random.fork_rng`` seeded with ``seed``
+(dropout draws from that stream; global state is restored afterwards), batch
+composition and per-epoch order come from the seed, and the RNG state is saved in
+every checkpoint, so an interrupted and resumed run gives the same history and
+weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from ..corpus.document import Document
+from ..corpus.labels import TaggedSentence
+from .batching import bucket_batches, epoch_order
+from .loop import make_optimizer, train_epoch
+from .predict import evaluate_tagger
+
+__all__ = ["History", "train", "TrainingInterrupted"]
+
+
+class TrainingInterrupted(RuntimeError):
+    """Raised by a callback to stop training (the checkpoint of the last epoch stays)."""
+
+
+@dataclass
+class History:
+    epochs: list[dict[str, Any]] = field(default_factory=list)
+    best_epoch: int | None = None
+    best_dev_f1: float | None = None
+    stopped_early: bool = False
+
+    def column(self, key: str) -> list:
+        return [e.get(key) for e in self.epochs]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _save(path: Path, payload: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def train(
+    tagger: torch.nn.Module,
+    train_sentences: Sequence[TaggedSentence],
+    dev_docs: Sequence[Document] | None = None,
+    test_docs: Sequence[Document] | None = None,
+    *,
+    epochs: int = 10,
+    batch_size: int = 16,
+    optimizer: str | None = None,
+    lr: float | None = None,
+    clip: float | None | str = "default",
+    patience: int | None = None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    checkpoint_dir: str | os.PathLike | None = None,
+    resume: bool = False,
+    eval_every: int = 1,
+    bucketed: bool = True,
+    progress: bool = True,
+    callbacks: Sequence[Callable[[int, dict, torch.nn.Module], None]] = (),
+) -> History:
+    """Train ``tagger`` in place on tagged sentences; score dev/test documents each epoch.
+
+    ``optimizer``/``lr``/``clip`` default to the tagger's ``default_training`` (the paper's
+    settings). With ``patience`` and ``dev_docs``, training stops after ``patience``
+    epochs without a better dev F1 and the best weights are restored.
+    """
+    from tqdm.auto import tqdm
+
+    if not train_sentences:
+        raise ValueError("no training sentences")
+    hints = getattr(tagger, "default_training", {})
+    opt_name = optimizer or hints.get("optimizer", "adam")
+    lr = lr if lr is not None else hints.get("lr", 1e-3)
+    clip = hints.get("clip") if clip == "default" else clip
+    tagger.to(device)
+    fz = tagger.featurizer
+    groups = bucket_batches([len(s.tokens) for s in train_sentences], batch_size, seed, bucketed)
+    batches = [
+        fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]).to(device) for g in groups
+    ]
+    opt = make_optimizer(tagger.parameters(), opt_name, lr)
+    hist = History()
+    best_state = None
+    bad = 0
+    start = 0
+    ckpt = Path(checkpoint_dir) / "last.pt" if checkpoint_dir else None
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if resume and ckpt is not None and ckpt.is_file():
+            state = torch.load(ckpt, map_location=device, weights_only=False)
+            tagger.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
+            hist = History(**state["history"])
+            best_state, bad, start = state["best_state"], state["bad"], state["epoch"] + 1
+            torch.set_rng_state(state["rng"])
+        bar = tqdm(range(start, epochs), desc=f"train {getattr(tagger, 'kind', '')}", disable=not progress, unit="epoch")
+        for ep in bar:
+            t0 = time.perf_counter()
+            loss = train_epoch(tagger, batches, opt, clip=clip, order=epoch_order(len(batches), seed, ep), progress=False)
+            rec: dict[str, Any] = {"epoch": ep + 1, "train_loss": loss, "train_seconds": time.perf_counter() - t0}
+            if (ep + 1) % eval_every == 0 or ep + 1 == epochs:
+                for name, docs in (("dev", dev_docs), ("test", test_docs)):
+                    if docs:
+                        t1 = time.perf_counter()
+                        p, r, f = evaluate_tagger(tagger, docs, device=device)
+                        rec.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f,
+                                    f"{name}_predict_seconds": time.perf_counter() - t1})
+            hist.epochs.append(rec)
+            bar.set_postfix({k: round(v, 4) for k, v in rec.items() if k in ("train_loss", "dev_f1", "test_f1")})
+            stop = False
+            if "dev_f1" in rec:
+                if hist.best_dev_f1 is None or rec["dev_f1"] > hist.best_dev_f1:
+                    hist.best_dev_f1, hist.best_epoch, bad = rec["dev_f1"], ep + 1, 0
+                    best_state = copy.deepcopy(tagger.state_dict()) if patience is not None else None
+                else:
+                    bad += 1
+                    stop = patience is not None and bad >= patience
+            if ckpt is not None:
+                ckpt.parent.mkdir(parents=True, exist_ok=True)
+                _save(ckpt, {"model": tagger.state_dict(), "optimizer": opt.state_dict(), "history": hist.to_dict(),
+                             "best_state": best_state, "bad": bad, "epoch": ep, "rng": torch.get_rng_state()})
+            for cb in callbacks:
+                cb(ep + 1, rec, tagger)
+            if stop:
+                hist.stopped_early = True
+                break
+    if patience is not None and best_state is not None:
+        tagger.load_state_dict(best_state)
+    return hist
