@@ -41,8 +41,13 @@ def prepare_tagger(
 
         dim = hparams.get("word_dim", PRESETS[kind]["word_dim"])
         if embeddings in ("word2vec", "fasttext"):
-            kv = train_word_vectors([[fz.word_key(w) for w in s.words] for s in sents], method=embeddings, dim=dim,
-                                    epochs=embedding_epochs, seed=seed)
+            kv = train_word_vectors(
+                [[fz.word_key(w) for w in s.words] for s in sents],
+                method=embeddings,
+                dim=dim,
+                epochs=embedding_epochs,
+                seed=seed,
+            )
         else:
             kv = load_vectors(embeddings)
             if kv.vector_size != dim:
@@ -67,7 +72,17 @@ def fit_tagger(
     **train_kw: Any,
 ) -> tuple[Any, History]:
     """Build featurizer, embeddings and tagger from ``splits.train``, then :func:`train`."""
-    sents, tagger = prepare_tagger(kind, splits.train, scheme=scheme, encoding=encoding, tokenizer=tokenizer,
-                                   embeddings=embeddings, seed=seed, **(hparams or {}))
-    hist = train(tagger, sents, splits.dev or None, splits.test if evaluate_test else None, seed=seed, **train_kw)
+    sents, tagger = prepare_tagger(
+        kind,
+        splits.train,
+        scheme=scheme,
+        encoding=encoding,
+        tokenizer=tokenizer,
+        embeddings=embeddings,
+        seed=seed,
+        **(hparams or {}),
+    )
+    hist = train(
+        tagger, sents, splits.dev or None, splits.test if evaluate_test else None, seed=seed, **train_kw
+    )
     return tagger, hist

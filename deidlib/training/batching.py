@@ -4,7 +4,7 @@ each epoch (a bucket iterator), which lets the trainer encode every batch only o
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,7 +13,9 @@ from ..rng import as_generator, derive_seed
 __all__ = ["bucket_batches", "epoch_order"]
 
 
-def bucket_batches(lengths: Sequence[int], batch_size: int, seed: int = 0, bucketed: bool = True) -> list[list[int]]:
+def bucket_batches(
+    lengths: Sequence[int], batch_size: int, seed: int = 0, bucketed: bool = True
+) -> list[list[int]]:
     """Groups of sentence indices of at most ``batch_size``.
 
     ``bucketed=True`` sorts by length (ties broken at random, seeded) before cutting;

@@ -19,7 +19,11 @@ def save_tagger(tagger, path: str | os.PathLike) -> Path:
     """Write ``path/config.json`` (kind, hyperparameters, featurizer, task) and ``path/weights.pt``."""
     d = Path(path)
     d.mkdir(parents=True, exist_ok=True)
-    cfg = {"tagger": tagger.config(), "featurizer": tagger.featurizer.config(), "task": getattr(tagger, "task", {})}
+    cfg = {
+        "tagger": tagger.config(),
+        "featurizer": tagger.featurizer.config(),
+        "task": getattr(tagger, "task", {}),
+    }
     tmp = d / "weights.pt.tmp"
     torch.save(tagger.state_dict(), tmp)
     os.replace(tmp, d / "weights.pt")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -14,7 +14,9 @@ __all__ = ["make_optimizer", "step", "train_epoch", "OPTIMIZERS"]
 OPTIMIZERS = ("sgd", "adam", "nadam")
 
 
-def make_optimizer(params: Iterable[torch.nn.Parameter], name: str = "sgd", lr: float = 0.1, **kw) -> torch.optim.Optimizer:
+def make_optimizer(
+    params: Iterable[torch.nn.Parameter], name: str = "sgd", lr: float = 0.1, **kw
+) -> torch.optim.Optimizer:
     """``sgd`` (plain, as festag's DSSGD), ``adam`` or ``nadam`` (friedrich)."""
     params = [p for p in params if p.requires_grad]
     if name == "sgd":
@@ -26,7 +28,9 @@ def make_optimizer(params: Iterable[torch.nn.Parameter], name: str = "sgd", lr: 
     raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
 
 
-def step(tagger: torch.nn.Module, batch: Batch, optimizer: torch.optim.Optimizer, clip: float | None = None) -> float:
+def step(
+    tagger: torch.nn.Module, batch: Batch, optimizer: torch.optim.Optimizer, clip: float | None = None
+) -> float:
     """One gradient step on ``batch``; returns the loss. ``clip`` bounds the global grad norm."""
     optimizer.zero_grad(set_to_none=True)
     loss = tagger.loss(batch)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -21,7 +21,9 @@ def _task(tagger) -> dict:
 
 
 @torch.no_grad()
-def predict_tags(tagger, token_lists: Sequence[Sequence[str]], batch_size: int = 64, device: str | torch.device = "cpu") -> list[list[str]]:
+def predict_tags(
+    tagger, token_lists: Sequence[Sequence[str]], batch_size: int = 64, device: str | torch.device = "cpu"
+) -> list[list[str]]:
     """Best tag sequence per sentence (length-sorted batches for speed; original order kept)."""
     tagger.eval()
     labels = tagger.featurizer.labels
@@ -35,7 +37,9 @@ def predict_tags(tagger, token_lists: Sequence[Sequence[str]], batch_size: int =
     return out  # type: ignore[return-value]
 
 
-def predict_documents(tagger, docs: Sequence[Document], *, batch_size: int = 64, device="cpu", task: dict | None = None) -> list[Document]:
+def predict_documents(
+    tagger, docs: Sequence[Document], *, batch_size: int = 64, device="cpu", task: dict | None = None
+) -> list[Document]:
     """Copies of ``docs`` whose spans are the tagger's predictions.
 
     Documents are tokenized without looking at their gold spans (``use_spans=False``),
@@ -53,7 +57,9 @@ def predict_documents(tagger, docs: Sequence[Document], *, batch_size: int = 64,
     for s, tg, i in zip(sents, tags, owners):
         per_doc[i][0].append(TaggedSentence(docs[i].id, s, tg))
         per_doc[i][1].append(tg)
-    return [spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)]
+    return [
+        spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)
+    ]
 
 
 def evaluate_tagger(tagger, docs: Sequence[Document], **kw) -> tuple[float, float, float]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import copy
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -91,7 +92,8 @@ def train(
     fz = tagger.featurizer
     groups = bucket_batches([len(s.tokens) for s in train_sentences], batch_size, seed, bucketed)
     batches = [
-        fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]).to(device) for g in groups
+        fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]).to(device)
+        for g in groups
     ]
     opt = make_optimizer(tagger.parameters(), opt_name, lr)
     hist = History()
@@ -108,20 +110,39 @@ def train(
             hist = History(**state["history"])
             best_state, bad, start = state["best_state"], state["bad"], state["epoch"] + 1
             torch.set_rng_state(state["rng"])
-        bar = tqdm(range(start, epochs), desc=f"train {getattr(tagger, 'kind', '')}", disable=not progress, unit="epoch")
+        bar = tqdm(
+            range(start, epochs),
+            desc=f"train {getattr(tagger, 'kind', '')}",
+            disable=not progress,
+            unit="epoch",
+        )
         for ep in bar:
             t0 = time.perf_counter()
-            loss = train_epoch(tagger, batches, opt, clip=clip, order=epoch_order(len(batches), seed, ep), progress=False)
-            rec: dict[str, Any] = {"epoch": ep + 1, "train_loss": loss, "train_seconds": time.perf_counter() - t0}
+            loss = train_epoch(
+                tagger, batches, opt, clip=clip, order=epoch_order(len(batches), seed, ep), progress=False
+            )
+            rec: dict[str, Any] = {
+                "epoch": ep + 1,
+                "train_loss": loss,
+                "train_seconds": time.perf_counter() - t0,
+            }
             if (ep + 1) % eval_every == 0 or ep + 1 == epochs:
                 for name, docs in (("dev", dev_docs), ("test", test_docs)):
                     if docs:
                         t1 = time.perf_counter()
                         p, r, f = evaluate_tagger(tagger, docs, device=device)
-                        rec.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f,
-                                    f"{name}_predict_seconds": time.perf_counter() - t1})
+                        rec.update(
+                            {
+                                f"{name}_precision": p,
+                                f"{name}_recall": r,
+                                f"{name}_f1": f,
+                                f"{name}_predict_seconds": time.perf_counter() - t1,
+                            }
+                        )
             hist.epochs.append(rec)
-            bar.set_postfix({k: round(v, 4) for k, v in rec.items() if k in ("train_loss", "dev_f1", "test_f1")})
+            bar.set_postfix(
+                {k: round(v, 4) for k, v in rec.items() if k in ("train_loss", "dev_f1", "test_f1")}
+            )
             stop = False
             if "dev_f1" in rec:
                 if hist.best_dev_f1 is None or rec["dev_f1"] > hist.best_dev_f1:
@@ -132,8 +153,18 @@ def train(
                     stop = patience is not None and bad >= patience
             if ckpt is not None:
                 ckpt.parent.mkdir(parents=True, exist_ok=True)
-                _save(ckpt, {"model": tagger.state_dict(), "optimizer": opt.state_dict(), "history": hist.to_dict(),
-                             "best_state": best_state, "bad": bad, "epoch": ep, "rng": torch.get_rng_state()})
+                _save(
+                    ckpt,
+                    {
+                        "model": tagger.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "history": hist.to_dict(),
+                        "best_state": best_state,
+                        "bad": bad,
+                        "epoch": ep,
+                        "rng": torch.get_rng_state(),
+                    },
+                )
             for cb in callbacks:
                 cb(ep + 1, rec, tagger)
             if stop:
