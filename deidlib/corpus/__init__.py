@@ -3,7 +3,8 @@
 The data model and the PHI taxonomy are imported eagerly; readers, splits, tokenizers
 and label schemes are exported lazily (PEP 562), so ``import deidlib.corpus`` stays
 cheap and free of import cycles with :mod:`deidlib.synthetic` (which builds on the data
-model while :mod:`.datasets` builds on the generator).
+model while :mod:`.datasets` builds on the generator). The ``tokenize`` function is not
+re-exported: its name is taken by the :mod:`.tokenize` submodule.
 """
 
 from importlib import import_module
@@ -25,7 +26,7 @@ _LAZY = {
         "splits",
     ),
     **dict.fromkeys(["load_corpus", "CORPORA"], "datasets"),
-    **dict.fromkeys(["Token", "tokenize", "split_sentences", "document_sentences"], "tokenize"),
+    **dict.fromkeys(["Token", "split_sentences", "document_sentences"], "tokenize"),
     **dict.fromkeys(
         ["LABEL_SCHEMES", "encode_tags", "decode_tags", "tag_set", "TaggedSentence", "tagged_sentences",
          "spans_from_predictions"],
