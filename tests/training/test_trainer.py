@@ -1,0 +1,254 @@
+"""The training engine: determinism, early stopping, resume, clipping, save/load,
+prediction to exact spans and XML."""
+
+import math
+
+import pytest
+import torch
+
+from deidlib.corpus.i2b2 import read_i2b2_dir
+from deidlib.evaluation import binary_token_prf
+from deidlib.training import (
+    TrainingInterrupted,
+    bucket_batches,
+    epoch_order,
+    evaluate_tagger,
+    fit_tagger,
+    load_tagger,
+    predict_documents,
+    prepare_tagger,
+    save_tagger,
+    step,
+    train,
+    write_predictions,
+)
+
+from .conftest import TINY
+
+
+def _prep(splits, kind="gru", seed=0, **hp):
+    return prepare_tagger(kind, splits.train, encoding="BIOES", embeddings=None, seed=seed, **{**TINY, **hp})
+
+
+def _state(m):
+    return {k: v.clone() for k, v in m.state_dict().items()}
+
+
+def test_bucket_batches_cover_every_sentence_once_and_group_lengths():
+    lengths = [5, 1, 9, 3, 3, 7, 2, 8, 4, 6]
+    groups = bucket_batches(lengths, 3, seed=1)
+    assert sorted(i for g in groups for i in g) == list(range(10))
+    assert max(len(g) for g in groups) == 3
+    # bucketed: each batch holds neighbouring lengths in sorted order
+    flat = [lengths[i] for g in groups for i in g]
+    assert flat == sorted(lengths)
+    plain = bucket_batches(lengths, 3, seed=1, bucketed=False)
+    assert sorted(i for g in plain for i in g) == list(range(10))
+    with pytest.raises(ValueError):
+        bucket_batches(lengths, 0)
+
+
+def test_epoch_order_depends_only_on_seed_and_epoch():
+    assert epoch_order(20, 7, 3) == epoch_order(20, 7, 3)
+    assert epoch_order(20, 7, 3) != epoch_order(20, 7, 4)
+    assert sorted(epoch_order(20, 7, 3)) == list(range(20))
+
+
+def test_training_learns_and_is_deterministic_for_a_seed(splits):
+    runs = []
+    for _ in range(2):
+        sents, tagger = _prep(splits, seed=5)
+        hist = train(tagger, sents, splits.dev, epochs=3, batch_size=8, seed=5, progress=False)
+        runs.append((hist.column("train_loss"), hist.column("dev_f1"), _state(tagger)))
+    (l1, f1, s1), (l2, f2, s2) = runs
+    assert l1 == l2 and f1 == f2
+    assert all(torch.equal(s1[k], s2[k]) for k in s1)
+    assert l1[-1] < l1[0]  # it learns
+    # a different seed gives a different run
+    sents, tagger = _prep(splits, seed=6)
+    hist = train(tagger, sents, splits.dev, epochs=1, batch_size=8, seed=6, progress=False)
+    assert hist.column("train_loss")[0] != l1[0]
+
+
+def test_training_leaves_global_rng_untouched(splits):
+    sents, tagger = _prep(splits)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    train(tagger, sents, None, epochs=1, batch_size=8, progress=False)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_history_records_scores_and_timings(splits):
+    sents, tagger = _prep(splits)
+    hist = train(tagger, sents, splits.dev, splits.test, epochs=2, batch_size=8, progress=False)
+    assert [e["epoch"] for e in hist.epochs] == [1, 2]
+    for e in hist.epochs:
+        for key in (
+            "train_loss",
+            "train_seconds",
+            "dev_f1",
+            "dev_precision",
+            "test_recall",
+            "test_predict_seconds",
+        ):
+            assert key in e
+        assert 0.0 <= e["dev_f1"] <= 1.0
+    # the recorded dev score is the scorer's binary-token F1 of the final model
+    p, r, f = evaluate_tagger(tagger, splits.dev)
+    assert math.isclose(hist.epochs[-1]["dev_f1"], f)
+    assert hist.best_dev_f1 == max(hist.column("dev_f1"))
+
+
+def test_early_stopping_restores_best_weights(splits):
+    sents, tagger = _prep(splits)
+    seen = {}
+
+    # make every epoch after the first "worse" on dev by perturbing the reported score
+    def remember(epoch, rec, model):
+        seen[epoch] = _state(model)
+
+    import deidlib.training.trainer as trainer_mod
+
+    real = trainer_mod.evaluate_tagger
+    scores = iter([0.5, 0.4, 0.3, 0.2, 0.1, 0.0])
+    trainer_mod.evaluate_tagger = lambda *a, **k: (0.0, 0.0, next(scores))
+    try:
+        hist = train(
+            tagger,
+            sents,
+            splits.dev,
+            epochs=6,
+            batch_size=8,
+            patience=2,
+            progress=False,
+            callbacks=[remember],
+        )
+    finally:
+        trainer_mod.evaluate_tagger = real
+    assert hist.stopped_early and len(hist.epochs) == 3
+    assert hist.best_epoch == 1 and hist.best_dev_f1 == 0.5
+    assert all(torch.equal(tagger.state_dict()[k], seen[1][k]) for k in seen[1])
+
+
+def test_resume_after_interruption_equals_uninterrupted_run(splits, tmp_path):
+    sents, ref = _prep(splits, seed=2)
+    h_ref = train(ref, sents, splits.dev, epochs=4, batch_size=8, seed=2, progress=False)
+
+    def interrupt(epoch, rec, model):
+        if epoch == 2:
+            raise TrainingInterrupted("simulated crash")
+
+    sents, tagger = _prep(splits, seed=2)
+    with pytest.raises(TrainingInterrupted):
+        train(
+            tagger,
+            sents,
+            splits.dev,
+            epochs=4,
+            batch_size=8,
+            seed=2,
+            progress=False,
+            checkpoint_dir=tmp_path,
+            callbacks=[interrupt],
+        )
+    assert (tmp_path / "last.pt").is_file()
+    sents, fresh = _prep(splits, seed=99)  # different init: everything must come from the checkpoint
+    h = train(
+        fresh,
+        sents,
+        splits.dev,
+        epochs=4,
+        batch_size=8,
+        seed=2,
+        progress=False,
+        checkpoint_dir=tmp_path,
+        resume=True,
+    )
+    assert h.column("train_loss") == h_ref.column("train_loss")
+    assert h.column("dev_f1") == h_ref.column("dev_f1")
+    assert all(torch.equal(fresh.state_dict()[k], ref.state_dict()[k]) for k in ref.state_dict())
+
+
+def test_step_clips_the_global_gradient_norm(splits):
+    sents, tagger = _prep(splits)
+    batch = tagger.featurizer.encode([s.words for s in sents[:8]], [s.tags for s in sents[:8]])
+    opt = torch.optim.SGD(tagger.parameters(), lr=0.0)  # lr 0: only look at gradients
+    step(tagger, batch, opt, clip=None)
+    raw = torch.linalg.vector_norm(
+        torch.stack([p.grad.norm() for p in tagger.parameters() if p.grad is not None])
+    )
+    assert raw > 0.01
+    step(tagger, batch, opt, clip=0.01)
+    clipped = torch.linalg.vector_norm(
+        torch.stack([p.grad.norm() for p in tagger.parameters() if p.grad is not None])
+    )
+    assert clipped == pytest.approx(0.01, rel=1e-4)
+
+
+def test_unknown_optimizer_and_empty_data_are_clear_errors(splits):
+    sents, tagger = _prep(splits)
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        train(tagger, sents, epochs=1, optimizer="lbfgs", progress=False)
+    with pytest.raises(ValueError, match="no training sentences"):
+        train(tagger, [], epochs=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def fitted(splits):
+    tagger, hist = fit_tagger(
+        "gru",
+        splits,
+        scheme="binary",
+        encoding="BIOES",
+        embeddings=None,
+        hparams=TINY,
+        epochs=5,
+        batch_size=8,
+        lr=0.03,
+        progress=False,
+        evaluate_test=False,
+    )
+    assert hist.epochs[-1]["dev_f1"] > 0.3  # it has learned to find PHI
+    return tagger
+
+
+def test_save_load_round_trip_predicts_identically(splits, fitted, tmp_path):
+    tagger = fitted
+    save_tagger(tagger, tmp_path / "model")
+    loaded = load_tagger(tmp_path / "model")
+    assert loaded.task == {"scheme": "binary", "encoding": "BIOES", "mode": "default"}
+    a = predict_documents(tagger, splits.test)
+    b = predict_documents(loaded, splits.test)
+    assert [d.spans for d in a] == [d.spans for d in b]
+    with pytest.raises(FileNotFoundError, match="not a saved deidlib tagger"):
+        load_tagger(tmp_path)
+
+
+def test_predictions_are_exact_spans_and_round_trip_through_xml(splits, fitted, tmp_path):
+    tagger = fitted
+    preds = predict_documents(tagger, splits.test)
+    assert [d.id for d in preds] == [d.id for d in splits.test]
+    n = 0
+    for gold, d in zip(splits.test, preds):
+        assert d.text == gold.text
+        for s in d.spans:
+            assert d.text[s.start : s.end] == s.text and s.text.strip() == s.text
+            n += 1
+    assert n > 0
+    write_predictions(tagger, splits.test, tmp_path)
+    back = {d.id: d for d in read_i2b2_dir(tmp_path)}
+    assert {k: v.spans for k, v in back.items()} == {d.id: d.spans for d in preds}
+    assert binary_token_prf(splits.test, list(back.values())) == evaluate_tagger(tagger, splits.test)
+
+
+def test_word2vec_embeddings_come_from_training_tokens_only(splits):
+    sents, tagger = prepare_tagger(
+        "gru", splits.train, embeddings="word2vec", embedding_epochs=1, seed=0, **TINY
+    )
+    vocab = set(tagger.featurizer.words)
+    train_words = {tagger.featurizer.word_key(w) for s in sents for w in s.words}
+    test_only = {tagger.featurizer.word_key(t) for d in splits.test for t in d.text.split()} - train_words
+    assert not (vocab - train_words - {w for w in vocab if w.startswith("<")})
+    assert test_only, "the test split should contain words unseen in training"
+    assert not (test_only & vocab)
