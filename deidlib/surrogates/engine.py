@@ -455,7 +455,7 @@ class SurrogateEngine:
         :meth:`surrogate_documents` for patient scopes; alone, the document is its own scope."""
         if not isinstance(doc, Document):
             raise TypeError(f"expected a Document, got {type(doc).__name__}")
-        spans = sorted(doc.spans)
+        spans = sorted(doc.spans, key=_span_key)
         for a, b in zip(spans, spans[1:]):
             if b.start < a.end:
                 raise SpanError(f"document {doc.id!r}: overlapping spans {a.subtype} {a.start}-{a.end} and "
@@ -601,3 +601,8 @@ def write_audit(records: Sequence[Replacement], path) -> None:
     from ..results import atomic_write_text
 
     atomic_write_text(path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records))
+
+
+def _span_key(s: Span) -> tuple:
+    """The dataclass order of :class:`Span` as a key (sorting by key avoids generated ``__lt__`` calls)."""
+    return (s.start, s.end, s.category, s.subtype, s.text)

@@ -6,8 +6,9 @@ Every surrogate function draws from a :class:`SurrogateRNG`:
   same seed, same surrogates. Scalar draws come from blocks of uniforms taken from the
   generator (fast, deterministic). The discrete Laplace is sampled by inverse transform of
   two geometric variables in floating point: fine for studies, **not** for releases.
-* :class:`SecureRNG` draws everything from :class:`secrets.SystemRandom` (the operating
-  system's CSPRNG, ``os.urandom``) and samples the discrete Laplace / two-sided geometric
+* :class:`SecureRNG` draws everything from the operating system's CSPRNG (``os.urandom``,
+  read in 4 KiB blocks by :class:`BufferedSystemRandom`, a :class:`secrets.SystemRandom`
+  with one system call per block instead of one per draw) and samples the discrete Laplace / two-sided geometric
   distribution **exactly** with integer arithmetic (Canonne, Kamath & Steinke, "The
   Discrete Gaussian for Differential Privacy", NeurIPS 2020, Algorithms 1-2). No floating
   point number is involved, so the output distribution is exactly the one the privacy
@@ -38,7 +39,9 @@ release setting):
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import secrets
 from collections.abc import Sequence
 from fractions import Fraction
@@ -47,7 +50,7 @@ import numpy as np
 
 from ..rng import as_generator
 
-__all__ = ["SurrogateRNG", "SeededRNG", "SecureRNG", "make_rng", "rational_at_most"]
+__all__ = ["SurrogateRNG", "SeededRNG", "SecureRNG", "BufferedSystemRandom", "make_rng", "rational_at_most"]
 
 _BLOCK = 4096
 
@@ -145,13 +148,67 @@ class SeededRNG(SurrogateRNG):
         return int(g1 - g2)
 
 
+_FORK_GENERATION = [0]
+
+
+def _after_fork_in_child() -> None:  # a forked child must never reuse its parent's buffered bytes
+    _FORK_GENERATION[0] += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class BufferedSystemRandom(secrets.SystemRandom):
+    """:class:`secrets.SystemRandom` reading ``os.urandom`` in blocks of ``block`` bytes.
+
+    Same distributions as ``SystemRandom`` (``random()`` takes 53 bits, ``getrandbits``
+    the top ``k`` bits of ``ceil(k/8)`` bytes, ``randrange`` rejection-samples on
+    ``getrandbits``), but one system call per block instead of one per draw (the
+    secure mode's main cost). The unread part of a block lives in process memory, as in
+    any user-space CSPRNG buffer; it is discarded in a forked child (``os.register_at_fork``)
+    so that parent and child never share bytes."""
+
+    def __init__(self, block: int = 4096):
+        super().__init__()
+        self._nblock = int(block)
+        self._buf = b""
+        self._pos = 0
+        self._gen = _FORK_GENERATION[0]
+
+    def _take(self, n: int) -> bytes:
+        if self._gen != _FORK_GENERATION[0]:
+            self._buf, self._pos, self._gen = b"", 0, _FORK_GENERATION[0]
+        if self._pos + n > len(self._buf):
+            self._buf = os.urandom(max(self._nblock, n))
+            self._pos = 0
+        b = self._buf[self._pos:self._pos + n]
+        self._pos += n
+        return b
+
+    def random(self) -> float:
+        return (int.from_bytes(self._take(7), "big") >> 3) * 2.0**-53
+
+    def getrandbits(self, k: int) -> int:
+        if k < 0:
+            raise ValueError("number of bits must be non-negative")
+        if k == 0:
+            return 0
+        n = (k + 7) // 8
+        return int.from_bytes(self._take(n), "big") >> (n * 8 - k)
+
+    def randbytes(self, n: int) -> bytes:
+        return self._take(n)
+
+
 class SecureRNG(SurrogateRNG):
-    """CSPRNG draws (:class:`secrets.SystemRandom`) and an exact discrete Laplace sampler."""
+    """CSPRNG draws (:class:`BufferedSystemRandom` over ``os.urandom``) and an exact
+    discrete Laplace sampler."""
 
     secure = True
 
     def __init__(self):
-        self._sr = secrets.SystemRandom()
+        self._sr = BufferedSystemRandom()
 
     def random(self) -> float:
         return self._sr.random()
@@ -162,43 +219,49 @@ class SecureRNG(SurrogateRNG):
         return self._sr.randrange(n)
 
     # --- exact samplers (Canonne, Kamath & Steinke 2020) -------------------------------
-    def _bernoulli(self, p: Fraction) -> bool:
-        return self._sr.randrange(p.denominator) < p.numerator
-
-    def _bernoulli_exp(self, gamma: Fraction) -> bool:
-        """Bernoulli(exp(-gamma)) exactly, gamma >= 0 rational (CKS20 Algorithm 1)."""
-        while gamma > 1:
-            if not self._bernoulli_exp(Fraction(1)):
+    # Rationals are kept as integer pairs (numerator, denominator): the same exact
+    # arithmetic as fractions.Fraction without its object overhead.
+    def _bernoulli_exp(self, num: int, den: int) -> bool:
+        """Bernoulli(exp(-num/den)) exactly, ``num/den >= 0`` (CKS20 Algorithm 1)."""
+        rb = self._sr.randrange
+        while num > den:
+            if not self._bernoulli_exp(1, 1):
                 return False
-            gamma -= 1
+            num -= den
         k = 1
-        while self._bernoulli(gamma / k):
+        while rb(den * k) < num:  # Bernoulli(gamma / k)
             k += 1
         return k % 2 == 1
 
-    def _geometric_exp(self, gamma: Fraction) -> int:
-        """Number of successes before the first failure of Bernoulli(exp(-gamma))."""
+    def _geometric_exp(self, num: int, den: int) -> int:
+        """Number of successes before the first failure of Bernoulli(exp(-num/den))."""
         n = 0
-        while self._bernoulli_exp(gamma):
+        while self._bernoulli_exp(num, den):
             n += 1
         return n
 
     def discrete_laplace(self, epsilon: float) -> int:
         """Exact two-sided geometric with ``P(k) ∝ exp(-epsilon |k|)`` (CKS20 Algorithm 2,
         scale ``t/s = 1/epsilon`` with ``epsilon = s/t`` rational, see :func:`rational_at_most`)."""
-        eps = rational_at_most(epsilon)
+        eps = _rational_cached(float(epsilon))
         s, t = eps.numerator, eps.denominator
+        rb = self._sr.randrange
         while True:
-            u = self._sr.randrange(t)
-            if not self._bernoulli_exp(Fraction(u, t)):
+            u = rb(t)
+            if not self._bernoulli_exp(u, t):
                 continue
-            v = self._geometric_exp(Fraction(1))
+            v = self._geometric_exp(1, 1)
             x = u + t * v
             y = x // s
-            b = self._sr.randrange(2)
+            b = rb(2)
             if b == 1 and y == 0:
                 continue
             return -y if b else y
+
+
+@functools.lru_cache(maxsize=1024)
+def _rational_cached(x: float) -> Fraction:
+    return rational_at_most(x)
 
 
 def make_rng(seed: int | np.random.Generator | None = 0, *, secure: bool = False) -> SurrogateRNG:
