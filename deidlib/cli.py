@@ -20,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "reproduce": "deidlib.commands.reproduce",
     "synth": "deidlib.commands.synth",
     "evaluate": "deidlib.commands.evaluate",
+    "train": "deidlib.commands.train",
+    "predict": "deidlib.commands.predict",
     "surrogate": "deidlib.commands.surrogate",
 }
 

@@ -1,0 +1,77 @@
+"""``deidlib train`` / ``deidlib predict`` end to end on a tiny synthetic corpus."""
+
+import json
+
+from deidlib.cli import main
+from deidlib.corpus.datasets import load_corpus
+from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
+
+
+def test_train_then_predict_then_evaluate(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(
+        [
+            "train",
+            str(out),
+            "--model",
+            "gru",
+            "--embeddings",
+            "none",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "8",
+            "--scheme",
+            "binary",
+            "--lr",
+            "0.03",
+            "--seed",
+            "1",
+            "--set",
+            "word_dim=16",
+            "--set",
+            "hidden=16",
+            "--set",
+            "char_hidden=8",
+            "--set",
+            "char_emb_dim=8",
+            "--set",
+            "ff_dim=16",
+        ]
+    )
+    assert rc == 0
+    assert "test binary-token P/R/F1" in capsys.readouterr().out
+    hist = json.loads((out / "history.json").read_text())
+    assert len(hist["epochs"]) == 2 and "dev_f1" in hist["epochs"][0]
+    scores = json.loads((out / "scores.json").read_text())
+    assert 0.0 <= scores["test_f1"] <= 1.0
+    assert (out / "checkpoints" / "last.pt").is_file()
+    cfg = json.loads((out / "model" / "config.json").read_text())
+    assert cfg["tagger"]["hparams"]["hidden"] == 16
+
+    # predict on the same test documents from their XML, ignoring their gold tags
+    test = load_corpus("synthetic", profile="smoke", seed=1).test
+    gold_dir = tmp_path / "gold"
+    write_i2b2_dir(test, gold_dir)
+    rc = main(["predict", str(out), str(gold_dir), str(tmp_path / "pred")])
+    assert rc == 0
+    pred = {d.id: d.spans for d in read_i2b2_dir(tmp_path / "pred")}
+    saved = {d.id: d.spans for d in read_i2b2_dir(out / "test_predictions")}
+    assert pred == saved
+    assert (
+        main(["evaluate", str(gold_dir), str(tmp_path / "pred"), "--measure", "binary_token", "--no-details"])
+        == 0
+    )
+
+
+def test_train_rejects_bad_arguments(tmp_path, capsys):
+    assert main(["train", str(tmp_path), "--model", "nope"]) == 2
+    assert "unknown model" in capsys.readouterr().err
+    assert main(["train", str(tmp_path), "--set", "hidden"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+    assert main(["train", str(tmp_path), "--corpus", "i2b2", "--data-dir", str(tmp_path / "missing")]) == 1
+
+
+def test_predict_reports_missing_model(tmp_path, capsys):
+    assert main(["predict", str(tmp_path), str(tmp_path), str(tmp_path / "o")]) == 1
+    assert "not a saved deidlib tagger" in capsys.readouterr().err
