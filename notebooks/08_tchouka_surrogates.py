@@ -1,0 +1,209 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · tchouka: differentially private surrogate generation
+#
+# Tchouka, Couchot & Laiymani (2023), *An Easy-to-use and Robust Approach for the Differentially
+# Private De-Identification of Clinical Textual Documents*, section 4. Detected PHI is replaced by
+# surrogates: names and identifiers at random (memoised), **dates and ages** with the ε·d-private
+# Laplace mechanism in the unit they are written in (section 4.1), **cities** with the exponential
+# mechanism of Algorithm 1 over places that are close geographically *and* in statistical/medical
+# features (section 4.2). The note's ε is split uniformly over its entities.
+#
+# | part | what | library |
+# |---|---|---|
+# | (a) | the paper's thread example end to end (French), Figure 6 analog | `tchouka.thread_example`, `figure6_data` |
+# | (b) | utility vs ε: dates, ages, stays; cities | `date_utility`, `location_utility` |
+# | (c) | privacy: known-one-date attack, empirical ε·d checks | `known_date_attack`, `guarantee_checks` |
+# | (d) | a synthetic note before / after | `before_after` |
+#
+# Baselines: uniform per-patient date shift (Stubbs et al. 2015, used for i2b2 2014), bounded-Laplace
+# LDP in three time categories and geo-indistinguishability (Tchouka et al. 2022), uniform random place,
+# no change. Two variants of Algorithm 1: **as published** (candidates = the k nearest places of the
+# secret city: the candidate set depends on the secret, so the paper's ε·d proof does not hold) and with
+# a **fixed public candidate set** and `exp(-ε d / 2)` (a valid ε·d-private exponential mechanism).
+# All computation lives in `deidlib.studies.tchouka` and `deidlib.surrogates`; only synthetic notes are
+# shown.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper: sizes of the simulations (see tchouka.PROFILE_PARAMS)
+corpus = "synthetic"  # the before/after example always uses the synthetic corpus (no real note is shown)
+data_dir = None  # unused (the optional Eurostat hospital table is looked up with find_data_dir)
+seed = 0  # seed of every simulation and surrogate draw
+device = "cpu"  # unused: NumPy only
+out_dir = "../runs/cpu/08_tchouka_surrogates"  # figures, tables and the results JSON are written here
+epsilon = None  # thread example: ε of the whole note (None: the profile's value, 1.0)
+
+# %%
+# ruff: noqa: E402, B018  (notebook: parameters cell first, tables displayed as cell results)
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from IPython.display import HTML, display
+
+from deidlib.plotting import apply_style, savefig
+from deidlib.results import Result, save_result
+from deidlib.studies import tchouka
+from deidlib.studies.corpus_overview import annotated_html
+
+apply_style()
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+params = tchouka.params_for(profile, epsilon=epsilon)
+places, places_desc = tchouka.load_french_places(params.min_population)
+print(f"profile={profile} seed={seed}; French places: {len(places)} ({places_desc})")
+params
+
+# %% [markdown]
+# ## (a) The thread example, French locale
+# "Mr. Durand born in Dijon, 40 years old, was admitted to the hospital from 12/02/2020 to February 26,
+# 2020 following a road accident in Dijon". Two dates (noised in days), one age (in years) and one city
+# (two mentions, memoised) share ε: ε/4 each; the name is replaced at random and uses no budget.
+# Paper's result (its draw): "Mr. Julien born in Besançon, 37 years old, ... from 02/20/2020 to March 01, 2020
+# ... in Besançon". Numeric dates are read day first (French).
+
+# %%
+thread = tchouka.thread_example(
+    params.epsilon, seed=seed, location_method="paper", k=params.k, max_km=params.max_km, places=places
+)
+print("before:", thread["document"].text)
+print("after: ", thread["surrogate"].text)
+print("budget:", thread["budget"])
+print("entities sharing ε:", thread["entities"])
+thread["spans"]
+
+# %% [markdown]
+# The same note with the fixed-candidate variant (all French places are candidates; ε/4 = 0.25 on a
+# normalised distance in [0, 1] is a weak preference for close places, hence a far-away substitute is
+# likely at this ε):
+
+# %%
+thread_fixed = tchouka.thread_example(params.epsilon, seed=seed, location_method="fixed", places=places)
+print("after (fixed):", thread_fixed["surrogate"].text)
+
+# %% [markdown]
+# ### Figure 6 analog: Algorithm 1 around Dijon
+# The k = 10 candidates (within 100 km, smallest normalised distance d over latitude, longitude and
+# features), score U = 1 − d and the probability ∝ exp(ε U) for several ε per city. The paper's
+# features (population, cancer incidence, strokes) are replaced by log10 population and, when the
+# Eurostat healthcare table is on this machine, log1p hospitals and beds per city.
+
+# %%
+fig6 = tchouka.figure6_data(places, "Dijon", params.figure6_epsilons, k=params.k, max_km=params.max_km)
+fig6.to_csv(out / "tchouka_figure6.csv", index=False)
+fig = tchouka.plot_figure6(fig6, "Dijon")
+savefig(fig, "tchouka_figure6", out)
+plt.show()
+fig6.round(4)
+
+# %% [markdown]
+# ## (b) Utility against ε
+# Simulated patient timelines (1–4 stays over 20 years, one age per patient; see the module docstring).
+# ε is per entity (after the budget split). `shift` and `none` do not depend on ε.
+
+# %%
+timelines = tchouka.simulate_timelines(params.timeline_patients, seed)
+print(f"{timelines.n_patients} patients, {len(timelines.days)} dates, {len(timelines.admission)} stays")
+du = tchouka.date_utility(timelines, params.date_epsilons, seed=seed, shift_max_days=params.shift_max_days)
+du.to_csv(out / "tchouka_date_utility.csv", index=False)
+fig = tchouka.plot_date_utility(du)
+savefig(fig, "tchouka_dates_utility", out)
+plt.show()
+du.round(3)
+
+# %% [markdown]
+# Cities: expected distance between a secret city and its substitute (normalised feature distance d and
+# km) and the probability of keeping the city. `fixed`, `paper` and `uniform` are exact expectations
+# over their output laws; geo-indistinguishability is sampled, with ε per km = ε / L (L = km per unit
+# of d on the coordinates, `tchouka.km_per_unit`).
+
+# %%
+lu = tchouka.location_utility(
+    places,
+    params.location_epsilons,
+    queries=params.location_queries,
+    geoind_draws=params.geoind_draws,
+    k=params.k,
+    max_km=params.max_km,
+    seed=seed,
+)
+lu.to_csv(out / "tchouka_location_utility.csv", index=False)
+print(f"L = {tchouka.km_per_unit(places):.0f} km per unit of d")
+fig = tchouka.plot_location_utility(lu)
+savefig(fig, "tchouka_locations_utility", out)
+plt.show()
+lu.round(4)
+
+# %% [markdown]
+# ## (c) Privacy
+# **Known-one-date attack** (section 2: with a uniform shift "an attacker only needs to know one date in
+# file to reconstruct the others"): the attacker knows each patient's first true date and its surrogate.
+# **Guarantee checks**: for each mechanism two neighbouring inputs, the claimed bound L = ε·d, the exact
+# maximum log-ratio of the output laws (where known) and the empirical ratio test on sampled outputs
+# (`deidlib.surrogates.audit.ratio_test`; `passed` = no output bin rejects the bound at family-wise level α).
+
+# %%
+attack = tchouka.known_date_attack(
+    timelines, params.date_epsilons, seed=seed, shift_max_days=params.shift_max_days
+)
+attack.to_csv(out / "tchouka_attack.csv", index=False)
+attack.round(3)
+
+# %%
+checks, hists = tchouka.guarantee_checks(
+    places,
+    draws=params.audit_draws,
+    seed=seed,
+    alpha=params.audit_alpha,
+    k=params.k,
+    max_km=params.max_km,
+    shift_max_days=params.shift_max_days,
+)
+checks.to_csv(out / "tchouka_guarantee_checks.csv", index=False)
+fig = tchouka.plot_privacy(attack, checks, hists)
+savefig(fig, "tchouka_privacy", out)
+plt.show()
+checks.round(4)
+
+# %% [markdown]
+# ## (d) A synthetic note before and after (gold PHI surrogated, ε = 1 per note, en_US)
+
+# %%
+ba = tchouka.before_after(params.corpus_patients, seed=seed, epsilon=params.epsilon)
+print(
+    f"{ba['documents']} synthetic notes, {ba['entities']} PHI mentions; mean ε per DP entity "
+    f"{ba['epsilon_per_entity']:.3f}"
+)
+display(ba["corpus"].to_frame())
+display(HTML("<h4>before</h4>" + annotated_html(ba["original"], max_chars=2500)))
+display(HTML("<h4>after</h4>" + annotated_html(ba["surrogate"], max_chars=2500)))
+ba["replacements"]
+
+# %%
+summary = tchouka.summary(thread, fig6, du, lu, attack, checks, ba)
+summary["thread_fixed"] = thread_fixed["surrogate"].text
+summary["places"] = places_desc
+save_result(
+    Result(
+        study="tchouka",
+        name="surrogates",
+        params={**vars(params), "profile": profile, "corpus": corpus},
+        metrics=summary,
+        seeds=[seed],
+    ),
+    out / "tchouka_result.json",
+)
+print(json.dumps({k: summary[k] for k in ("thread",)}, ensure_ascii=False, indent=1, default=str)[:1500])
+print("written to", out)
