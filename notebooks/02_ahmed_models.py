@@ -1,0 +1,158 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · ahmed: GRU, stacked-RNN and self-attention PHI taggers (thesis chapter 4)
+#
+# Ahmed's thesis, chapter 4 and appendix A: a Dernoncourt-style BiLSTM (with softmax and with CRF) against
+# the GRU, GRU-GRU, LSTM-GRU and self-attention taggers, all predicting the PHI TYPEs in BIOES encoding.
+#
+# | analog of | what varies | function |
+# |---|---|---|
+# | Table 4.2 | model | `table_4_2`, `figure_4_2` |
+# | Table 4.3 | GRU: char embedding on/off, dropout 0 / 0.25 / 0.5, CRF vs softmax; SAT: dropout, CRF vs softmax | `table_4_3` |
+# | Table 4.4 | recall penalty δ_p ∈ {1, 3, 5, 10, 15} (eq. 4.7–4.9) on the self-attention model | `table_4_4` |
+# | Table 4.10 | seconds per training epoch, prediction seconds, parameters | `table_4_10` |
+# | Table A.1 / Figure A.1 | per-category P/R/F1 of the best model; F1 vs training instances | `table_a1`, `figure_a1` |
+#
+# Scores are binary token P/R/F1 (%) of the i2b2 2014 scorer on the test split, mean ± sd over seeds
+# (the seeds vary initialisation, dropout and batch order; the data split is fixed). All computation lives
+# in `deidlib.studies.ahmed_models`; its docstring lists every deviation from the thesis (no GloVe/BERT
+# downloads: Word2Vec from the training split and a self-attention tagger trained from scratch).
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper: data caps, epochs and tagger sizes (paper: thesis sizes, 100 epochs)
+corpus = "synthetic"  # synthetic | physionet | i2b2
+data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
+split = None  # None (corpus default; physionet: the thesis's document-level 80/20) | document | patient
+seed = 0  # first training seed; also fixes the data split, caps and word vectors
+n_seeds = None  # None: the profile's number of seeds (smoke 1, cpu 2, paper 3)
+device = "cpu"  # torch device
+out_dir = "../runs/cpu/02_ahmed_models"  # tables, figures and results JSON are written here
+epochs = None  # None: the profile's value (paper: 100, early stopping with patience 10)
+lr = None  # None: the profile's value (paper: Adam 1e-5, gradient clipping 5)
+
+# %%
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+
+from deidlib.plotting import savefig
+from deidlib.results import Result, save_result
+from deidlib.studies import ahmed_models as am
+
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+params = am.params_for(profile, epochs=epochs, lr=lr)
+seeds = [seed + i for i in range(n_seeds or params.n_seeds)]
+print(f"profile={profile} corpus={corpus} split={split} seeds={seeds} epochs={params.epochs} lr={params.lr}")
+print("configurations:", ", ".join(am.config_grid(params)))
+
+# %%
+results = am.run_study(
+    profile=profile,
+    corpus=corpus,
+    data_dir=data_dir,
+    seeds=seeds,
+    data_seed=seed,
+    split=split,
+    device=device,
+    epochs=epochs,
+    lr=lr,
+)
+(out / "ahmed_models_runs.json").write_text(json.dumps(results, default=float))
+results["data"]  # counts only (no text)
+
+
+# %%
+def write_table(df, name):
+    df.to_csv(out / f"{name}.csv", index=False)
+    (out / f"{name}.md").write_text(am.to_markdown(df) + "\n")
+    print(am.to_markdown(df))
+
+
+# %% [markdown]
+# ## Table 4.2 analog: binary token P / R / F1 (%)
+# Thesis (Nursing Notes): Dernoncourt 86.1 / 69.7 / 77.0; GRU 81.8 / 66.2 / 73.2; GRU-GRU 80.0 / 71.0 / 75.2;
+# LSTM-GRU 85.1 / 68.2 / 75.7; self-attention 89.2 / 82.9 / 85.9 (i2b2 2014: 97.9, 97.3, 97.0, 97.0, 98.2 F1).
+
+# %%
+t42 = am.table_4_2(results)
+write_table(t42, "ahmed_table_4_2")
+fig = am.figure_4_2(results)
+savefig(fig, "ahmed_table_4_2", out)
+plt.show()
+
+# %% [markdown]
+# ## Table 4.3 analog: character embedding, dropout, CRF vs softmax
+# Thesis (i2b2 2014, F1): GRU without CE 90.7; GRU with CE at dropout 0 / 0.25 / 0.5: 95.8 / 96.8 / 97.3;
+# softmax 96.5; SAT at 0.1 / 0.25 / 0.5: 98.3 / 98.2 / 96.1, softmax 98.1.
+
+# %%
+t43 = am.table_4_3(results)
+write_table(t43, "ahmed_table_4_3")
+
+# %% [markdown]
+# ## Table 4.4 analog: recall penalty δ_p (self-attention)
+# Thesis (i2b2 2014, R / F1): δ_p 1: 97.1 / 98.1; 3: 97.4 / 97.9; 5: 97.3 / 98.2; 10: 97.5 / 98.1; 15: 95.7 / 97.4.
+
+# %%
+t44 = am.table_4_4(results)
+write_table(t44, "ahmed_table_4_4")
+
+# %% [markdown]
+# ## Table 4.10 analog: execution time on this machine
+# Thesis (Titan V, i2b2): train s/epoch — baseline 794, GRU 802, self-attention 693; test s — 266, 268, 124;
+# parameters 3.09 M, 3.08 M, 110 M.
+
+# %%
+t410 = am.table_4_10(results)
+write_table(t410, "ahmed_table_4_10")
+
+# %% [markdown]
+# ## Table A.1 and Figure A.1 analogs: per category, best model (highest mean dev F1)
+# Typed token scores; categories the label scheme cannot predict (OTHER) are left out.
+
+# %%
+best = am.best_config(results)
+print("best configuration:", best)
+ta1 = am.table_a1(results, best)
+write_table(ta1, "ahmed_table_a1")
+fa1 = am.figure_a1_data(results, best, level="type")
+fa1.to_csv(out / "ahmed_figure_a1_types.csv", index=False)
+am.figure_a1_data(results, best).to_csv(out / "ahmed_figure_a1_categories.csv", index=False)
+fig = am.figure_a1(results, best)
+savefig(fig, "ahmed_figure_a1", out)
+plt.show()
+
+# %%
+save_result(
+    Result(
+        study="ahmed",
+        name="chapter4_models",
+        params={**results["params"], "corpus": corpus, "profile": profile, "split": results["data"]["split"]},
+        metrics={
+            "table_4_2": t42.to_dict(orient="records"),
+            "table_4_3": t43.to_dict(orient="records"),
+            "table_4_4": t44.to_dict(orient="records"),
+            "table_4_10": t410.to_dict(orient="records"),
+            "best_config": best,
+            "table_a1": ta1.to_dict(orient="records"),
+        },
+        seeds=seeds,
+        data_fingerprint=results["data"]["fingerprint"],
+    ),
+    out / "ahmed_models_result.json",
+)
+print("written to", out)
