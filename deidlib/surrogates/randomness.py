@@ -200,6 +200,24 @@ class BufferedSystemRandom(secrets.SystemRandom):
     def randbytes(self, n: int) -> bytes:
         return self._take(n)
 
+    def _randbelow(self, n: int) -> int:
+        """Uniform in ``0..n-1`` (``randrange``'s rejection sampling on ``n.bit_length()``
+        random bits, with the buffer read inline: the secure mode's most frequent draw)."""
+        if n <= 0:
+            return 0
+        k = n.bit_length()
+        nb = (k + 7) // 8
+        shift = nb * 8 - k
+        while True:
+            if self._gen != _FORK_GENERATION[0]:  # forked child: drop the parent's bytes
+                self._buf, self._pos, self._gen = b"", 0, _FORK_GENERATION[0]
+            if self._pos + nb > len(self._buf):
+                self._buf, self._pos = os.urandom(max(self._nblock, nb)), 0
+            r = int.from_bytes(self._buf[self._pos : self._pos + nb], "big") >> shift
+            self._pos += nb
+            if r < n:
+                return r
+
 
 class SecureRNG(SurrogateRNG):
     """CSPRNG draws (:class:`BufferedSystemRandom` over ``os.urandom``) and an exact
@@ -216,14 +234,14 @@ class SecureRNG(SurrogateRNG):
     def randbelow(self, n: int) -> int:
         if n <= 0:
             raise ValueError(f"randbelow needs a positive bound, got {n}")
-        return self._sr.randrange(n)
+        return self._sr._randbelow(n)
 
     # --- exact samplers (Canonne, Kamath & Steinke 2020) -------------------------------
     # Rationals are kept as integer pairs (numerator, denominator): the same exact
     # arithmetic as fractions.Fraction without its object overhead.
     def _bernoulli_exp(self, num: int, den: int) -> bool:
         """Bernoulli(exp(-num/den)) exactly, ``num/den >= 0`` (CKS20 Algorithm 1)."""
-        rb = self._sr.randrange
+        rb = self._sr._randbelow
         while num > den:
             if not self._bernoulli_exp(1, 1):
                 return False
@@ -245,7 +263,7 @@ class SecureRNG(SurrogateRNG):
         scale ``t/s = 1/epsilon`` with ``epsilon = s/t`` rational, see :func:`rational_at_most`)."""
         eps = _rational_cached(float(epsilon))
         s, t = eps.numerator, eps.denominator
-        rb = self._sr.randrange
+        rb = self._sr._randbelow
         while True:
             u = rb(t)
             if not self._bernoulli_exp(u, t):

@@ -21,6 +21,12 @@ def test_getrandbits_widths_and_randrange_uniform():
     assert chisquare(counts).pvalue > 1e-4
     u = np.array([r.random() for _ in range(20_000)])
     assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.01
+    g = SecureRNG()
+    assert {g.randbelow(1) for _ in range(50)} == {0}
+    big = np.bincount([g.randbelow(300) for _ in range(30_000)], minlength=300)
+    assert big.size == 300 and chisquare(big).pvalue > 1e-4
+    with pytest.raises(ValueError):
+        g.randbelow(0)
     with pytest.raises(ValueError):
         r.getrandbits(-1)
     assert r.getrandbits(0) == 0
