@@ -1,0 +1,399 @@
+"""DP-SGD for every tagger of :mod:`deidlib.models` (ahmed thesis §5.1.2, Algorithm 1;
+Abadi et al. 2016), with exact per-unit gradients, Poisson sampling and a privacy ledger.
+
+Algorithm 1 as implemented (one step):
+
+1. Poisson sampling: every privacy *unit* (a sentence — the thesis' "sequence" — or a
+   patient with all of their sentences) joins the lot independently with probability
+   ``q = batch_size / n_units`` (``opacus.utils.uniform_sampler.UniformWithReplacementSampler``).
+2. Per-unit gradients ``g_u = ∇_θ L_u`` where ``L_u`` is the sum of the unit's sentence
+   losses (CRF NLL or summed token cross-entropy, ``BaseTagger.sentence_losses``).
+3. Clipping: ``ḡ_u = g_u · min(1, C / (‖g_u‖₂ + 1e-6))`` over *all* trainable parameters
+   (flat clipping, ``max_grad_norm = C``; ``C = inf`` disables clipping).
+4. Noise: ``G = (Σ_u ḡ_u + N(0, σ² C² I)) / L`` with ``L`` the *expected* lot size
+   ``q · n_units`` (Opacus' ``loss_reduction="mean"``; the thesis' 1/L), then an ordinary
+   optimiser step (plain SGD in Algorithm 1; Adam/Nadam are post-processing of the noisy
+   gradient and cost no privacy).
+5. Accounting with Opacus (:mod:`.accounting`, prv default) over (σ, q, steps) into a
+   :class:`PrivacyLedger`; ``target_epsilon`` calibrates σ for the planned number of steps
+   (``opacus.accountants.utils.get_noise_multiplier``).
+
+Per-sample gradients. Opacus' hook-based ``GradSampleModule`` gets three things wrong or
+not at all for these taggers (the char encoder runs once per *distinct token of the batch*,
+so its per-row gradients belong to tokens, not sentences; the CRF parameters have no grad
+sampler; ``nn.LSTM``/``nn.GRU`` need ``DPLSTM``/``DPGRU`` replacements). We therefore
+compute per-unit gradients as the rows of the Jacobian of the vector of per-unit losses:
+one forward pass over the whole lot, then one *vectorised* backward pass
+(``torch.autograd.grad(..., is_grads_batched=True)``: ``vmap`` over the backward with the
+rows of a unit-indicator matrix as output gradients). This is exact for every module — a
+character encoding shared by several sentences contributes ``∂L_u/∂h · ∂h/∂θ`` to each
+unit ``u`` separately, the CRF transitions/start/end, LSTM and GRU weights need no
+special sampler — because the only thing it requires is that no sentence's loss depends on
+another sentence's data in the forward pass, which holds for all taggers (padding is
+masked; dropout masks are per element). ``method="loop"`` computes the same rows with one
+backward pass per unit (slow, a cross-check and a fallback for ops without batching rules).
+The recall penalty ρ (thesis eq. 4.7–4.8) is batch-level in ``BaseTagger.loss``; a
+batch-level weight would make a unit's contribution depend on other units and break the
+sensitivity bound, so under DP ρ is computed *per unit* from the unit's own sentences.
+Batch normalisation is absent from all taggers (it would couple samples).
+
+Noise is drawn from a seeded ``torch.Generator`` (reproducible research runs, as every
+randomness in deidlib). This is *not* a cryptographically secure source (Opacus'
+``secure_mode`` uses torchcsprng, which is not installed here): a deployment must replace
+``noise_generator`` with a CSPRNG-backed sampler.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from ..corpus.labels import TaggedSentence
+from ..models.protocol import Batch
+from ..rng import derive_seed
+from .accounting import ACCOUNTANTS, epsilon, noise_for_epsilon
+
+__all__ = [
+    "PrivacyLedger",
+    "per_unit_gradients",
+    "clip_and_noise",
+    "dp_step",
+    "train_dp",
+    "patient_units",
+    "UNITS",
+    "METHODS",
+]
+
+UNITS = ("sentence", "patient")
+METHODS = ("vmap", "loop")
+
+
+@dataclass
+class PrivacyLedger:
+    """What a DP-SGD run spent: unit, σ, q, steps, accountant, δ and the resulting ε.
+    ``history`` lists earlier phases [(σ, q, steps)] on the same units (e.g. pre-training)."""
+
+    unit: str
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    accountant: str
+    delta: float
+    max_grad_norm: float
+    n_units: int
+    expected_batch_size: float
+    epsilon: float = math.inf
+    target_epsilon: float | None = None
+    history: list[tuple[float, float, int]] = field(default_factory=list)
+
+    def spent(self, steps: int | None = None) -> float:
+        """ε after ``steps`` steps (default: the ledger's steps), with the earlier phases."""
+        s = self.steps if steps is None else steps
+        if s == 0 and not self.history:
+            return 0.0
+        if self.noise_multiplier == 0 or not math.isfinite(self.max_grad_norm):
+            return math.inf
+        if s == 0:
+            h = self.history
+            return epsilon(h[-1][0], h[-1][1], h[-1][2], self.delta, self.accountant, history=h[:-1])
+        return epsilon(
+            self.noise_multiplier, self.sample_rate, s, self.delta, self.accountant, history=self.history
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k in ("epsilon", "max_grad_norm"):
+            if not math.isfinite(d[k]):
+                d[k] = str(d[k])
+        return d
+
+
+def _params(tagger: torch.nn.Module) -> list[torch.nn.Parameter]:
+    return [p for p in tagger.parameters() if p.requires_grad]
+
+
+def _unit_losses(tagger, batch: Batch, groups: Sequence[Sequence[int]]) -> torch.Tensor:
+    """Per-unit losses [G]: the sum of the unit's sentence losses times the unit's own ρ."""
+    em = tagger.emissions(batch)
+    per_sentence = tagger.sentence_losses(batch, em)
+    index = torch.zeros(len(groups), batch.batch_size, dtype=per_sentence.dtype, device=per_sentence.device)
+    for g, idx in enumerate(groups):
+        index[g, list(idx)] = 1.0
+    losses = index @ per_sentence
+    if getattr(tagger, "recall_penalty", None) and tagger.recall_penalty != 1:
+        rho = torch.stack(
+            [
+                tagger.penalty(
+                    SimpleNamespace(labels=batch.labels[list(i)], mask=batch.mask[list(i)]), em[list(i)]
+                )
+                for i in groups
+            ]
+        )
+        losses = losses * rho
+    return losses
+
+
+def per_unit_gradients(
+    tagger: torch.nn.Module,
+    batch: Batch,
+    groups: Sequence[Sequence[int]] | None = None,
+    *,
+    method: str = "vmap",
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """Per-unit losses [G] and per-unit gradients (one tensor [G, *p.shape] per trainable
+    parameter, zeros for parameters a unit does not reach). ``groups``: sentence positions
+    of each unit in ``batch`` (default: every sentence is a unit)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if batch.labels is None:
+        raise ValueError("the batch has no labels")
+    B = batch.batch_size
+    groups = [[i] for i in range(B)] if groups is None else [list(g) for g in groups]
+    seen = [i for g in groups for i in g]
+    if sorted(seen) != list(range(B)):
+        raise ValueError("groups must partition the sentences of the batch")
+    params = _params(tagger)
+    losses = _unit_losses(tagger, batch, groups)
+    G = len(groups)
+    if method == "vmap":
+        eye = torch.eye(G, dtype=losses.dtype, device=losses.device)
+        grads = torch.autograd.grad(
+            losses, params, grad_outputs=eye, is_grads_batched=True, allow_unused=True
+        )
+    else:
+        rows = [
+            torch.autograd.grad(losses[g], params, retain_graph=g + 1 < G, allow_unused=True)
+            for g in range(G)
+        ]
+        grads = [
+            None
+            if all(r[j] is None for r in rows)
+            else torch.stack([r[j] if r[j] is not None else torch.zeros_like(p) for r in rows])
+            for j, p in enumerate(params)
+        ]
+    out = [g if g is not None else p.new_zeros((G, *p.shape)) for g, p in zip(grads, params)]
+    return losses.detach(), out
+
+
+def clip_and_noise(
+    grads: Sequence[torch.Tensor],
+    max_grad_norm: float,
+    noise_multiplier: float,
+    denominator: float,
+    generator: torch.Generator | None = None,
+) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """Clip every unit's flat gradient to ``max_grad_norm``, sum, add N(0, σ²C²) and divide by
+    ``denominator``. Returns the noisy mean gradient per parameter and the unit norms [G]."""
+    if not max_grad_norm > 0:
+        raise ValueError(f"max_grad_norm must be > 0 (got {max_grad_norm})")
+    if noise_multiplier < 0:
+        raise ValueError(f"noise_multiplier must be >= 0 (got {noise_multiplier})")
+    if noise_multiplier > 0 and not math.isfinite(max_grad_norm):
+        raise ValueError("noise needs a finite max_grad_norm (the noise scale is σ·C)")
+    if not denominator > 0:
+        raise ValueError(f"denominator must be > 0 (got {denominator})")
+    norms = torch.stack([g.flatten(1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
+    if math.isfinite(max_grad_norm):
+        factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+    else:
+        factor = torch.ones_like(norms)
+    out = []
+    for g in grads:
+        s = torch.einsum("g,g...->...", factor, g)
+        if noise_multiplier > 0:
+            s = s + torch.normal(
+                0.0, noise_multiplier * max_grad_norm, s.shape, generator=generator, device="cpu"
+            ).to(s)
+        out.append(s / denominator)
+    return out, norms
+
+
+def dp_step(
+    tagger: torch.nn.Module,
+    batch: Batch | None,
+    optimizer: torch.optim.Optimizer,
+    *,
+    max_grad_norm: float,
+    noise_multiplier: float,
+    denominator: float,
+    groups: Sequence[Sequence[int]] | None = None,
+    generator: torch.Generator | None = None,
+    method: str = "vmap",
+) -> float:
+    """One DP-SGD step on a (Poisson-sampled) lot; ``batch=None`` is an empty lot (noise
+    only, as Opacus). Returns the mean per-unit loss (nan for an empty lot)."""
+    params = _params(tagger)
+    optimizer.zero_grad(set_to_none=True)
+    if batch is None:
+        grads = [p.new_zeros((0, *p.shape)) for p in params]
+        loss = math.nan
+    else:
+        losses, grads = per_unit_gradients(tagger, batch, groups, method=method)
+        loss = float(losses.mean())
+    noisy, _ = clip_and_noise(grads, max_grad_norm, noise_multiplier, denominator, generator)
+    for p, g in zip(params, noisy):
+        p.grad = g
+    optimizer.step()
+    return loss
+
+
+def patient_units(sentences: Sequence[TaggedSentence], docs) -> list[Hashable]:
+    """The patient of every sentence (via its document id); documents without a patient id
+    count as their own patient (a conservative choice: never merges two people)."""
+    pid = {d.id: (d.patient_id if d.patient_id is not None else f"doc:{d.id}") for d in docs}
+    missing = {s.doc_id for s in sentences} - set(pid)
+    if missing:
+        raise ValueError(f"no document for sentence doc ids {sorted(missing)[:5]}")
+    return [pid[s.doc_id] for s in sentences]
+
+
+def train_dp(
+    tagger: torch.nn.Module,
+    train_sentences: Sequence[TaggedSentence],
+    dev_docs=None,
+    test_docs=None,
+    *,
+    unit: str = "sentence",
+    units: Sequence[Hashable] | None = None,
+    epochs: float = 1,
+    batch_size: int = 16,
+    noise_multiplier: float | None = None,
+    target_epsilon: float | None = None,
+    delta: float = 1e-5,
+    max_grad_norm: float = 1.0,
+    accountant: str = "prv",
+    optimizer: str = "sgd",
+    lr: float = 0.1,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    method: str = "vmap",
+    eval_every: int = 1,
+    progress: bool = True,
+    history: list[tuple[float, float, int]] | None = None,
+):
+    """Train ``tagger`` in place with DP-SGD; returns ``(History, PrivacyLedger)``.
+
+    ``unit="sentence"`` samples sentences (the thesis); ``unit="patient"`` samples the
+    ``units`` keys (one per sentence, e.g. :func:`patient_units`) and treats all sentences of
+    a patient as one example. ``batch_size`` is the *expected* lot size (q = batch_size /
+    n_units), ``epochs`` sets the number of steps (round(epochs / q)). Give exactly one of
+    ``noise_multiplier`` and ``target_epsilon``. ``history``: earlier DP phases on the same
+    units (their ε composes; e.g. fine-tuning a model pre-trained on the same data).
+    History records per epoch ``train_loss``, ``epsilon`` and dev/test binary-token P/R/F1.
+    """
+    from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+    from tqdm.auto import tqdm
+
+    from ..training.loop import make_optimizer
+    from ..training.predict import evaluate_tagger
+    from ..training.trainer import History
+
+    if unit not in UNITS:
+        raise ValueError(f"unknown privacy unit {unit!r}; choose one of {', '.join(UNITS)}")
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"unknown accountant {accountant!r}; choose one of {', '.join(ACCOUNTANTS)}")
+    if not train_sentences:
+        raise ValueError("no training sentences")
+    if (noise_multiplier is None) == (target_epsilon is None):
+        raise ValueError("give exactly one of noise_multiplier and target_epsilon")
+    if unit == "patient":
+        if units is None or len(units) != len(train_sentences):
+            raise ValueError("unit='patient' needs `units`: one patient key per training sentence")
+        keys: dict[Hashable, list[int]] = {}
+        for i, u in enumerate(units):
+            keys.setdefault(u, []).append(i)
+        members = list(keys.values())
+    else:
+        members = [[i] for i in range(len(train_sentences))]
+    n = len(members)
+    if batch_size > n:
+        raise ValueError(f"expected batch size {batch_size} exceeds the {n} privacy units")
+    q = batch_size / n
+    steps = max(1, round(epochs / q))
+    if target_epsilon is not None:
+        noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant)
+    ledger = PrivacyLedger(
+        unit,
+        float(noise_multiplier),
+        q,
+        0,
+        accountant,
+        delta,
+        float(max_grad_norm),
+        n,
+        q * n,
+        target_epsilon=target_epsilon,
+        history=list(history or []),
+    )
+    tagger.to(device)
+    params = _params(tagger)
+    opt = make_optimizer(params, optimizer, lr)
+    fz = tagger.featurizer
+    sampler_gen = torch.Generator().manual_seed(derive_seed(seed, "dp-poisson") % 2**63)
+    noise_gen = torch.Generator().manual_seed(derive_seed(seed, "dp-noise") % 2**63)
+    sampler = UniformWithReplacementSampler(num_samples=n, sample_rate=q, generator=sampler_gen, steps=steps)
+    per_epoch = max(1, round(1 / q))
+    hist = History()
+    losses: list[float] = []
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        tagger.train()
+        bar = tqdm(
+            sampler,
+            total=steps,
+            desc=f"dp-sgd {getattr(tagger, 'kind', '')}",
+            disable=not progress,
+            unit="step",
+        )
+        for t, lot in enumerate(bar, start=1):
+            lot = list(lot)
+            if lot:
+                sent_idx, groups = [], []
+                for u in lot:
+                    groups.append(list(range(len(sent_idx), len(sent_idx) + len(members[u]))))
+                    sent_idx.extend(members[u])
+                ss = [train_sentences[i] for i in sent_idx]
+                batch = fz.encode([s.words for s in ss], [s.tags for s in ss]).to(device)
+            else:
+                batch, groups = None, None
+            loss = dp_step(
+                tagger,
+                batch,
+                opt,
+                max_grad_norm=max_grad_norm,
+                noise_multiplier=noise_multiplier,
+                denominator=q * n,
+                groups=groups,
+                generator=noise_gen,
+                method=method,
+            )
+            if not math.isnan(loss):
+                losses.append(loss)
+            ledger.steps = t
+            if t % per_epoch == 0 or t == steps:
+                ep = len(hist.epochs) + 1
+                rec: dict[str, Any] = {
+                    "epoch": ep,
+                    "step": t,
+                    "train_loss": sum(losses) / max(1, len(losses)),
+                    "train_seconds": time.perf_counter() - t0,
+                }
+                losses = []
+                if ep % eval_every == 0 or t == steps:
+                    rec["epsilon"] = ledger.spent()
+                    for name, docs in (("dev", dev_docs), ("test", test_docs)):
+                        if docs:
+                            p, r, f = evaluate_tagger(tagger, docs, device=device)
+                            rec.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f})
+                    tagger.train()
+                hist.epochs.append(rec)
+                t0 = time.perf_counter()
+    ledger.epsilon = ledger.spent()
+    return hist, ledger
