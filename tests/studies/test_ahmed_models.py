@@ -1,0 +1,306 @@
+"""ahmed chapter-4 study: parameters, configuration grid, hyperparameter mapping, tables,
+the per-category table against a direct scorer call, and determinism for a seed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from deidlib.corpus.document import Document, Span
+from deidlib.evaluation import binary_token_prf, evaluate
+from deidlib.models import build_tagger, count_parameters
+from deidlib.studies import ahmed_models as am
+
+# tiny everything: one or two epochs over a few dozen sentences
+TINY = dict(
+    epochs=1,
+    max_train_sentences=24,
+    max_dev_documents=1,
+    max_test_documents=2,
+    gru_dropouts=(0.0, 0.5),
+    sat_dropouts=(0.25,),
+    deltas=(1, 10),
+    word2vec_epochs=1,
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models train fastest on one thread (and do not stall on a shared CPU)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def results():
+    return am.run_study("smoke", seeds=(0, 1), progress=False, **TINY)
+
+
+@pytest.fixture(scope="module")
+def tiny_data():
+    params = am.params_for("smoke", **{**TINY, "max_train_sentences": 120, "max_test_documents": 3})
+    return params, am.prepare_data("synthetic", None, "smoke", 0, params)
+
+
+# --------------------------------------------------------------------- parameters
+
+
+def test_params_for_profiles_and_errors():
+    paper = am.params_for("paper")
+    assert (paper.lr, paper.clip, paper.epochs, paper.patience, paper.optimizer) == (
+        1e-5,
+        5.0,
+        100,
+        10,
+        "adam",
+    )
+    assert paper.deltas == (1, 3, 5, 10, 15) and paper.gru_dropouts == (0, 0.25, 0.5)
+    assert am.params_for("smoke").epochs <= 2
+    p = am.params_for("cpu", epochs=None, sizes={"gru": {"hidden": 7}})
+    assert p.epochs == am.PROFILE_PARAMS["cpu"].epochs  # None means "the profile's value"
+    assert (
+        p.sizes["gru"]["hidden"] == 7
+        and p.sizes["gru"]["word_dim"] == am.PROFILE_PARAMS["cpu"].sizes["gru"]["word_dim"]
+    )
+    with pytest.raises(ValueError, match="unknown profile"):
+        am.params_for("laptop")
+    with pytest.raises(ValueError, match="unknown ahmed_models parameters"):
+        am.params_for("smoke", epoch=3)
+    with pytest.raises(ValueError, match="δ_p"):
+        am.params_for("smoke", deltas=(0.5,))
+    with pytest.raises(ValueError, match="dropout"):
+        am.params_for("smoke", rnn_dropout=1.0)
+    with pytest.raises(ValueError, match="unknown tagger kinds"):
+        am.params_for("smoke", sizes={"bert": {}})
+
+
+def test_paper_transformer_has_thesis_size():
+    """Table 4.1: 12 blocks, 12 heads, hidden size 768."""
+    from deidlib.models import Featurizer
+
+    fz = Featurizer(["<pad>", "<unk>", "a"], ["O", "S-DATE"])
+    hp = am.tagger_hparams(am.config_grid(am.params_for("paper"))["sat-crf-d0.25"], am.params_for("paper"))
+    t = build_tagger("transformer", fz, **hp)
+    assert t.d_model == 768 and len(t.encoder.layers) == 12 and t.encoder.layers[0].self_attn.num_heads == 12
+
+
+def test_config_grid_shares_rows_and_covers_tables():
+    p = am.params_for("paper")
+    grid = am.config_grid(p)
+    rows = am.table_configs(p)
+    assert len(rows["4.2"]) == 6 and len(rows["4.3"]) == 9 and len(rows["4.4"]) == 5  # the thesis's tables
+    assert set(grid) == {r for t in rows.values() for r in t}  # every row is trained, nothing else
+    assert len(grid) == 6 + 9 + 5 - 3  # shared: GRU 0.5 and SAT 0.25 (Table 4.3), SAT δ_p=1 (Table 4.4)
+    assert rows["4.3"].index("sat-softmax-d0.25") == rows["4.3"].index("sat-crf-d0.25") + 1
+    only44 = am.config_grid(p, tables=("4.4",))
+    assert [c.delta_p for c in only44.values()] == [1, 3, 5, 10, 15]
+    assert all(c.kind == "transformer" for c in only44.values())
+    with pytest.raises(ValueError, match="unknown tables"):
+        am.config_grid(p, tables=("4.5",))
+
+
+def test_tagger_hparams_map_study_knobs():
+    p = am.params_for("smoke")
+    g = am.config_grid(p)
+    nochar = am.tagger_hparams(g["gru-nochar-crf-d0.5"], p)
+    assert nochar["char"] is None and nochar["crf"] is True
+    assert nochar["input_dropout"] == nochar["output_dropout"] == 0.5
+    soft = am.tagger_hparams(g["gru-softmax-d0.5"], p)
+    assert soft["crf"] is False and "char" not in soft
+    stack = am.tagger_hparams(g["gru_gru-crf-d0.5"], p)
+    assert stack["between_dropout"] == 0.5
+    sat = am.tagger_hparams(g["sat-crf-d0.1"], p)
+    assert sat["input_dropout"] == sat["attn_dropout"] == 0.1 and sat["recall_penalty"] is None
+    assert am.tagger_hparams(g["sat-crf-d0.25-dp10"], p)["recall_penalty"] == 10.0
+    base = am.tagger_hparams(g["festag-softmax"], p)
+    assert "input_dropout" not in base  # the Dernoncourt baseline keeps its preset dropout
+    # the hyperparameters really reach the taggers
+    from deidlib.models import Featurizer
+
+    fz = Featurizer(["<pad>", "<unk>", "a"], ["O", "S-DATE"])
+    t = build_tagger("gru", fz, **nochar)
+    assert t.char is None and t.crf is not None
+    t = build_tagger("gru", fz, **soft)
+    assert t.char is not None and t.crf is None
+    t = build_tagger("transformer", fz, **am.tagger_hparams(g["sat-crf-d0.25-dp10"], p))
+    assert t.recall_penalty == 10.0
+
+
+# ------------------------------------------------------------------------- tables
+
+
+def test_tables_shapes_and_values(results):
+    assert len(results["runs"]) == 2 * len(results["configs"])
+    json.dumps(results)  # JSON-able
+    rows = results["table_rows"]
+    df = am.runs_frame(results)
+
+    t42 = am.table_4_2(results)
+    assert list(t42["config"]) == rows["4.2"]
+    assert {"model", "P_mean", "P_sd", "R_mean", "R_sd", "F1_mean", "F1_sd", "n"} <= set(t42.columns)
+    assert (t42["n"] == 2).all()
+    for _, row in t42.iterrows():
+        f = df[df.config == row["config"]]["f1"].to_numpy() * 100
+        assert row["F1_mean"] == pytest.approx(f.mean())
+        assert row["F1_sd"] == pytest.approx(np.std(f, ddof=1))
+
+    t43 = am.table_4_3(results)
+    assert list(t43["config"]) == rows["4.3"]
+    assert list(t43["CE"]) == [c != "gru-nochar-crf-d0.5" for c in rows["4.3"]]
+    assert list(t43["softmax"]) == ["softmax" in c for c in rows["4.3"]]
+    assert set(t43["model"]) == {"GRU", "SAT"}
+
+    t44 = am.table_4_4(results)
+    assert list(t44["delta_p"]) == [1.0, 10.0]
+
+    t410 = am.table_4_10(results)
+    assert list(t410["config"]) == rows["4.2"]
+    assert (t410["train_s_per_epoch_mean"] > 0).all() and (t410["predict_s_mean"] > 0).all()
+    assert (t410["n_parameters"] > 0).all()
+    # GRU-GRU adds a context layer to GRU; CRF adds transitions to the softmax baseline
+    n = t410.set_index("config")["n_parameters"]
+    assert n["gru_gru-crf-d0.5"] > n["gru-crf-d0.5"] and n["festag-crf"] > n["festag-softmax"]
+
+    md = am.to_markdown(t42)
+    assert md.count("\n") == len(t42) + 1 and "±" in md
+
+
+def test_best_config_and_figure_a1_data(results):
+    best = am.best_config(results)
+    df = am.runs_frame(results)
+    rows = results["table_rows"]["4.2"]
+    means = df[df.config.isin(rows)].groupby("config")["best_dev_f1"].mean()
+    assert means[best] == means.max()
+    a1 = am.table_a1(results)
+    assert set(a1["config"]) == {best} and "OTHER" not in set(a1["category"])
+    fa = am.figure_a1_data(results, best, level="type")
+    assert (fa["test_gold"] > 0).all()
+    inst = results["train_instances"]["type"]
+    assert list(fa["train_instances"]) == [inst.get(t, 0) for t in fa["type"]]
+    assert sum(results["train_instances"]["category"].values()) == sum(inst.values()) > 0
+
+
+def test_figures_build(results):
+    import matplotlib.pyplot as plt
+
+    fig = am.figure_4_2(results)
+    assert len(fig.axes[0].patches) == 3 * len(results["table_rows"]["4.2"])
+    plt.close(fig)
+    fig = am.figure_a1(results)
+    assert len(fig.axes) == 2
+    plt.close(fig)
+
+
+def test_to_markdown_mean_sd():
+    import pandas as pd
+
+    df = pd.DataFrame(
+        {"model": ["GRU"], "F1_mean": [97.2812], "F1_sd": [0.5], "P_mean": [1.0], "P_sd": [math.nan]}
+    )
+    assert am.to_markdown(df).splitlines() == [
+        "| model | F1 | P |",
+        "|---|---|---|",
+        "| GRU | 97.28 ± 0.50 | 1.00 |",
+    ]
+
+
+# --------------------------------------------------- per-category vs the scorer
+
+
+def test_category_table_matches_direct_scorer_call_handmade():
+    text = "Dr Smith saw John on 2020-01-02 in Boston ."
+    gold = Document(
+        "d1",
+        text,
+        [
+            Span.of(text, 3, 8, "DOCTOR"),
+            Span.of(text, 13, 17, "PATIENT"),
+            Span.of(text, 21, 31, "DATE"),
+            Span.of(text, 35, 41, "CITY"),
+        ],
+    )
+    sys_ = gold.with_spans(
+        [
+            Span.of(text, 3, 8, "DOCTOR"),
+            Span.of(text, 13, 17, "DOCTOR"),
+            Span.of(text, 21, 31, "DATE"),
+            Span.of(text, 0, 2, "CITY"),
+        ]
+    )
+    rep = evaluate([gold], [sys_])
+    rec = {
+        "seed": 0,
+        "per_category": am._per(rep.per_category["token"]),
+        "per_type": am._per(rep.per_type["token"]),
+    }
+    t = am.category_table([rec]).set_index("category")
+    for cat, (prf, (tp, _fp, fn)) in rep.per_category["token"].items():
+        assert t.loc[cat, "F1_mean"] == pytest.approx(100 * prf.f1)
+        assert t.loc[cat, "P_mean"] == pytest.approx(100 * prf.precision)
+        assert t.loc[cat, "test_gold"] == tp + fn
+    assert t.loc["NAME", "P_mean"] == 50.0 and t.loc["LOCATION", "F1_mean"] == 0.0
+
+
+def test_run_config_scores_match_direct_scorer_call(tiny_data):
+    params, data = tiny_data
+    # enough steps for the tiny self-attention tagger to predict some PHI (binary F1 ~0.7)
+    params = am.params_for(
+        "smoke",
+        **{
+            **TINY,
+            "epochs": 3,
+            "max_train_sentences": 120,
+            "max_test_documents": 3,
+            "batch_size": 8,
+            "lr": 2e-2,
+        },
+    )
+    cfg = am.config_grid(params)["sat-crf-d0.25"]
+    out = am.run_config(cfg, data, params, seed=0)
+    from deidlib.training import predict_documents
+
+    preds = predict_documents(out.tagger, data.test_docs)
+    assert [d.spans for d in preds] == [d.spans for d in out.predictions]
+    assert sum(len(d.spans) for d in preds) > 0, "the tiny tagger should predict some PHI"
+    rep = evaluate(data.test_docs, preds)
+    t = am.category_table([out.record]).set_index("category")
+    for cat, (prf, _counts) in rep.per_category["token"].items():
+        if cat in t.index:
+            assert t.loc[cat, "P_mean"] == pytest.approx(100 * prf.precision)
+            assert t.loc[cat, "R_mean"] == pytest.approx(100 * prf.recall)
+            assert t.loc[cat, "F1_mean"] == pytest.approx(100 * prf.f1)
+    p, r, f = binary_token_prf(data.test_docs, preds)
+    assert (out.record["precision"], out.record["recall"], out.record["f1"]) == pytest.approx((p, r, f))
+    assert out.record["n_parameters"] == count_parameters(out.tagger)
+    assert out.record["epochs_run"] == 3 and len(out.record["history"]) == 3
+
+
+def test_run_config_deterministic_for_a_seed(tiny_data):
+    params, data = tiny_data
+    cfg = am.config_grid(params)["gru-crf-d0.5"]
+    a = am.run_config(cfg, data, params, seed=3).record
+    b = am.run_config(cfg, data, params, seed=3).record
+    c = am.run_config(cfg, data, params, seed=4).record
+    keys = ("precision", "recall", "f1", "per_category", "per_type", "n_parameters")
+    assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    assert [e["train_loss"] for e in a["history"]] == [e["train_loss"] for e in b["history"]]
+    assert [e["train_loss"] for e in a["history"]] != [e["train_loss"] for e in c["history"]]
+
+
+def test_run_study_restores_torch_threads():
+    import torch
+
+    torch.set_num_threads(2)
+    try:
+        res = am.run_study("smoke", seeds=(0,), tables=("4.4",), progress=False, **{**TINY, "deltas": (1,)})
+        assert torch.get_num_threads() == 2 and res["torch_threads"] == 1
+    finally:
+        torch.set_num_threads(1)
+    assert [r["config"] for r in res["runs"]] == ["sat-crf-d0.25"]
