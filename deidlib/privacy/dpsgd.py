@@ -21,21 +21,37 @@ Algorithm 1 as implemented (one step):
 Per-sample gradients. Opacus' hook-based ``GradSampleModule`` gets three things wrong or
 not at all for these taggers (the char encoder runs once per *distinct token of the batch*,
 so its per-row gradients belong to tokens, not sentences; the CRF parameters have no grad
-sampler; ``nn.LSTM``/``nn.GRU`` need ``DPLSTM``/``DPGRU`` replacements). We therefore
-compute per-unit gradients as the rows of the Jacobian of the vector of per-unit losses:
-one forward pass over the whole lot, then one *vectorised* backward pass
-(``torch.autograd.grad(..., is_grads_batched=True)``: ``vmap`` over the backward with the
-rows of a unit-indicator matrix as output gradients). This is exact for every module — a
-character encoding shared by several sentences contributes ``∂L_u/∂h · ∂h/∂θ`` to each
-unit ``u`` separately, the CRF transitions/start/end, LSTM and GRU weights need no
-special sampler — because the only thing it requires is that no sentence's loss depends on
-another sentence's data in the forward pass, which holds for all taggers (padding is
-masked; dropout masks are per element). ``method="loop"`` computes the same rows with one
-backward pass per unit (slow, a cross-check and a fallback for ops without batching rules).
+sampler; ``nn.LSTM``/``nn.GRU`` need ``DPLSTM``/``DPGRU`` replacements). We compute exact
+per-unit gradients by differentiating each unit's loss on its own, with three equivalent
+methods (tests check them against each other and against single-sentence batches):
+
+``micro`` (default)
+    microbatches of one unit (TF-Privacy's ``num_microbatches = lot size``): the lot is cut
+    into one sub-batch per unit (:func:`sub_batch`: its sentences, padding trimmed, only its
+    distinct tokens for the char encoder), forward + backward per unit, clip and accumulate
+    on the fly (no [G, *θ] tensor). Every module — char encoder, LSTM/GRU, attention, CRF
+    transitions/start/end — is covered because nothing is per-module. It is also the fastest
+    here on CPU: a random (Poisson) lot pads every sentence to the longest one, and the CRF
+    and RNN loops over time steps cost the padding too; per-unit sub-batches have none
+    (``benchmarks/dpsgd.py``).
+``vmap``
+    the rows of the Jacobian of the vector of per-unit losses: one forward pass over the
+    whole lot, one *vectorised* backward pass (``torch.autograd.grad(...,
+    is_grads_batched=True)``, ``vmap`` over the backward with the rows of the identity as
+    output gradients). A character encoding shared by several sentences contributes
+    ``∂L_u/∂h · ∂h/∂θ`` to each unit separately. Exact, but each row back-propagates
+    through the whole lot (G × a full backward), about 9–13× a plain step.
+``loop``
+    the same Jacobian rows with one backward pass per unit (a cross-check).
+
+All three require only that no sentence's loss depends on another sentence's data in the
+forward pass, which holds for all taggers (padding is masked; dropout masks are per
+element; no batch normalisation). With ``micro`` the dropout masks are drawn per sub-batch,
+so a ``micro`` step and an ordinary step agree exactly only in eval mode; ``vmap`` runs the
+same forward as the ordinary step and agrees in train mode too.
 The recall penalty ρ (thesis eq. 4.7–4.8) is batch-level in ``BaseTagger.loss``; a
 batch-level weight would make a unit's contribution depend on other units and break the
 sensitivity bound, so under DP ρ is computed *per unit* from the unit's own sentences.
-Batch normalisation is absent from all taggers (it would couple samples).
 
 Noise is drawn from a seeded ``torch.Generator`` (reproducible research runs, as every
 randomness in deidlib). This is *not* a cryptographically secure source (Opacus'
@@ -66,12 +82,13 @@ __all__ = [
     "dp_step",
     "train_dp",
     "patient_units",
+    "sub_batch",
     "UNITS",
     "METHODS",
 ]
 
 UNITS = ("sentence", "patient")
-METHODS = ("vmap", "loop")
+METHODS = ("micro", "vmap", "loop")
 
 
 @dataclass
@@ -149,8 +166,8 @@ def per_unit_gradients(
     """Per-unit losses [G] and per-unit gradients (one tensor [G, *p.shape] per trainable
     parameter, zeros for parameters a unit does not reach). ``groups``: sentence positions
     of each unit in ``batch`` (default: every sentence is a unit)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if method not in ("vmap", "loop"):
+        raise ValueError(f"unknown method {method!r}; per_unit_gradients computes 'vmap' or 'loop'")
     if batch.labels is None:
         raise ValueError("the batch has no labels")
     B = batch.batch_size
@@ -181,6 +198,150 @@ def per_unit_gradients(
     return losses.detach(), out
 
 
+def sub_batch(batch: Batch, idx: Sequence[int]) -> Batch:
+    """The sentences ``idx`` of ``batch`` as a batch of their own: padding trimmed to their
+    longest sentence, and only their distinct tokens kept for the character encoder."""
+    if batch.extra:
+        raise ValueError("sub_batch does not know how to slice model-specific `extra` tensors")
+    idx_t = torch.as_tensor(list(idx), dtype=torch.long, device=batch.word_ids.device)
+    mask = batch.mask[idx_t]
+    T = int(mask.sum(1).max())
+    mask = mask[:, :T]
+
+    def cut(x):
+        return None if x is None else x[idx_t, :T]
+
+    char_ids = char_lengths = t2u = None
+    if batch.token_to_unique is not None and batch.char_ids is not None:
+        t2u_old = batch.token_to_unique[idx_t, :T]
+        used = torch.unique(t2u_old[mask])
+        remap = torch.zeros(batch.char_ids.shape[0], dtype=torch.long, device=used.device)
+        remap[used] = torch.arange(used.numel(), device=used.device)
+        t2u = torch.where(mask, remap[t2u_old], torch.zeros_like(t2u_old))
+        char_lengths = batch.char_lengths[used]
+        char_ids = batch.char_ids[used][:, : int(char_lengths.max())]
+    return Batch(
+        cut(batch.word_ids), mask, cut(batch.labels), cut(batch.casing_ids), char_ids, char_lengths, t2u
+    )
+
+
+def _sparse_embeddings(tagger, params) -> dict[int, torch.nn.Embedding]:
+    """Position in ``params`` -> trainable ``nn.Embedding`` whose per-unit gradient can be taken
+    row-sparse (plain lookups: no max_norm, no scale_grad_by_freq, no sparse gradients)."""
+    pos = {id(p): j for j, p in enumerate(params)}
+    out = {}
+    for m in tagger.modules():
+        if (
+            isinstance(m, torch.nn.Embedding)
+            and m.weight.requires_grad
+            and id(m.weight) in pos
+            and m.max_norm is None
+            and not m.scale_grad_by_freq
+            and not m.sparse
+        ):
+            out[pos[id(m.weight)]] = m
+    return out
+
+
+def _micro_clipped_sum(
+    tagger,
+    batch: Batch,
+    groups: Sequence[Sequence[int]],
+    max_grad_norm: float,
+    sparse_embeddings: bool = True,
+) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]:
+    """Per-unit microbatches: forward + backward of each unit on its own sub-batch, clipped
+    and accumulated on the fly. Returns (unit losses [G], clipped sums, unit norms [G]).
+
+    ``sparse_embeddings``: the gradient of an embedding table is taken w.r.t. the lookup's
+    *output* (captured by a forward hook) and scattered to the rows of the unit's ids, instead
+    of a dense [vocabulary, dim] gradient per unit; the same numbers (duplicate ids summed,
+    the padding row excluded as ``nn.Embedding`` does), at the cost of the unit's tokens
+    rather than the vocabulary size (Opacus' embedding grad sampler does the same)."""
+    params = _params(tagger)
+    acc = [torch.zeros_like(p) for p in params]
+    emb = _sparse_embeddings(tagger, params) if sparse_embeddings else {}
+    dense_idx = [j for j in range(len(params)) if j not in emb]
+    dense_params = [params[j] for j in dense_idx]
+    calls: dict[int, list[tuple[torch.Tensor, torch.Tensor]]] = {j: [] for j in emb}
+    hooks = [
+        m.register_forward_hook(lambda mod, inp, out, j=j: calls[j].append((inp[0], out)))
+        for j, m in emb.items()
+    ]
+    losses, norms = [], []
+    try:
+        for idx in groups:
+            for c in calls.values():
+                c.clear()
+            sb = sub_batch(batch, idx)
+            loss = _unit_losses(tagger, sb, [list(range(len(idx)))])[0]
+            outs = [o for j in emb for _, o in calls[j]]
+            grads = torch.autograd.grad(loss, dense_params + outs, allow_unused=True)
+            dense, out_grads = grads[: len(dense_params)], grads[len(dense_params) :]
+            sq = loss.new_zeros(())
+            for g in dense:
+                if g is not None:
+                    sq = sq + g.pow(2).sum()
+            rows = {}
+            k = 0
+            for j, m in emb.items():
+                ids_all, vals_all = [], []
+                for ids, _ in calls[j]:
+                    g = out_grads[k]
+                    k += 1
+                    if g is None:
+                        continue
+                    ids = ids.reshape(-1)
+                    g = g.reshape(ids.numel(), -1)
+                    if m.padding_idx is not None:
+                        keep = ids != m.padding_idx
+                        ids, g = ids[keep], g[keep]
+                    ids_all.append(ids)
+                    vals_all.append(g)
+                if ids_all:
+                    ids = torch.cat(ids_all)
+                    uniq, inv = torch.unique(ids, return_inverse=True)
+                    vals = torch.zeros(uniq.numel(), m.embedding_dim, dtype=m.weight.dtype, device=ids.device)
+                    vals.index_add_(0, inv, torch.cat(vals_all).to(vals.dtype))
+                    sq = sq + vals.pow(2).sum()
+                    rows[j] = (uniq, vals)
+            norm = sq.sqrt()
+            f = (max_grad_norm / (norm + 1e-6)).clamp(max=1.0) if math.isfinite(max_grad_norm) else 1.0
+            for j, g in zip(dense_idx, dense):
+                if g is not None:
+                    acc[j].add_(g * f)
+            for j, (uniq, vals) in rows.items():
+                acc[j].index_add_(0, uniq, vals * f)
+            losses.append(loss.detach())
+            norms.append(norm.detach())
+    finally:
+        for h in hooks:
+            h.remove()
+        for c in calls.values():
+            c.clear()
+    return torch.stack(losses), acc, torch.stack(norms)
+
+
+def _check_noise(max_grad_norm: float, noise_multiplier: float, denominator: float) -> None:
+    if not max_grad_norm > 0:
+        raise ValueError(f"max_grad_norm must be > 0 (got {max_grad_norm})")
+    if noise_multiplier < 0:
+        raise ValueError(f"noise_multiplier must be >= 0 (got {noise_multiplier})")
+    if noise_multiplier > 0 and not math.isfinite(max_grad_norm):
+        raise ValueError("noise needs a finite max_grad_norm (the noise scale is σ·C)")
+    if not denominator > 0:
+        raise ValueError(f"denominator must be > 0 (got {denominator})")
+
+
+def _add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator) -> list[torch.Tensor]:
+    out = []
+    for s in summed:
+        if noise_multiplier > 0:
+            s = s + torch.normal(0.0, noise_multiplier * max_grad_norm, s.shape, generator=generator).to(s)
+        out.append(s / denominator)
+    return out
+
+
 def clip_and_noise(
     grads: Sequence[torch.Tensor],
     max_grad_norm: float,
@@ -190,28 +351,14 @@ def clip_and_noise(
 ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Clip every unit's flat gradient to ``max_grad_norm``, sum, add N(0, σ²C²) and divide by
     ``denominator``. Returns the noisy mean gradient per parameter and the unit norms [G]."""
-    if not max_grad_norm > 0:
-        raise ValueError(f"max_grad_norm must be > 0 (got {max_grad_norm})")
-    if noise_multiplier < 0:
-        raise ValueError(f"noise_multiplier must be >= 0 (got {noise_multiplier})")
-    if noise_multiplier > 0 and not math.isfinite(max_grad_norm):
-        raise ValueError("noise needs a finite max_grad_norm (the noise scale is σ·C)")
-    if not denominator > 0:
-        raise ValueError(f"denominator must be > 0 (got {denominator})")
+    _check_noise(max_grad_norm, noise_multiplier, denominator)
     norms = torch.stack([g.flatten(1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
     if math.isfinite(max_grad_norm):
         factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
     else:
         factor = torch.ones_like(norms)
-    out = []
-    for g in grads:
-        s = torch.einsum("g,g...->...", factor, g)
-        if noise_multiplier > 0:
-            s = s + torch.normal(
-                0.0, noise_multiplier * max_grad_norm, s.shape, generator=generator, device="cpu"
-            ).to(s)
-        out.append(s / denominator)
-    return out, norms
+    summed = [torch.einsum("g,g...->...", factor, g) for g in grads]
+    return _add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator), norms
 
 
 def dp_step(
@@ -224,19 +371,28 @@ def dp_step(
     denominator: float,
     groups: Sequence[Sequence[int]] | None = None,
     generator: torch.Generator | None = None,
-    method: str = "vmap",
+    method: str = "micro",
 ) -> float:
     """One DP-SGD step on a (Poisson-sampled) lot; ``batch=None`` is an empty lot (noise
     only, as Opacus). Returns the mean per-unit loss (nan for an empty lot)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     params = _params(tagger)
     optimizer.zero_grad(set_to_none=True)
     if batch is None:
         grads = [p.new_zeros((0, *p.shape)) for p in params]
         loss = math.nan
+        noisy, _ = clip_and_noise(grads, max_grad_norm, noise_multiplier, denominator, generator)
+    elif method == "micro":
+        _check_noise(max_grad_norm, noise_multiplier, denominator)
+        groups = [[i] for i in range(batch.batch_size)] if groups is None else [list(g) for g in groups]
+        losses, summed, _ = _micro_clipped_sum(tagger, batch, groups, max_grad_norm)
+        loss = float(losses.mean())
+        noisy = _add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator)
     else:
         losses, grads = per_unit_gradients(tagger, batch, groups, method=method)
         loss = float(losses.mean())
-    noisy, _ = clip_and_noise(grads, max_grad_norm, noise_multiplier, denominator, generator)
+        noisy, _ = clip_and_noise(grads, max_grad_norm, noise_multiplier, denominator, generator)
     for p, g in zip(params, noisy):
         p.grad = g
     optimizer.step()
@@ -272,7 +428,7 @@ def train_dp(
     lr: float = 0.1,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    method: str = "vmap",
+    method: str = "micro",
     eval_every: int = 1,
     progress: bool = True,
     history: list[tuple[float, float, int]] | None = None,

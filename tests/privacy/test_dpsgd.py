@@ -10,6 +10,7 @@ from deidlib.privacy.dpsgd import (
     dp_step,
     patient_units,
     per_unit_gradients,
+    sub_batch,
     train_dp,
 )
 from deidlib.training.loop import make_optimizer, step
@@ -112,7 +113,13 @@ def test_zero_noise_infinite_clip_reproduces_ordinary_sgd(kind, make_tagger):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(7)
             l_dp = dp_step(
-                dp, b, o_dp, max_grad_norm=math.inf, noise_multiplier=0.0, denominator=b.batch_size
+                dp,
+                b,
+                o_dp,
+                max_grad_norm=math.inf,
+                noise_multiplier=0.0,
+                denominator=b.batch_size,
+                method="vmap",
             )
         assert l_dp == pytest.approx(l_ref, rel=1e-10)
         for (n, p), (_, q) in zip(ref.named_parameters(), dp.named_parameters()):
@@ -186,7 +193,7 @@ def test_train_dp_sentence_unit_and_ledger(make_tagger, dp_splits):
         tg,
         sents,
         dp_splits.dev,
-        epochs=1,
+        epochs=0.4,
         batch_size=8,
         noise_multiplier=1.0,
         max_grad_norm=1.0,
@@ -197,7 +204,7 @@ def test_train_dp_sentence_unit_and_ledger(make_tagger, dp_splits):
     )
     q = 8 / len(sents)
     assert led.unit == "sentence" and led.n_units == len(sents) and led.sample_rate == pytest.approx(q)
-    assert led.steps == round(1 / q)
+    assert led.steps == round(0.4 / q)
     assert led.epsilon == pytest.approx(epsilon(1.0, q, led.steps, 1e-5, "rdp"))
     assert hist.epochs[-1]["epsilon"] == pytest.approx(led.epsilon)
     assert 0 <= hist.epochs[-1]["dev_f1"] <= 1 and math.isfinite(hist.epochs[-1]["train_loss"])
@@ -209,7 +216,7 @@ def test_train_dp_sentence_unit_and_ledger(make_tagger, dp_splits):
         tg2,
         sents,
         None,
-        epochs=1,
+        epochs=0.4,
         batch_size=8,
         noise_multiplier=1.0,
         accountant="rdp",
@@ -253,3 +260,62 @@ def test_ledger_spent_composes_history():
     led = PrivacyLedger("sentence", 1.0, 0.01, 1000, "rdp", 1e-5, 1.0, 100, 1.0, history=[(1.0, 0.01, 1000)])
     assert led.spent() == pytest.approx(epsilon(1.0, 0.01, 2000, 1e-5, "rdp"))
     assert PrivacyLedger("sentence", 0.0, 0.01, 10, "rdp", 1e-5, 1.0, 100, 1.0).spent() == math.inf
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sub_batch_losses_equal_joint_rows(kind, make_tagger):
+    sents, tg = make_tagger(kind)
+    tg.eval()
+    lot = _lot(sents, 5)
+    fz = tg.featurizer
+    batch = fz.encode([s.words for s in lot], [s.tags for s in lot])
+    with torch.no_grad():
+        joint = tg.sentence_losses(batch)
+        for idx in ([3], [0, 4], [1, 2, 3]):
+            sb = sub_batch(batch, idx)
+            assert sb.word_ids.shape[1] == max(len(lot[i].tokens) for i in idx)
+            if sb.char_ids is not None:
+                assert sb.char_ids.shape[0] == len({w for i in idx for w in lot[i].words})
+            torch.testing.assert_close(tg.sentence_losses(sb), joint[idx], rtol=1e-5, atol=1e-4)
+            ref = fz.encode([lot[i].words for i in idx], [lot[i].tags for i in idx])
+            torch.testing.assert_close(tg.sentence_losses(sb), tg.sentence_losses(ref), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_micro_equals_vmap_with_clipping_and_noise(kind, make_tagger):
+    # the default (microbatch) method and the Jacobian method give the same clipped noisy step
+    sents, a = make_tagger(kind, seed=2)
+    _, b = make_tagger(kind, seed=2)
+    a.double().eval()
+    b.double().eval()
+    lot = _lot(sents, 6)
+    batch = a.featurizer.encode([s.words for s in lot], [s.tags for s in lot])
+    groups = [[0, 5], [1], [2, 3, 4]]
+    oa, ob = make_optimizer(a.parameters(), "sgd", 0.05), make_optimizer(b.parameters(), "sgd", 0.05)
+    kw = dict(max_grad_norm=0.5, noise_multiplier=0.7, denominator=3.0, groups=groups)
+    la = dp_step(a, batch, oa, method="micro", generator=torch.Generator().manual_seed(4), **kw)
+    lb = dp_step(b, batch, ob, method="vmap", generator=torch.Generator().manual_seed(4), **kw)
+    assert la == pytest.approx(lb, rel=1e-9)
+    for (n, p), (_, q) in zip(a.named_parameters(), b.named_parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-8, atol=1e-10, msg=n)
+
+
+@pytest.mark.parametrize("kind", ["friedrich", "transformer"])
+def test_micro_zero_noise_reproduces_ordinary_sgd_in_eval_mode(kind, make_tagger):
+    sents, ref = make_tagger(kind, seed=1)
+    _, dp = make_tagger(kind, seed=1)
+    ref.double().eval()
+    dp.double().eval()
+    fz = ref.featurizer
+    batches = [
+        fz.encode([s.words for s in sents[i : i + 4]], [s.tags for s in sents[i : i + 4]]) for i in (0, 4, 8)
+    ]
+    o_ref, o_dp = make_optimizer(ref.parameters(), "sgd", 0.02), make_optimizer(dp.parameters(), "sgd", 0.02)
+    for b in batches:
+        l_ref = step(ref, b, o_ref)
+        l_dp = dp_step(
+            dp, b, o_dp, max_grad_norm=math.inf, noise_multiplier=0.0, denominator=b.batch_size, method="vmap"
+        )
+        assert l_dp == pytest.approx(l_ref, rel=1e-10)
+        for (n, p), (_, q) in zip(ref.named_parameters(), dp.named_parameters()):
+            torch.testing.assert_close(p, q, rtol=1e-9, atol=1e-11, msg=n)
