@@ -29,7 +29,8 @@ methods (tests check them against each other and against single-sentence batches
     microbatches of one unit (TF-Privacy's ``num_microbatches = lot size``): the lot is cut
     into one sub-batch per unit (:func:`sub_batch`: its sentences, padding trimmed, only its
     distinct tokens for the char encoder), forward + backward per unit, clip and accumulate
-    on the fly (no [G, *θ] tensor). Every module — char encoder, LSTM/GRU, attention, CRF
+    on the fly (no [G, *θ] tensor). Embedding tables get row-sparse per-unit gradients
+    (w.r.t. the lookup output, scattered to the unit's ids) instead of dense [V, d] ones. Every module — char encoder, LSTM/GRU, attention, CRF
     transitions/start/end — is covered because nothing is per-module. It is also the fastest
     here on CPU: a random (Poisson) lot pads every sentence to the longest one, and the CRF
     and RNN loops over time steps cost the padding too; per-unit sub-batches have none
@@ -40,7 +41,7 @@ methods (tests check them against each other and against single-sentence batches
     is_grads_batched=True)``, ``vmap`` over the backward with the rows of the identity as
     output gradients). A character encoding shared by several sentences contributes
     ``∂L_u/∂h · ∂h/∂θ`` to each unit separately. Exact, but each row back-propagates
-    through the whole lot (G × a full backward), about 9–13× a plain step.
+    through the whole lot (G × a full backward), measured 9–13× a plain step.
 ``loop``
     the same Jacobian rows with one backward pass per unit (a cross-check).
 
@@ -53,10 +54,11 @@ The recall penalty ρ (thesis eq. 4.7–4.8) is batch-level in ``BaseTagger.loss
 batch-level weight would make a unit's contribution depend on other units and break the
 sensitivity bound, so under DP ρ is computed *per unit* from the unit's own sentences.
 
-Noise is drawn from a seeded ``torch.Generator`` (reproducible research runs, as every
-randomness in deidlib). This is *not* a cryptographically secure source (Opacus'
-``secure_mode`` uses torchcsprng, which is not installed here): a deployment must replace
-``noise_generator`` with a CSPRNG-backed sampler.
+Noise and Poisson sampling draw from seeded ``torch.Generator`` objects (reproducible
+research runs, as every randomness in deidlib; ``train_dp`` derives both from ``seed``,
+``dp_step`` takes ``generator``). These are *not* cryptographically secure sources (Opacus'
+``secure_mode`` uses torchcsprng, which is not installed here): a deployment must draw the
+noise and the lots from a CSPRNG.
 """
 
 from __future__ import annotations
