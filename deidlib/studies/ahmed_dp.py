@@ -10,8 +10,8 @@ and i2b2 are not available here):
 
 * **Data sets → sites.** Three synthetic sites (``deidlib.synthetic``, one per hospital,
   each with its own note style and PHI forms) stand in for the three data sets; every site
-  is split by patient into train/dev/test. The PhysioNet nursing notes are used for the
-  privacy–utility curve when ``corpus="physionet"`` and the data are present.
+  is split by patient into train/dev/test. With ``corpus="physionet"`` (data present) the
+  PhysioNet nursing notes give the privacy–utility curve and join as a fourth member/target.
 * **Tagger.** The thesis' DP model is the self-attention (transformer) tagger with a CRF
   (§5.1.2); profiles shrink it (``PROFILE_PARAMS``). Labels: binary PHI/non-PHI with BIO
   (the ensemble aggregates binary PHI anyway; a deviation — the thesis trains on its label
@@ -399,7 +399,11 @@ def run_study(
 ) -> dict[str, Any]:
     """Everything of the notebook: ε tables, the F1-vs-ε curve (on ``corpus``), members per
     synthetic site, scenario A/B tables, rule trade-off, fine-tuning, guarantee. Returns
-    DataFrames and JSON-able records (``results``)."""
+    DataFrames and JSON-able records (:func:`results_json`). With a real ``corpus``
+    (``"physionet"``: the thesis' nursing notes) the curve is computed on it and it joins the
+    three synthetic sites as a fourth member / target (its ε table row counts its sentences).
+    Outputs computed on real data must not be committed (they are aggregate scores, but the
+    repository holds synthetic results only)."""
     from ..corpus.datasets import load_corpus
     from ..privacy.ensemble import ensemble_guarantee
 
@@ -408,18 +412,20 @@ def run_study(
     params = params_for(profile, **overrides)
     t0 = time.perf_counter()
     sites = prepare_sites(profile, seed, params)
+    if corpus == "synthetic":
+        cur_train = [d for s in sites for d in s.train]
+        cur_test = [d for s in sites for d in s.test]
+    else:
+        # a real corpus (the PhysioNet nursing notes) is the curve's data set and one more member/site
+        sp = load_corpus(corpus, data_dir=data_dir, profile=profile, seed=seed)
+        cur_train, cur_test = list(sp.train), _cap(list(sp.test), params.max_eval_docs, seed)
+        sites.append(SiteData(corpus, cur_train, list(sp.dev), cur_test))
     site_sizes = {s.name: len(_sentences(s.train, None, seed)) for s in sites}
     out: dict[str, Any] = {"params": asdict(params), "profile": profile, "corpus": corpus, "seed": seed}
     out["epsilon_table"] = epsilon_table(
         site_sizes, params, accountants=("rdp", "gdp") if profile == "smoke" else ("prv", "rdp", "gdp")
     )
     out["thesis_sequences"] = thesis_sequence_table()
-    if corpus == "synthetic":
-        cur_train = [d for s in sites for d in s.train]
-        cur_test = [d for s in sites for d in s.test]
-    else:
-        sp = load_corpus(corpus, data_dir=data_dir, profile=profile, seed=seed)
-        cur_train, cur_test = list(sp.train), _cap(list(sp.test), params.max_eval_docs, seed)
     out["curve"] = privacy_utility_curve(cur_train, cur_test, params, seed=seed, progress=progress)
     members = {
         s.name: train_member(

@@ -69,3 +69,12 @@ def test_run_study_smoke():
     r = out["rules"].set_index(["target", "rule"]).recall
     for t in ("site0", "site1", "site2"):
         assert r[(t, "minimality")] >= r[(t, "majority")] >= r[(t, "3_of_3")]
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_run_study_smoke_physionet_member(physionet_dir):
+    out = ad.run_study("smoke", corpus="physionet", data_dir=str(physionet_dir), fine_tune=False)
+    assert "physionet" in out["members"] and len(out["members"]) == 4
+    assert "physionet" in set(out["scenario_b"].target)
+    assert out["epsilon_table"].index.get_level_values("dataset").str.contains("physionet").any()
