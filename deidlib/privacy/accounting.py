@@ -41,7 +41,12 @@ RDP explains each data set's rows with one N to within 15–20 % (i2b2 ≈ 18–
 cannot reach ε ≈ 350 at σ = 0.25 at all and gives N's 30–40 % apart, so the thesis most
 likely used the RDP (moments) accountant on roughly these numbers of sequences. PRV
 (``solve_sequences(9.15, 0.55, accountant="prv")``, about 2 minutes) gives 14 457 for the
-i2b2 σ = 0.55 row. The residual spread under RDP may come from rounding of the thesis' ε, a
+i2b2 σ = 0.55 row. Cross-check on the one corpus we have: our default tokenizer cuts the
+PhysioNet training split (1 559 of the 2 434 nursing-note records; ``load_corpus`` gives
+1 559 / 389 / 486, and the thesis' 1 948 is exactly train + dev, its 80 % split) into 19 548
+sentences, ≈ 12.5 per record; for 1 948 records that is ≈ 24 400 sequences, between the RDP
+estimates for the two Nursing Note rows (20.9k, 24.7k).
+The residual spread under RDP may come from rounding of the thesis' ε, a
 different step count (e.g. ⌊N/16⌋ steps per epoch) or early stopping; we cannot tell which.
 """
 
