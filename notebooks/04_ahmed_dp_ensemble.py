@@ -40,6 +40,7 @@ out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON
 
 # %%
 import json
+import warnings
 from pathlib import Path
 
 import torch
@@ -82,7 +83,7 @@ res["thesis_sequences"].round(2)
 curve = res["curve"]
 fig = ad.plot_curve(curve, title=f"DP-SGD {params.kind} on {corpus}")
 savefig(fig, "ahmed_dp_f1_vs_epsilon", out)
-curve.round(3)
+curve.round({"epsilon": 3, "precision": 3, "recall": 3, "f1": 3, "seconds": 1})
 
 # %% [markdown]
 # ## Scenario A (Table 5.1 analog): owner without labels
