@@ -22,7 +22,7 @@ def prepare_tagger(
     tokenizer: str = "default",
     embeddings: str | None = "word2vec",
     embedding_epochs: int = 5,
-    min_count: int = 1,
+    min_count: int = 2,
     seed: int = 0,
     **hparams: Any,
 ):
