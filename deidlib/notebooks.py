@@ -12,10 +12,11 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 __all__ = [
     "NotebookEntry",

@@ -40,7 +40,6 @@ out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON
 
 # %%
 import json
-import warnings
 from pathlib import Path
 
 import torch

@@ -7,8 +7,9 @@ indices, end exclusive). Every reader and generator produces documents that pass
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 from .phi import CATEGORIES, TYPE_TO_CATEGORY, UnknownPHITypeError
 
@@ -41,7 +42,7 @@ class Span:
     text: str = field(default="", compare=True)
 
     @classmethod
-    def of(cls, text: str, start: int, end: int, subtype: str) -> "Span":
+    def of(cls, text: str, start: int, end: int, subtype: str) -> Span:
         """Build a span over ``text[start:end]`` with the category derived from ``subtype``."""
         cat = TYPE_TO_CATEGORY.get(subtype)
         if cat is None:
@@ -52,7 +53,7 @@ class Span:
     def length(self) -> int:
         return self.end - self.start
 
-    def shifted(self, delta: int) -> "Span":
+    def shifted(self, delta: int) -> Span:
         return replace(self, start=self.start + delta, end=self.end + delta)
 
 
@@ -79,7 +80,7 @@ class Document:
     def __post_init__(self) -> None:
         self.spans = sorted(self.spans)
 
-    def validate(self, *, source: str | None = None, allow_overlap: bool = False) -> "Document":
+    def validate(self, *, source: str | None = None, allow_overlap: bool = False) -> Document:
         """Check every span against the text and the taxonomy; return ``self``.
 
         Raises :class:`SpanError` naming ``source`` (a file) or the document id and the
@@ -111,6 +112,6 @@ class Document:
             prev = s
         return self
 
-    def with_spans(self, spans: Iterable[Span]) -> "Document":
+    def with_spans(self, spans: Iterable[Span]) -> Document:
         """A copy with other spans (e.g. a system's predictions) and the same text."""
         return replace(self, spans=list(spans), metadata=dict(self.metadata))

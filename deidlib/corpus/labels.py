@@ -29,8 +29,8 @@ not continue a chunk of the same label starts a new chunk.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from .document import Document, Span
 from .phi import CATEGORIES, FESTAG_TYPES, TYPE_TO_CATEGORY

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from nltk.tokenize import RegexpTokenizer
 

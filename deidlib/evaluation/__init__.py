@@ -2,7 +2,17 @@
 bootstrap confidence intervals; see :mod:`.scorer` and :mod:`.keys`."""
 
 from .keys import TOKEN_RE, hipaa_filter, is_hipaa, relaxed_counts, strict_keys, token_keys
-from .scorer import MEASURES, MODES, PRF, MeasureScore, ScoreReport, binary_token_prf, evaluate, evaluate_dirs, prf
+from .scorer import (
+    MEASURES,
+    MODES,
+    PRF,
+    MeasureScore,
+    ScoreReport,
+    binary_token_prf,
+    evaluate,
+    evaluate_dirs,
+    prf,
+)
 
 __all__ = [
     "evaluate",

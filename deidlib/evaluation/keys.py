@@ -22,7 +22,7 @@ VEHICLE, DEVICE, BIOID, IDNUM}. The original script writes the IDNUM pattern as
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..corpus.document import Span
 from ..corpus.phi import HIPAA_TYPES

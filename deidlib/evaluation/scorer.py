@@ -25,8 +25,8 @@ Measures (names used in :class:`ScoreReport`):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -213,7 +213,7 @@ def evaluate(
         g, s = gold[doc_id].spans, system[doc_id].spans
         counts[i] = _doc_counts(g, s, idnum_bug)
         for mode in MODES:
-            for key, table, attr in (("category", cat_counts[mode], "category"), ("type", type_counts[mode], "subtype")):
+            for _key, table, attr in (("category", cat_counts[mode], "category"), ("type", type_counts[mode], "subtype")):
                 present = {getattr(x, attr) for x in g} | {getattr(x, attr) for x in s}
                 for v in present:
                     c = _counts(mode, [x for x in g if getattr(x, attr) == v], [x for x in s if getattr(x, attr) == v], False)

@@ -7,8 +7,9 @@ sentences into a :class:`Batch`; everything downstream sees only this interface.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 
@@ -46,7 +47,7 @@ class Batch:
     def batch_size(self) -> int:
         return int(self.word_ids.shape[0])
 
-    def to(self, device: torch.device | str) -> "Batch":
+    def to(self, device: torch.device | str) -> Batch:
         kw: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)

@@ -8,7 +8,7 @@ ever shown for the synthetic corpus; real corpora get counts alone.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 

@@ -110,7 +110,6 @@ def _deps_missing() -> str | None:
     try:
         from deidlib.corpus.datasets import load_corpus  # noqa: F401
         from deidlib.corpus.splits import partition_by_patient  # noqa: F401
-
         from deidlib.models import build_tagger  # noqa: F401
     except ImportError as e:  # the foundation / tagger are written in parallel
         return str(e)

@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from deidlib.corpus import Document, Span
-from deidlib.evaluation import evaluate, binary_token_prf, prf
+from deidlib.evaluation import binary_token_prf, evaluate, prf
 
 T1 = "Dr. John-Smith saw Ann Lee on 12/02/2020 in Boston, ID 12345."
 #     0123456789012345678901234567890123456789012345678901234567890
