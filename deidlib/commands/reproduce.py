@@ -16,6 +16,8 @@ def add_arguments(p) -> None:
     p.add_argument("--no-copy-figures", dest="copy_figures", action="store_false",
                    help="leave figures/ untouched (runs/ still gets everything)")
     p.add_argument("--runs-dir", default=None, help="where executed notebooks go (default: runs/<profile>)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch/OpenMP threads per notebook kernel (default: 1 for smoke/cpu on the CPU)")
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
 
 
@@ -36,6 +38,7 @@ def run(args) -> int:
             device=args.device,
             copy_figures=args.copy_figures,
             runs_dir=args.runs_dir,
+            threads=args.threads,
         )
     except (NotebookRunError, ValueError) as e:
         import sys
