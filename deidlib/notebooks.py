@@ -139,7 +139,8 @@ def reproduce(
     runs_dir: str | Path | None = None,
     threads: int | None = None,
 ) -> list[Path]:
-    """Run the manifest's notebooks in order and (synthetic corpus only) refresh ``figures/``.
+    """Run the manifest's notebooks in order and refresh ``figures/`` (synthetic corpus and
+    cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``).
 
     ``threads``: intra-op threads of the notebook kernels (``OMP_NUM_THREADS``/``MKL_NUM_THREADS``).
     ``None`` means 1 for the smoke and cpu profiles on the CPU and the library default
@@ -176,7 +177,7 @@ def reproduce(
         )
         bar.write(f"  {e.name}: {time.perf_counter() - t0:.0f}s -> {out}")
         outs.append(out)
-        if copy_figures and corpus == "synthetic":
+        if copy_figures and corpus == "synthetic" and profile != "smoke":
             dest = root / "figures" / e.name
             dest.mkdir(parents=True, exist_ok=True)
             for f in e.figures:
