@@ -3,8 +3,22 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread():
+    """Tiny models on a shared 2-core machine (xdist runs two workers): one intra-op
+    thread avoids oversubscription (10-20x slower otherwise under load). Session scope,
+    so that it is in force before module- and session-scoped fixtures train models too
+    (a function-scoped version let a module fixture train with two threads per worker:
+    minutes instead of seconds under load)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,6 @@
-"""Tiny corpus and taggers of every kind for the DP tests (one intra-op thread)."""
+"""Tiny corpus and taggers of every kind for the DP tests (one intra-op thread: tests/conftest.py)."""
 
 import pytest
-import torch
 
 from deidlib.corpus.datasets import load_corpus
 from deidlib.training import prepare_tagger
@@ -16,14 +15,6 @@ TINY = {
     "lstm_gru": dict(word_dim=12, char_emb_dim=6, char_hidden=6, hidden=8, ff_dim=8),
     "transformer": dict(word_dim=12, char_emb_dim=6, char_hidden=6, layers=1, heads=2, ff_hidden=16),
 }
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @pytest.fixture(scope="session")

@@ -27,17 +27,6 @@ TINY = dict(
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models train fastest on one thread (and do not stall on a shared CPU)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def results():
     return am.run_study("smoke", seeds=(0, 1), progress=False, **TINY)

@@ -1,18 +1,9 @@
-"""Tiny corpus and tiny taggers for the trainer tests (one intra-op thread: the machine
-has 2 shared cores)."""
+"""Tiny corpus and tiny taggers for the trainer tests (one intra-op thread: see
+tests/conftest.py)."""
 
 import pytest
-import torch
 
 from deidlib.corpus.datasets import load_corpus
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @pytest.fixture(scope="session")
