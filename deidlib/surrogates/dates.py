@@ -1,3 +1,4 @@
+
 """Parse date, age and duration expressions (English and French) and write them back in
 their original format.
 
@@ -39,6 +40,8 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from ..numwords import number_words
 
 __all__ = [
     "DateExpr",
@@ -413,24 +416,6 @@ def format_date(expr: DateExpr, new: _dt.date) -> str:
 
 
 # ----------------------------------------------------------------------------- quantities (ages, durations)
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
-_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
-
-def number_words(n: int) -> str:
-    """English words for 0..199 ("forty-two", "one hundred two")."""
-    if n < 0 or n >= 200:
-        raise ValueError(f"{n} out of range 0..199")
-    if n >= 100:
-        rest = n - 100
-        return "one hundred" + ("" if rest == 0 else " " + number_words(rest))
-    if n < 20:
-        return _ONES[n]
-    t, o = divmod(n, 10)
-    return _TENS[t] + ("" if o == 0 else "-" + _ONES[o])
-
-
 _WORD_NUM = {number_words(n): n for n in range(200)}
 _WORD_NUM.update({w.replace("-", " "): n for w, n in list(_WORD_NUM.items()) if "-" in w})
 _WORD_NUM.update({"a": 1, "an": 1})

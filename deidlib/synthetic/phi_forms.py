@@ -1,3 +1,4 @@
+
 """Surface forms of PHI: dates, ages, names, phone numbers and identifiers.
 
 Each function takes the value and a ``random.Random`` and returns the exact string
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import random
+
+from ..numwords import number_words
 
 __all__ = [
     "DATE_FORMATS",
@@ -99,22 +102,11 @@ def format_date(d: _dt.date, fmt: str, lang: str = "en") -> str:
     raise ValueError(f"unknown date format {fmt!r}; expected one of {DATE_FORMATS + PARTIAL_DATE_FORMATS}")
 
 
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
-_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
-
 def age_words(n: int) -> str:
-    """English words for 0..119 ("seventy-eight", "one hundred two")."""
+    """English words for an age 0..119 ("seventy-eight", "one hundred two")."""
     if n < 0 or n >= 120:
         raise ValueError(f"age {n} out of range 0..119")
-    if n >= 100:
-        rest = n - 100
-        return "one hundred" + ("" if rest == 0 else " " + age_words(rest))
-    if n < 20:
-        return _ONES[n]
-    t, o = divmod(n, 10)
-    return _TENS[t] + ("" if o == 0 else "-" + _ONES[o])
+    return number_words(n)
 
 
 #: age surface forms: (span pattern, suffix). Only the number (or number words) is the AGE
