@@ -1,4 +1,3 @@
-
 """Parse date, age and duration expressions (English and French) and write them back in
 their original format.
 

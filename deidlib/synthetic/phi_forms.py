@@ -1,4 +1,3 @@
-
 """Surface forms of PHI: dates, ages, names, phone numbers and identifiers.
 
 Each function takes the value and a ``random.Random`` and returns the exact string
