@@ -78,6 +78,13 @@ def load_manifest(path: str | Path | None = None) -> list[NotebookEntry]:
     return entries
 
 
+def notebook_parameters(entry: NotebookEntry) -> set[str]:
+    """Names declared in the notebook's ``parameters`` cell (read by papermill)."""
+    import papermill as pm
+
+    return set(pm.inspect_notebook(str(notebooks_dir() / f"{entry.name}.ipynb")))
+
+
 def run_notebook(
     entry: NotebookEntry,
     *,
@@ -138,6 +145,7 @@ def reproduce(
     copy_figures: bool = True,
     runs_dir: str | Path | None = None,
     threads: int | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> list[Path]:
     """Run the manifest's notebooks in order and refresh ``figures/`` (synthetic corpus and
     cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``).
@@ -148,6 +156,10 @@ def reproduce(
     development machine under load: the festag cpu notebook finished in 14.5 min with 1
     thread and had not finished after 80 min with torch's default of 2 (these models are
     small; thread synchronisation costs more than it saves).
+
+    ``parameters``: extra papermill parameters given to every selected notebook (e.g.
+    ``{"n_seeds": 3}``); a name that a notebook does not declare raises ``ValueError``
+    before anything runs.
     """
     from tqdm.auto import tqdm
 
@@ -164,6 +176,15 @@ def reproduce(
         if unknown:
             raise ValueError(f"unknown study {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         entries = [e for e in entries if e.study in only or e.name in only]
+    if parameters:
+        reserved = {"profile", "corpus", "data_dir", "seed", "device", "out_dir"} & set(parameters)
+        if reserved:
+            raise ValueError(f"set {', '.join(sorted(reserved))} with its own option, not as a parameter")
+        for e in entries:
+            declared = notebook_parameters(e)
+            unknown = sorted(set(parameters) - declared)
+            if unknown:
+                raise ValueError(f"{e.name} has no parameter {', '.join(unknown)}; it declares {', '.join(sorted(declared))}")
     root = repo_root()
     tag = profile if corpus == "synthetic" else f"{profile}-{corpus}"
     runs = Path(runs_dir) if runs_dir else root / "runs" / tag
@@ -173,7 +194,8 @@ def reproduce(
         bar.set_postfix_str(e.name)
         t0 = time.perf_counter()
         out = run_notebook(
-            e, profile=profile, out_dir=runs / e.name, corpus=corpus, data_dir=data_dir, seed=seed, device=device
+            e, profile=profile, out_dir=runs / e.name, corpus=corpus, data_dir=data_dir, seed=seed, device=device,
+            extra_parameters=parameters,
         )
         bar.write(f"  {e.name}: {time.perf_counter() - t0:.0f}s -> {out}")
         outs.append(out)

@@ -45,3 +45,22 @@ def test_notebook_pair_in_sync_and_stripped(entry):
     inspected = set(papermill.inspect_notebook(str(d / f"{entry.name}.ipynb")))
     assert declared == inspected, f"papermill cannot parse parameter line(s): {declared - inspected}"
     assert {"profile", "out_dir"} <= inspected and ({"seed", "seeds"} & inspected)
+
+
+def test_reproduce_param_option_parses_literals_and_rejects_undeclared_names(tmp_path):
+    from deidlib.commands.reproduce import parse_params
+    from deidlib.notebooks import notebook_parameters, reproduce
+
+    assert parse_params(["n_seeds=3", "lr=0.5", "corpus_note=abc", "epochs=None"]) == {
+        "n_seeds": 3, "lr": 0.5, "corpus_note": "abc", "epochs": None}
+    for bad in ("n_seeds", "=3", "2x=1"):
+        with pytest.raises(ValueError, match="NAME=VALUE"):
+            parse_params([bad])
+    festag = next(e for e in ENTRIES if e.study == "festag")
+    assert {"n_seeds", "theta_d"} <= notebook_parameters(festag)
+    # checked before anything runs: nothing is written
+    with pytest.raises(ValueError, match="has no parameter bogus"):
+        reproduce("smoke", only=["festag"], parameters={"bogus": 1}, runs_dir=tmp_path, copy_figures=False)
+    with pytest.raises(ValueError, match="its own option"):
+        reproduce("smoke", only=["festag"], parameters={"seed": 1}, runs_dir=tmp_path, copy_figures=False)
+    assert not any(tmp_path.iterdir())

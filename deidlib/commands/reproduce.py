@@ -18,7 +18,27 @@ def add_arguments(p) -> None:
     p.add_argument("--runs-dir", default=None, help="where executed notebooks go (default: runs/<profile>)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch/OpenMP threads per notebook kernel (default: 1 for smoke/cpu on the CPU)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="extra notebook parameter, e.g. -p n_seeds=3 (repeatable; VALUE is read as a "
+                        "Python literal when it parses as one, else as a string); use with --only")
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
+
+
+def parse_params(items: list[str]) -> dict:
+    """``["n_seeds=3", "corpus_note=x"]`` -> ``{"n_seeds": 3, "corpus_note": "x"}``."""
+    import ast
+
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ValueError(f"--param expects NAME=VALUE, got {item!r}")
+        try:
+            out[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[name] = value
+    return out
 
 
 def run(args) -> int:
@@ -29,6 +49,7 @@ def run(args) -> int:
             print(f"{e.name:32s} study={e.study:12s} figures={', '.join(e.figures)}")
         return 0
     try:
+        parameters = parse_params(args.param)
         outs = reproduce(
             args.profile,
             only=args.only,
@@ -39,6 +60,7 @@ def run(args) -> int:
             copy_figures=args.copy_figures,
             runs_dir=args.runs_dir,
             threads=args.threads,
+            parameters=parameters,
         )
     except (NotebookRunError, ValueError) as e:
         import sys
