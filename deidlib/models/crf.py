@@ -9,6 +9,18 @@ True per sentence; every sentence has at least one token).
 
 The parameters are plain ``nn.Parameter`` tensors and :meth:`CRF.nll` returns one value
 per sentence (``reduction="none"``), which per-sample-gradient machinery (DP-SGD) needs.
+
+Constrained transitions (``labels=...``): for BIO and BIOES label sets the transitions a
+well-formed tag sequence cannot take (``O → I-X``, ``B-X → O``, ``I-X → I-Y``, a sequence
+starting with ``I-``/``E-`` or ending with ``B-``/``I-``, ...) get a fixed score of −10⁴,
+a non-trainable buffer added to the learned scores in the forward algorithm, the gold
+score and Viterbi (as AllenNLP's ``allowed_transitions``; Lample et al.'s CRF learns them).
+Why: with the thesis's 113 BIOES×TYPE labels the char-GRU-CRF taggers sat in an all-``O``
+phase for six epochs at cpu scale (dev F1 0); the CRF had to learn ~12k transition scores
+before a PHI path could beat ``O…O``. With the constraints the all-``O`` phase ends after
+one epoch (measured with the cpu-profile GRU-CRF, notebook 02). IO label sets have nothing
+to constrain. The constraint is a buffer, so per-sample gradients (DP-SGD) are unchanged in
+form: disallowed entries receive (numerically) zero gradient.
 """
 
 from __future__ import annotations
@@ -16,37 +28,100 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["CRF"]
+__all__ = ["CRF", "allowed_transitions"]
+
+#: score of a disallowed transition (finite: keeps logsumexp and its gradient free of NaN)
+DISALLOWED = -1e4
+
+
+def allowed_transitions(labels: list[str] | tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Boolean masks (transitions [L, L] from→to, start [L], end [L]) of the moves a
+    well-formed BIO/BIOES sequence may make; everything is allowed for IO label sets.
+
+    Labels are ``"O"`` or ``"<prefix>-<type>"`` with prefix B/I/E/S. BIOES: after O/E/S
+    comes O, B-* or S-*; after B-X/I-X comes I-X or E-X; start O/B/S; end O/E/S. BIO:
+    I-X only after B-X or I-X, and not at the start."""
+    L = len(labels)
+    parts = [(lab.split("-", 1) + [""])[:2] if lab != "O" else ["O", ""] for lab in labels]
+    prefixes = {p for p, _ in parts}
+    trans = torch.ones(L, L, dtype=torch.bool)
+    start = torch.ones(L, dtype=torch.bool)
+    end = torch.ones(L, dtype=torch.bool)
+    if prefixes & {"E", "S"}:  # BIOES
+        for i, (pi, ti) in enumerate(parts):
+            for j, (pj, tj) in enumerate(parts):
+                inside = pi in ("B", "I")
+                trans[i, j] = (pj in ("I", "E") and tj == ti) if inside else pj in ("O", "B", "S")
+            start[i] = pi in ("O", "B", "S")
+            end[i] = pi in ("O", "E", "S")
+    elif "B" in prefixes:  # BIO
+        for i, (pi, ti) in enumerate(parts):
+            for j, (pj, tj) in enumerate(parts):
+                trans[i, j] = pj != "I" or (pi in ("B", "I") and ti == tj)
+            start[i] = pi != "I"
+    return trans, start, end
 
 
 class CRF(nn.Module):
-    def __init__(self, num_tags: int) -> None:
+    def __init__(self, num_tags: int, labels: list[str] | tuple[str, ...] | None = None) -> None:
         super().__init__()
         self.num_tags = num_tags
         self.transitions = nn.Parameter(torch.empty(num_tags, num_tags).uniform_(-0.1, 0.1))
         self.start = nn.Parameter(torch.empty(num_tags).uniform_(-0.1, 0.1))
         self.end = nn.Parameter(torch.empty(num_tags).uniform_(-0.1, 0.1))
+        if labels is not None and len(labels) != num_tags:
+            raise ValueError(f"{len(labels)} labels for a CRF over {num_tags} tags")
+        masks = allowed_transitions(labels) if labels is not None else None
+        self.constrained = masks is not None and not all(bool(m.all()) for m in masks)
+        for name, i in (("trans_bias", 0), ("start_bias", 1), ("end_bias", 2)):
+            if self.constrained:
+                bias = torch.zeros(masks[i].shape).masked_fill(~masks[i], DISALLOWED)
+                self.register_buffer(name, bias, persistent=False)
+            else:
+                setattr(self, name, None)
+
+    def _scores(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Learned transition/start/end scores plus the fixed constraint scores."""
+        if not self.constrained:
+            return self.transitions, self.start, self.end
+        return self.transitions + self.trans_bias, self.start + self.start_bias, self.end + self.end_bias
+
+    @torch.no_grad()
+    def invalid_paths(self, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Which gold sequences [B] take a disallowed move (always all False when the CRF is
+        unconstrained). Such a sequence would cost ~10⁴ per bad move; trainers check first."""
+        B, T = tags.shape
+        if not self.constrained:
+            return torch.zeros(B, dtype=torch.bool, device=tags.device)
+        tags = tags.clamp(min=0)
+        bad = self.start_bias[tags[:, 0]] < 0
+        if T > 1:
+            bad |= ((self.trans_bias[tags[:, :-1], tags[:, 1:]] < 0) & mask[:, 1:]).any(1)
+        last = mask.long().sum(1) - 1
+        return bad | (self.end_bias[tags.gather(1, last.unsqueeze(1)).squeeze(1)] < 0)
 
     def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Unnormalised score of ``tags`` [B, T] (padding entries ignored), shape [B]."""
         B, T, _ = emissions.shape
+        transitions, start, end = self._scores()
         tags = tags.clamp(min=0)
         m = mask.to(emissions.dtype)
         em = emissions.gather(2, tags.unsqueeze(-1)).squeeze(-1)  # [B, T]
-        s = self.start[tags[:, 0]] + (em * m).sum(1)
+        s = start[tags[:, 0]] + (em * m).sum(1)
         if T > 1:
-            tr = self.transitions[tags[:, :-1], tags[:, 1:]]  # [B, T-1]
+            tr = transitions[tags[:, :-1], tags[:, 1:]]  # [B, T-1]
             s = s + (tr * m[:, 1:]).sum(1)
         last = mask.long().sum(1) - 1
-        return s + self.end[tags.gather(1, last.unsqueeze(1)).squeeze(1)]
+        return s + end[tags.gather(1, last.unsqueeze(1)).squeeze(1)]
 
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """log Z per sentence, [B] (forward algorithm)."""
-        alpha = self.start + emissions[:, 0]  # [B, L]
+        transitions, start, end = self._scores()
+        alpha = start + emissions[:, 0]  # [B, L]
         for t in range(1, emissions.shape[1]):
-            nxt = torch.logsumexp(alpha.unsqueeze(2) + self.transitions.unsqueeze(0), dim=1) + emissions[:, t]
+            nxt = torch.logsumexp(alpha.unsqueeze(2) + transitions.unsqueeze(0), dim=1) + emissions[:, t]
             alpha = torch.where(mask[:, t].unsqueeze(1), nxt, alpha)
-        return torch.logsumexp(alpha + self.end, dim=1)
+        return torch.logsumexp(alpha + end, dim=1)
 
     def nll(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
         """Negative log-likelihood of the gold ``tags``; ``reduction`` none | sum | mean."""
@@ -63,16 +138,17 @@ class CRF(nn.Module):
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
         """Viterbi best path per sentence, unpadded."""
         B, T, L = emissions.shape
-        score = self.start + emissions[:, 0]
+        transitions, start, end = self._scores()
+        score = start + emissions[:, 0]
         history = []
         for t in range(1, T):
-            cand = score.unsqueeze(2) + self.transitions.unsqueeze(0)  # [B, L(prev), L(cur)]
+            cand = score.unsqueeze(2) + transitions.unsqueeze(0)  # [B, L(prev), L(cur)]
             best, idx = cand.max(dim=1)
             nxt = best + emissions[:, t]
             m = mask[:, t].unsqueeze(1)
             score = torch.where(m, nxt, score)
             history.append(torch.where(m, idx, torch.arange(L, device=idx.device).expand(B, L)))
-        score = score + self.end
+        score = score + end
         lengths = mask.long().sum(1).tolist()
         best_last = score.argmax(1)
         paths = []

@@ -20,6 +20,11 @@ Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values)
     hidden size are parameters; a small one trained from scratch is the CPU default)
     over word + character features and sinusoidal positions → CRF or softmax.
 
+CRF outputs are constrained to well-formed BIO/BIOES paths by default
+(``constrain_crf=True``; see :mod:`.crf` for why: without it the char-GRU-CRF taggers of
+Table 4.2 stayed in an all-``O`` phase at cpu scale); ``constrain_crf=False`` gives the
+unconstrained CRF of Lample et al.
+
 The recall penalty of the ahmed thesis (§4.1.5, eq. 4.7–4.9) is ``recall_penalty=δ_p``:
 ``FNR = FN / (1 + FN + TP)`` over the PHI tokens of the batch (binary: label ≠ O,
 predictions by argmax of the emissions), ``ρ = 1 + FNR·(δ_p − 1)`` and
@@ -96,13 +101,14 @@ class BaseTagger(nn.Module):
 
     kind = "base"
 
-    def __init__(self, featurizer: Featurizer, *, crf: bool, recall_penalty: float | None, hparams: dict[str, Any]):
+    def __init__(self, featurizer: Featurizer, *, crf: bool, recall_penalty: float | None, hparams: dict[str, Any],
+                 constrain_crf: bool = True):
         super().__init__()
         self.featurizer = featurizer
         self.num_labels = featurizer.num_labels
-        self.crf = CRF(self.num_labels) if crf else None
+        self.crf = CRF(self.num_labels, labels=featurizer.labels if constrain_crf else None) if crf else None
         self.recall_penalty = recall_penalty
-        self.hparams = dict(hparams, crf=crf, recall_penalty=recall_penalty)
+        self.hparams = dict(hparams, crf=crf, recall_penalty=recall_penalty, constrain_crf=constrain_crf)
         self.o_index = featurizer.label_index.get("O", 0)
         self.default_training = dict(DEFAULT_TRAINING.get(self.kind, {"optimizer": "adam", "lr": 1e-3, "clip": 5.0}))
 
@@ -175,6 +181,7 @@ class RNNTagger(BaseTagger):
         output_dropout: float = 0.0,
         ff_dim: int = 100,
         crf: bool = False,
+        constrain_crf: bool = True,
         recall_penalty: float | None = None,
         embeddings: np.ndarray | None = None,
         freeze_embeddings: bool = False,
@@ -184,7 +191,7 @@ class RNNTagger(BaseTagger):
                   casing=casing, casing_dim=casing_dim, input_dropout=input_dropout, cells=list(cells), hidden=hidden,
                   between_dropout=between_dropout, output_dropout=output_dropout, ff_dim=ff_dim,
                   freeze_embeddings=freeze_embeddings)
-        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp)
+        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp, constrain_crf=constrain_crf)
         self.word = nn.Embedding(featurizer.num_words, word_dim, padding_idx=0)
         if embeddings is not None:
             if embeddings.shape != (featurizer.num_words, word_dim):
@@ -247,6 +254,7 @@ class TransformerTagger(BaseTagger):
         attn_dropout: float = 0.1,
         max_len: int = 1024,
         crf: bool = True,
+        constrain_crf: bool = True,
         recall_penalty: float | None = None,
         embeddings: np.ndarray | None = None,
         freeze_embeddings: bool = False,
@@ -254,7 +262,7 @@ class TransformerTagger(BaseTagger):
         hp = dict(char=char, char_onehot=char_onehot, char_emb_dim=char_emb_dim, char_hidden=char_hidden, word_dim=word_dim,
                   casing=casing, layers=layers, heads=heads, ff_hidden=ff_hidden, input_dropout=input_dropout,
                   attn_dropout=attn_dropout, max_len=max_len, freeze_embeddings=freeze_embeddings)
-        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp)
+        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp, constrain_crf=constrain_crf)
         self.word = nn.Embedding(featurizer.num_words, word_dim, padding_idx=0)
         if embeddings is not None:
             with torch.no_grad():

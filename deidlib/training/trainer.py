@@ -53,6 +53,23 @@ def _save(path: Path, payload: dict) -> None:
     os.replace(tmp, path)
 
 
+def check_gold_paths(tagger, batches, groups, sentences) -> None:
+    """Raise ``ValueError`` when a gold tag sequence is not a path the tagger's constrained
+    CRF allows (e.g. BIO tags starting with ``I-``): it could never be predicted and would
+    dominate the loss."""
+    crf = getattr(tagger, "crf", None)
+    if crf is None or not getattr(crf, "constrained", False):
+        return
+    for b, g in zip(batches, groups):
+        bad = crf.invalid_paths(b.labels, b.mask).nonzero().flatten().tolist()
+        if bad:
+            s = sentences[g[bad[0]]]
+            raise ValueError(
+                f"{len(bad)} training sentence(s) in a batch have ill-formed tags for the constrained CRF, "
+                f"e.g. {list(zip(s.words, s.tags))[:12]}; fix the tags or build the tagger with constrain_crf=False"
+            )
+
+
 def train(
     tagger: torch.nn.Module,
     train_sentences: Sequence[TaggedSentence],
@@ -95,6 +112,7 @@ def train(
         fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]).to(device)
         for g in groups
     ]
+    check_gold_paths(tagger, batches, groups, train_sentences)
     opt = make_optimizer(tagger.parameters(), opt_name, lr)
     hist = History()
     best_state = None

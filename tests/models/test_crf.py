@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from deidlib.models.crf import CRF
+from deidlib.models.crf import CRF, allowed_transitions
 
 
 def _brute(crf: CRF, em: torch.Tensor, n: int):
@@ -85,3 +85,56 @@ def test_per_sample_gradients_are_separable():
     crf.zero_grad()
     crf.nll(em[:1], tags[:1], mask[:1], reduction="none")[0].backward()
     assert torch.allclose(g_joint, crf.transitions.grad, atol=1e-6)
+
+
+BIOES = ["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "E-B", "S-B"]
+
+
+def test_allowed_transitions_bioes_bio_io_by_hand():
+    trans, start, end = allowed_transitions(BIOES)
+    ix = {lab: i for i, lab in enumerate(BIOES)}
+
+    def ok(a, b):
+        return bool(trans[ix[a], ix[b]])
+
+    assert ok("O", "O") and ok("O", "B-A") and ok("O", "S-B") and ok("E-A", "B-B") and ok("S-A", "O")
+    assert ok("B-A", "I-A") and ok("B-A", "E-A") and ok("I-A", "I-A") and ok("I-A", "E-A")
+    assert not ok("O", "I-A") and not ok("O", "E-A") and not ok("B-A", "O") and not ok("B-A", "E-B")
+    assert not ok("I-A", "I-B") and not ok("E-A", "I-A") and not ok("B-A", "B-A") and not ok("I-A", "S-A")
+    assert int(trans.sum()) == 5 * 5 + 4 * 2  # 5 "outside" rows x 5 targets + 4 "inside" rows x 2
+    assert [BIOES[i] for i in range(9) if start[i]] == ["O", "B-A", "S-A", "B-B", "S-B"]
+    assert [BIOES[i] for i in range(9) if end[i]] == ["O", "E-A", "S-A", "E-B", "S-B"]
+    bio = ["O", "B-A", "I-A", "B-B", "I-B"]
+    t2, s2, e2 = allowed_transitions(bio)
+    assert not t2[0, 2] and t2[1, 2] and t2[2, 2] and not t2[1, 4] and t2[2, 3] and t2[4, 0]
+    assert s2.tolist() == [True, True, False, True, False] and e2.all()
+    for m in allowed_transitions(["O", "I-A", "I-B"]):
+        assert m.all()  # IO: nothing to constrain
+    assert not CRF(3, labels=["O", "I-A", "I-B"]).constrained
+
+
+def test_constrained_crf_matches_brute_force_over_allowed_paths():
+    """log Z sums over well-formed paths only, Viterbi returns the best well-formed path,
+    and the NLL of a well-formed gold path is exact."""
+    labels = ["O", "B-A", "I-A", "E-A", "S-A"]
+    trans, start, end = allowed_transitions(labels)
+    crf, em, mask = _setup([4, 1, 3], L=5, seed=5)
+    con = CRF(5, labels=labels)
+    con.load_state_dict(crf.state_dict())
+    logz = con.log_partition(em, mask)
+    paths = con.decode(em, mask)
+    for b, n in enumerate([4, 1, 3]):
+        _, _, scores = _brute(crf, em[b], n)
+        ok = {y: s for y, s in scores.items()
+              if start[y[0]] and end[y[-1]] and all(trans[a, c] for a, c in zip(y, y[1:]))}
+        assert torch.allclose(logz[b], torch.logsumexp(torch.stack(list(ok.values())), 0), atol=1e-4)
+        assert tuple(paths[b]) == max(ok, key=lambda k: float(ok[k].detach()))
+    gold = torch.tensor([[1, 2, 3, 0], [4, -100, -100, -100], [0, 4, 0, -100]])
+    assert not con.invalid_paths(gold, mask).any()
+    per = con.nll(em, gold, mask, reduction="none")
+    for b, n in enumerate([4, 1, 3]):
+        _, _, scores = _brute(crf, em[b], n)
+        assert torch.allclose(per[b], logz[b] - scores[tuple(int(t) for t in gold[b, :n])], atol=1e-4)
+    bad = torch.tensor([[0, 2, 3, 0], [1, -100, -100, -100], [0, 4, 0, -100]])  # O->I ; ends with B
+    assert con.invalid_paths(bad, mask).tolist() == [True, True, False]
+    assert not crf.invalid_paths(bad, mask).any()

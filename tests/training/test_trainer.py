@@ -194,6 +194,22 @@ def test_unknown_optimizer_and_empty_data_are_clear_errors(splits):
         train(tagger, [], epochs=1, progress=False)
 
 
+
+def test_ill_formed_gold_tags_are_a_clear_error_for_the_constrained_crf(splits):
+    from dataclasses import replace
+
+    sents, tagger = _prep(splits)
+    assert tagger.crf is not None and tagger.crf.constrained
+    i = next(k for k, s in enumerate(sents) if any(t.startswith("B-") for t in s.tags))
+    bad_tags = ["I-" + t[2:] if t.startswith("B-") else t for t in sents[i].tags]  # BIOES path starting a span with I-
+    broken = sents[:i] + [replace(sents[i], tags=bad_tags)] + sents[i + 1:]
+    with pytest.raises(ValueError, match="ill-formed tags"):
+        train(tagger, broken, epochs=1, progress=False)
+    _, free = _prep(splits, constrain_crf=False)
+    assert not free.crf.constrained
+    train(free, broken[max(0, i - 20) : i + 20], epochs=1, progress=False)  # the unconstrained CRF accepts them
+
+
 @pytest.fixture(scope="module")
 def fitted(splits):
     tagger, hist = fit_tagger(
