@@ -33,6 +33,8 @@ def add_arguments(p) -> None:
         "--optimizer", choices=("sgd", "adam", "nadam"), help="default: the paper's for this model"
     )
     p.add_argument("--lr", type=float, help="default: the paper's for this model")
+    p.add_argument("--lr-decay", type=float, default=0.0,
+                   help="epoch t uses lr/(1+LR_DECAY*t) (Ma & Hovy 2016; default 0: constant)")
     p.add_argument("--clip", type=float, help="gradient-norm clip (default: the paper's for this model)")
     p.add_argument("--patience", type=int, help="early stopping after N epochs without better dev F1")
     p.add_argument("--seed", type=int, default=0)
@@ -92,7 +94,7 @@ def run(args) -> int:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 1
     out = Path(args.out_dir)
-    kw = {k: getattr(args, k) for k in ("optimizer", "lr", "patience") if getattr(args, k) is not None}
+    kw = {k: getattr(args, k) for k in ("optimizer", "lr", "lr_decay", "patience") if getattr(args, k) is not None}
     if args.clip is not None:
         kw["clip"] = args.clip
     emb = None if args.embeddings.lower() == "none" else args.embeddings

@@ -80,6 +80,7 @@ def train(
     batch_size: int = 16,
     optimizer: str | None = None,
     lr: float | None = None,
+    lr_decay: float = 0.0,
     clip: float | None | str = "default",
     patience: int | None = None,
     seed: int = 0,
@@ -95,7 +96,9 @@ def train(
 
     ``optimizer``/``lr``/``clip`` default to the tagger's ``default_training`` (the paper's
     settings). With ``patience`` and ``dev_docs``, training stops after ``patience``
-    epochs without a better dev F1 and the best weights are restored.
+    epochs without a better dev F1 and the best weights are restored. ``lr_decay`` ρ sets
+    epoch ``t``'s (0-based) learning rate to ``lr / (1 + ρ·t)`` (Ma & Hovy 2016, §3.2, who
+    use ρ = 0.05 with SGD); 0 keeps it constant.
     """
     from tqdm.auto import tqdm
 
@@ -134,13 +137,18 @@ def train(
             disable=not progress,
             unit="epoch",
         )
+        if lr_decay < 0:
+            raise ValueError(f"lr_decay must be >= 0, got {lr_decay}")
         for ep in bar:
             t0 = time.perf_counter()
+            for group in opt.param_groups:
+                group["lr"] = lr / (1 + lr_decay * ep)
             loss = train_epoch(
                 tagger, batches, opt, clip=clip, order=epoch_order(len(batches), seed, ep), progress=False
             )
             rec: dict[str, Any] = {
                 "epoch": ep + 1,
+                "lr": opt.param_groups[0]["lr"],
                 "train_loss": loss,
                 "train_seconds": time.perf_counter() - t0,
             }

@@ -195,6 +195,15 @@ def test_unknown_optimizer_and_empty_data_are_clear_errors(splits):
 
 
 
+def test_lr_decay_follows_ma_hovy_schedule_and_rejects_negative(splits):
+    sents, tagger = _prep(splits)
+    hist = train(tagger, sents[:40], epochs=3, optimizer="sgd", lr=0.3, lr_decay=0.5, progress=False)
+    assert hist.column("lr") == pytest.approx([0.3, 0.3 / 1.5, 0.3 / 2.0])
+    assert train(tagger, sents[:40], epochs=2, lr=0.3, progress=False).column("lr") == [0.3, 0.3]
+    with pytest.raises(ValueError, match="lr_decay"):
+        train(tagger, sents[:40], epochs=1, lr_decay=-1, progress=False)
+
+
 def test_ill_formed_gold_tags_are_a_clear_error_for_the_constrained_crf(splits):
     from dataclasses import replace
 
