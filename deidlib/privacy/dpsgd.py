@@ -54,11 +54,12 @@ The recall penalty ρ (thesis eq. 4.7–4.8) is batch-level in ``BaseTagger.loss
 batch-level weight would make a unit's contribution depend on other units and break the
 sensitivity bound, so under DP ρ is computed *per unit* from the unit's own sentences.
 
-Noise and Poisson sampling draw from seeded ``torch.Generator`` objects (reproducible
-research runs, as every randomness in deidlib; ``train_dp`` derives both from ``seed``,
-``dp_step`` takes ``generator``). These are *not* cryptographically secure sources (Opacus'
-``secure_mode`` uses torchcsprng, which is not installed here): a deployment must draw the
-noise and the lots from a CSPRNG.
+Noise and Poisson sampling draw from seeded ``torch.Generator`` objects by default
+(reproducible research runs, as every randomness in deidlib; ``train_dp`` derives both from
+``seed``, ``dp_step`` takes ``generator``). These are *not* cryptographically secure sources
+(Opacus' ``secure_mode`` uses torchcsprng, which is not installed here): a model meant for
+publication should be trained with ``train_dp(secure=True)``, which draws both from the OS
+CSPRNG (:mod:`.secure`).
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ class PrivacyLedger:
     epsilon: float = math.inf
     target_epsilon: float | None = None
     history: list[tuple[float, float, int]] = field(default_factory=list)
+    #: True when lots and noise came from the OS CSPRNG (``train_dp(secure=True)``)
+    secure_rng: bool = False
 
     def spent(self, steps: int | None = None) -> float:
         """ε after ``steps`` steps (default: the ledger's steps), with the earlier phases."""
@@ -336,10 +339,18 @@ def _check_noise(max_grad_norm: float, noise_multiplier: float, denominator: flo
 
 
 def _add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator) -> list[torch.Tensor]:
+    """``generator``: a ``torch.Generator`` (seeded, reproducible), ``None`` (torch's global
+    RNG) or a :class:`~deidlib.privacy.secure.SecureRandom` (OS CSPRNG)."""
+    from .secure import SecureRandom
+
     out = []
     for s in summed:
         if noise_multiplier > 0:
-            s = s + torch.normal(0.0, noise_multiplier * max_grad_norm, s.shape, generator=generator).to(s)
+            std = noise_multiplier * max_grad_norm
+            if isinstance(generator, SecureRandom):
+                s = s + generator.normal(std, s.shape, dtype=s.dtype, device=s.device)
+            else:
+                s = s + torch.normal(0.0, std, s.shape, generator=generator).to(s)
         out.append(s / denominator)
     return out
 
@@ -434,6 +445,7 @@ def train_dp(
     eval_every: int = 1,
     progress: bool = True,
     history: list[tuple[float, float, int]] | None = None,
+    secure: bool = False,
 ):
     """Train ``tagger`` in place with DP-SGD; returns ``(History, PrivacyLedger)``.
 
@@ -444,6 +456,9 @@ def train_dp(
     ``noise_multiplier`` and ``target_epsilon``. ``history``: earlier DP phases on the same
     units (their ε composes; e.g. fine-tuning a model pre-trained on the same data).
     History records per epoch ``train_loss``, ``epsilon`` and dev/test binary-token P/R/F1.
+    ``secure=True`` draws the lots and the noise from the OS CSPRNG
+    (:class:`~deidlib.privacy.secure.SecureRandom`; not reproducible, ``seed`` then only fixes
+    dropout); the default seeded generators are for research runs, not for models to publish.
     """
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
     from tqdm.auto import tqdm
@@ -488,14 +503,21 @@ def train_dp(
         q * n,
         target_epsilon=target_epsilon,
         history=list(history or []),
+        secure_rng=bool(secure),
     )
     tagger.to(device)
     params = _params(tagger)
     opt = make_optimizer(params, optimizer, lr)
     fz = tagger.featurizer
-    sampler_gen = torch.Generator().manual_seed(derive_seed(seed, "dp-poisson") % 2**63)
-    noise_gen = torch.Generator().manual_seed(derive_seed(seed, "dp-noise") % 2**63)
-    sampler = UniformWithReplacementSampler(num_samples=n, sample_rate=q, generator=sampler_gen, steps=steps)
+    if secure:
+        from .secure import SecureRandom
+
+        noise_gen = SecureRandom()
+        sampler = noise_gen.lots(n, q, steps)
+    else:
+        sampler_gen = torch.Generator().manual_seed(derive_seed(seed, "dp-poisson") % 2**63)
+        noise_gen = torch.Generator().manual_seed(derive_seed(seed, "dp-noise") % 2**63)
+        sampler = UniformWithReplacementSampler(num_samples=n, sample_rate=q, generator=sampler_gen, steps=steps)
     per_epoch = max(1, round(1 / q))
     hist = History()
     losses: list[float] = []
