@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -47,6 +49,9 @@ theta_d_high = 0.5  # download fraction of C_0.5
 theta_u = 0.5  # upload fraction
 gamma = 10.0  # clipping bound of uploaded updates
 tau = 1e-4  # updates with |u| < tau are not shared
+max_site_sentences = None  # None: the profile's cap on training sentences per site (cpu 300)
+max_test_sentences = None  # None: the profile's cap on test sentences (cpu 1500)
+negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free sentences per PHI sentence
 
 # %%
 import json
@@ -62,7 +67,9 @@ out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 seeds = [seed + i for i in range(n_seeds)]
 overrides = dict(epochs=epochs, batch_size=batch_size, lr=lr, n_sites=n_sites, theta_d=theta_d,
-                 theta_d_high=theta_d_high, theta_u=theta_u, gamma=gamma, tau=tau)
+                 theta_d_high=theta_d_high, theta_u=theta_u, gamma=gamma, tau=tau,
+                 max_site_sentences=max_site_sentences, max_test_sentences=max_test_sentences,
+                 negatives_per_positive=negatives_per_positive)
 params = festag.params_for(profile, **overrides)
 print(f"profile={profile} corpus={corpus} seeds={seeds}")
 params

@@ -123,3 +123,21 @@ def test_run_study_smoke_end_to_end():
     assert set(t.index) == {"A", "C_0.1", "D"}
     assert np.isfinite(t["mean"]).all() and (t["max"] <= 1).all()
     assert t.loc["D", "n"] == 5
+
+
+def test_downsample_negatives_keeps_every_phi_sentence_and_k_per_positive():
+    @dataclass(eq=False)  # identity: sentences with equal tags are still different sentences
+    class S:
+        tags: list
+
+    sents = [S(["O", "I-DATE"]) if i % 10 == 0 else S(["O", "O"]) for i in range(100)]  # 10 PHI, 90 not
+    out = festag.downsample_negatives(sents, 2, seed=1)
+    assert len(out) == 30 and sum(any(t != "O" for t in s.tags) for s in out) == 10
+    assert [sents.index(s) for s in out] == sorted(sents.index(s) for s in out)  # original order kept
+    assert out == festag.downsample_negatives(sents, 2, seed=1)
+    assert out != festag.downsample_negatives(sents, 2, seed=2)
+    assert len(festag.downsample_negatives(sents, 0, seed=1)) == 10
+    assert len(festag.downsample_negatives(sents, 50, seed=1)) == 100  # fewer negatives than asked: all
+    with pytest.raises(ValueError):
+        festag.downsample_negatives(sents, -1, seed=1)
+    assert festag.params_for("cpu", negatives_per_positive=1).negatives_per_positive == 1
