@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -41,6 +43,8 @@ device = "cpu"  # torch device
 out_dir = "../runs/cpu/02_ahmed_models"  # tables, figures and results JSON are written here
 epochs = None  # None: the profile's value (paper: 100, early stopping with patience 10)
 lr = None  # None: the profile's value (paper: Adam 1e-5, gradient clipping 5)
+max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1000)
+negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free training sentences per PHI sentence
 
 # %%
 import json
@@ -54,7 +58,8 @@ from deidlib.studies import ahmed_models as am
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-params = am.params_for(profile, epochs=epochs, lr=lr)
+caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive)
+params = am.params_for(profile, epochs=epochs, lr=lr, **caps)
 seeds = [seed + i for i in range(n_seeds or params.n_seeds)]
 print(f"profile={profile} corpus={corpus} split={split} seeds={seeds} epochs={params.epochs} lr={params.lr}")
 print("configurations:", ", ".join(am.config_grid(params)))
@@ -70,6 +75,7 @@ results = am.run_study(
     device=device,
     epochs=epochs,
     lr=lr,
+    **caps,
 )
 (out / "ahmed_models_runs.json").write_text(json.dumps(results, default=float))
 results["data"]  # counts only (no text)

@@ -74,7 +74,6 @@ __all__ = [
     "FestagParams",
     "params_for",
     "prepare_data",
-    "downsample_negatives",
     "binary_token_evaluator",
     "run_study",
     "curves",
@@ -180,25 +179,13 @@ def _cap(items: list, n: int | None, seed: int) -> list:
     return [items[i] for i in idx]
 
 
-def downsample_negatives(sentences: list, per_positive: float, seed: int) -> list:
-    """All sentences with a PHI tag plus ``round(per_positive · #PHI sentences)`` seeded
-    random PHI-free ones (all of them if there are fewer), in their original order."""
-    if per_positive < 0:
-        raise ValueError(f"negatives_per_positive must be >= 0, got {per_positive}")
-    pos = [i for i, s in enumerate(sentences) if any(t != "O" for t in s.tags)]
-    neg = [i for i, s in enumerate(sentences) if all(t == "O" for t in s.tags)]
-    k = min(len(neg), round(per_positive * len(pos)))
-    keep = set(pos) | set(np.random.default_rng(seed).choice(neg, k, replace=False).tolist() if k else [])
-    return [s for i, s in enumerate(sentences) if i in keep]
-
-
 def prepare_data(
     corpus: str = "synthetic", data_dir: str | None = None, profile: str = "cpu", seed: int = 0,
     params: FestagParams | None = None,
 ) -> StudyData:
     """Load the corpus, split training documents by patient into sites, tag sentences."""
     from ..corpus.datasets import load_corpus
-    from ..corpus.labels import tagged_sentences
+    from ..corpus.labels import downsample_negatives, tagged_sentences
     from ..corpus.splits import partition_by_patient
     from ..results import fingerprint_documents
     from ..rng import derive_seed

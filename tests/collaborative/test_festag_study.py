@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from deidlib.corpus.labels import downsample_negatives
 from deidlib.studies import festag
 
 
@@ -131,13 +132,13 @@ def test_downsample_negatives_keeps_every_phi_sentence_and_k_per_positive():
         tags: list
 
     sents = [S(["O", "I-DATE"]) if i % 10 == 0 else S(["O", "O"]) for i in range(100)]  # 10 PHI, 90 not
-    out = festag.downsample_negatives(sents, 2, seed=1)
+    out = downsample_negatives(sents, 2, seed=1)
     assert len(out) == 30 and sum(any(t != "O" for t in s.tags) for s in out) == 10
     assert [sents.index(s) for s in out] == sorted(sents.index(s) for s in out)  # original order kept
-    assert out == festag.downsample_negatives(sents, 2, seed=1)
-    assert out != festag.downsample_negatives(sents, 2, seed=2)
-    assert len(festag.downsample_negatives(sents, 0, seed=1)) == 10
-    assert len(festag.downsample_negatives(sents, 50, seed=1)) == 100  # fewer negatives than asked: all
+    assert out == downsample_negatives(sents, 2, seed=1)
+    assert out != downsample_negatives(sents, 2, seed=2)
+    assert len(downsample_negatives(sents, 0, seed=1)) == 10
+    assert len(downsample_negatives(sents, 50, seed=1)) == 100  # fewer negatives than asked: all
     with pytest.raises(ValueError):
-        festag.downsample_negatives(sents, -1, seed=1)
+        downsample_negatives(sents, -1, seed=1)
     assert festag.params_for("cpu", negatives_per_positive=1).negatives_per_positive == 1
