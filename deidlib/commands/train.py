@@ -24,10 +24,12 @@ def add_arguments(p) -> None:
     p.add_argument("--tokenizer", default="default", choices=("default", "aggressive"))
     p.add_argument(
         "--embeddings",
-        default="word2vec",
-        help="word2vec | fasttext (trained on the training split) | none | PATH to vectors",
+        default=None,
+        help="word2vec | fasttext (trained on the training split) | none | PATH to vectors "
+        "(default: word2vec; none with DP-SGD)",
     )
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--epochs", type=float, default=10,
+                   help="passes over the training data (default 10; fractions only with DP-SGD)")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument(
         "--optimizer", choices=("sgd", "adam", "nadam"), help="default: the paper's for this model"
@@ -47,6 +49,21 @@ def add_arguments(p) -> None:
         metavar="KEY=VALUE",
         help="tagger hyperparameter, e.g. --set hidden=64 --set crf=false (repeatable)",
     )
+    g = p.add_argument_group(
+        "differential privacy",
+        "train with DP-SGD (deidlib.privacy.train_dp) when --dp-noise or --dp-epsilon is given; "
+        "--batch-size is then the expected Poisson lot size and --epochs sets the number of steps; "
+        "optimizer default adam, lr 3e-3. OUT_DIR/privacy.json gets the ledger.",
+    )
+    g.add_argument("--dp-noise", type=float, metavar="SIGMA", help="noise multiplier σ")
+    g.add_argument("--dp-epsilon", type=float, metavar="EPS", help="target ε (σ calibrated to reach it)")
+    g.add_argument("--dp-delta", type=float, default=1e-5, help="δ (default 1e-5)")
+    g.add_argument("--dp-max-grad-norm", type=float, default=1.0, help="per-unit clipping bound C (default 1)")
+    g.add_argument("--dp-unit", choices=("sentence", "patient"), default="sentence",
+                   help="privacy unit: one sentence (the thesis) or all sentences of a patient")
+    g.add_argument("--dp-accountant", choices=("prv", "rdp", "gdp"), default="prv")
+    g.add_argument("--dp-secure", action="store_true",
+                   help="draw lots and noise from the OS CSPRNG (not reproducible; for models to publish)")
 
 
 def _value(text: str):
@@ -64,14 +81,12 @@ def _value(text: str):
 
 
 def run(args) -> int:
-    import json
     import sys
     from pathlib import Path
 
     from ..corpus.datasets import load_corpus
     from ..models.taggers import PRESETS
-    from ..results import atomic_write_text
-    from ..training import evaluate_tagger, fit_tagger, save_tagger, write_predictions
+    from ..training import fit_tagger
 
     if args.model not in PRESETS:
         print(
@@ -94,10 +109,17 @@ def run(args) -> int:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 1
     out = Path(args.out_dir)
+    dp = args.dp_noise is not None or args.dp_epsilon is not None
+    if dp:
+        return _run_dp(args, splits, hp, out)
+    if args.epochs != int(args.epochs) or args.epochs < 1:
+        print(f"deidlib train: --epochs must be a whole number >= 1 without DP-SGD, got {args.epochs:g}", file=sys.stderr)
+        return 2
     kw = {k: getattr(args, k) for k in ("optimizer", "lr", "lr_decay", "patience") if getattr(args, k) is not None}
     if args.clip is not None:
         kw["clip"] = args.clip
-    emb = None if args.embeddings.lower() == "none" else args.embeddings
+    emb = args.embeddings or "word2vec"
+    emb = None if emb.lower() == "none" else emb
     try:
         tagger, hist = fit_tagger(
             args.model,
@@ -109,7 +131,7 @@ def run(args) -> int:
             hparams=hp,
             seed=args.seed,
             evaluate_test=False,
-            epochs=args.epochs,
+            epochs=int(args.epochs),
             batch_size=args.batch_size,
             device=args.device,
             checkpoint_dir=out / "checkpoints",
@@ -119,6 +141,17 @@ def run(args) -> int:
     except TypeError as e:  # an unknown --set key reaches the tagger's constructor
         print(f"deidlib train: {e}", file=sys.stderr)
         return 2
+    _finish(args, splits, tagger, hist, out)
+    return 0
+
+
+def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
+    """Save model and history, score and write the test predictions, write scores.json."""
+    import json
+
+    from ..results import atomic_write_text
+    from ..training import evaluate_tagger, save_tagger, write_predictions
+
     save_tagger(tagger, out / "model")
     atomic_write_text(out / "history.json", json.dumps(hist.to_dict(), indent=2))
     scores = {
@@ -127,6 +160,7 @@ def run(args) -> int:
         "seed": args.seed,
         "train_documents": len(splits.train),
         "test_documents": len(splits.test),
+        **(extra or {}),
     }
     if splits.test:
         p, r, f = evaluate_tagger(tagger, splits.test, device=args.device)
@@ -138,4 +172,57 @@ def run(args) -> int:
         f"model saved to {out / 'model'}; score test predictions with: "
         f"deidlib evaluate GOLD_DIR {out / 'test_predictions'}"
     )
+
+
+#: what DP-SGD does not cover in a `deidlib train --dp-*` run (written into privacy.json)
+NOT_COVERED = {
+    "vocabulary": "the word vocabulary (training words seen at least min_count times) is built from the "
+    "training text without a DP mechanism; it ships inside model/config.json",
+}
+
+
+def _run_dp(args, splits, hp, out) -> int:
+    import json
+    import sys
+
+    from ..privacy.dpsgd import patient_units, train_dp
+    from ..results import atomic_write_text
+    from ..training import prepare_tagger
+
+    bad = [f"--{n.replace('_', '-')}" for n in ("patience", "clip", "resume") if getattr(args, n)]
+    if args.lr_decay:
+        bad.append("--lr-decay")
+    if bad:
+        print(f"deidlib train: {', '.join(bad)} not supported with DP-SGD (--dp-noise/--dp-epsilon)", file=sys.stderr)
+        return 2
+    if args.dp_noise is not None and args.dp_epsilon is not None:
+        print("deidlib train: give --dp-noise or --dp-epsilon, not both", file=sys.stderr)
+        return 2
+    emb = args.embeddings or "none"  # word vectors trained on the private text would not be covered by DP
+    not_covered = dict(NOT_COVERED)
+    if emb.lower() in ("word2vec", "fasttext"):
+        not_covered["embeddings"] = f"{emb} vectors trained on the training text without DP"
+    try:
+        sents, tagger = prepare_tagger(
+            args.model, splits.train, scheme=args.scheme, encoding=args.encoding, tokenizer=args.tokenizer,
+            embeddings=None if emb.lower() == "none" else emb, seed=args.seed, **hp,
+        )
+        units = patient_units(sents, splits.train) if args.dp_unit == "patient" else None
+        hist, ledger = train_dp(
+            tagger, sents, splits.dev or None, None, unit=args.dp_unit, units=units, epochs=args.epochs,
+            batch_size=args.batch_size, noise_multiplier=args.dp_noise, target_epsilon=args.dp_epsilon,
+            delta=args.dp_delta, max_grad_norm=args.dp_max_grad_norm, accountant=args.dp_accountant,
+            optimizer=args.optimizer or "adam", lr=args.lr if args.lr is not None else 3e-3, seed=args.seed,
+            device=args.device, secure=args.dp_secure,
+        )
+    except (TypeError, ValueError) as e:
+        print(f"deidlib train: {e}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    privacy = {**ledger.to_dict(), "not_covered_by_dp": not_covered}
+    atomic_write_text(out / "privacy.json", json.dumps(privacy, indent=2))
+    print(f"DP-SGD: ({ledger.epsilon:.3g}, {ledger.delta:g})-DP per {ledger.unit}, σ={ledger.noise_multiplier:.4g}, "
+          f"{ledger.steps} steps, accountant {ledger.accountant}; not covered: {', '.join(not_covered)}")
+    _finish(args, splits, tagger, hist, out, {"dp_epsilon": ledger.epsilon, "dp_delta": ledger.delta,
+                                              "dp_unit": ledger.unit})
     return 0

@@ -75,3 +75,38 @@ def test_train_rejects_bad_arguments(tmp_path, capsys):
 def test_predict_reports_missing_model(tmp_path, capsys):
     assert main(["predict", str(tmp_path), str(tmp_path), str(tmp_path / "o")]) == 1
     assert "not a saved deidlib tagger" in capsys.readouterr().err
+
+
+SMALL = ["--set", "word_dim=12", "--set", "hidden=8", "--set", "char_hidden=6", "--set", "char_emb_dim=6",
+         "--set", "ff_dim=8"]
+
+
+def test_train_with_dp_sgd_writes_the_ledger_and_what_dp_does_not_cover(tmp_path, capsys):
+    from deidlib.privacy.accounting import epsilon
+
+    out = tmp_path / "dp"
+    rc = main(["train", str(out), "--model", "gru", "--scheme", "binary", "--epochs", "0.25", "--batch-size", "8",
+               "--dp-noise", "1.2", "--dp-accountant", "rdp", "--dp-unit", "patient", "--seed", "2", *SMALL])
+    assert rc == 0, capsys.readouterr().err
+    assert "DP-SGD: (" in capsys.readouterr().out
+    led = json.loads((out / "privacy.json").read_text())
+    assert led["unit"] == "patient" and led["noise_multiplier"] == 1.2 and led["accountant"] == "rdp"
+    assert led["epsilon"] == epsilon(1.2, led["sample_rate"], led["steps"], 1e-5, "rdp")
+    assert led["steps"] == round(0.25 / led["sample_rate"]) and not led["secure_rng"]
+    assert set(led["not_covered_by_dp"]) == {"vocabulary"}  # embeddings default to none under DP
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["dp_epsilon"] == led["epsilon"] and 0 <= scores["test_f1"] <= 1
+    assert (out / "model" / "weights.pt").is_file()
+    # a target epsilon is met (calibrated sigma), and word2vec is reported as not covered
+    out2 = tmp_path / "dp2"
+    assert main(["train", str(out2), "--scheme", "binary", "--epochs", "0.25", "--batch-size", "8",
+                 "--dp-epsilon", "5", "--embeddings", "word2vec", *SMALL]) == 0
+    led2 = json.loads((out2 / "privacy.json").read_text())
+    assert led2["epsilon"] <= 5 * 1.001 and led2["target_epsilon"] == 5
+    assert "embeddings" in led2["not_covered_by_dp"]
+    # options of ordinary training that DP-SGD does not take are refused, as are both noise options
+    capsys.readouterr()
+    assert main(["train", str(tmp_path / "x"), "--dp-noise", "1", "--patience", "2"]) == 2
+    assert "--patience" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "x"), "--dp-noise", "1", "--dp-epsilon", "3"]) == 2
+    assert main(["train", str(tmp_path / "x"), "--epochs", "1.5"]) == 2  # fractions only with DP
