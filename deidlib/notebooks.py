@@ -1,9 +1,10 @@
 """Execute the study notebooks with papermill (the main job, ``deidlib reproduce``).
 
 The manifest ``notebooks/manifest.toml`` lists the notebooks in order with the figures
-each must write. A run goes to the git-ignored ``runs/<profile>/<name>/`` (executed
-notebook, figures, result JSON); figures of runs on the synthetic corpus are then
-copied into ``figures/<name>/`` for the README gallery. Runs on real corpora never
+each must write and the tables (CSV: the papers' table analogs). A run goes to the
+git-ignored ``runs/<profile>/<name>/`` (executed notebook, figures, tables, result JSON);
+figures and tables of cpu/paper runs on the synthetic corpus are then copied into
+``figures/<name>/`` for the README gallery. Runs on real corpora never
 copy anything into the repository.
 """
 
@@ -40,6 +41,7 @@ class NotebookEntry:
     study: str
     figures: tuple[str, ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
+    tables: tuple[str, ...] = ()
 
 
 def repo_root() -> Path:
@@ -71,6 +73,7 @@ def load_manifest(path: str | Path | None = None) -> list[NotebookEntry]:
                     study=nb["study"],
                     figures=tuple(nb.get("figures", ())),
                     parameters=dict(nb.get("parameters", {})),
+                    tables=tuple(nb.get("tables", ())),
                 )
             )
         except KeyError as e:
@@ -131,6 +134,9 @@ def run_notebook(
     missing = [f for f in entry.figures if not (out / f"{f}.png").is_file()]
     if missing:
         raise NotebookRunError(f"{entry.name} did not write figure(s) {', '.join(missing)} into {out}")
+    missing = [t for t in entry.tables if not (out / f"{t}.csv").is_file()]
+    if missing:
+        raise NotebookRunError(f"{entry.name} did not write table(s) {', '.join(missing)} into {out}")
     return out
 
 
@@ -202,8 +208,8 @@ def reproduce(
         if copy_figures and corpus == "synthetic" and profile != "smoke":
             dest = root / "figures" / e.name
             dest.mkdir(parents=True, exist_ok=True)
-            for f in e.figures:
-                for ext in (".png", ".pdf"):
-                    if (out / f"{f}{ext}").is_file():
-                        shutil.copy2(out / f"{f}{ext}", dest / f"{f}{ext}")
+            files = [f"{f}{ext}" for f in e.figures for ext in (".png", ".pdf")] + [f"{t}.csv" for t in e.tables]
+            for name in files:
+                if (out / name).is_file():
+                    shutil.copy2(out / name, dest / name)
     return outs

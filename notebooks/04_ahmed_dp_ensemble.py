@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -42,6 +44,7 @@ out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON
 import json
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from deidlib.plotting import savefig
@@ -58,6 +61,12 @@ print(
     f"member sigma={params.member_noise} accountant={params.accountant}"
 )
 
+
+def write_table(df, name):
+    """CSV next to the figures (`deidlib reproduce` copies the manifest's tables to figures/)."""
+    df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
+
+
 # %%
 res = ad.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
 print(f"{res['seconds']:.1f} s")
@@ -66,6 +75,7 @@ print(f"{res['seconds']:.1f} s")
 # ## Table 5.3 analog: ε per accountant (training sequences of the three synthetic sites)
 
 # %%
+write_table(res["epsilon_table"], "ahmed_dp_table_5_3")
 res["epsilon_table"].round(2)
 
 # %% [markdown]
@@ -73,6 +83,7 @@ res["epsilon_table"].round(2)
 # with about one N (see `deidlib.privacy.accounting`'s docstring for the reasoning):
 
 # %%
+write_table(res["thesis_sequences"], "ahmed_dp_thesis_sequences")
 res["thesis_sequences"].round(2)
 
 # %% [markdown]
@@ -82,18 +93,21 @@ res["thesis_sequences"].round(2)
 curve = res["curve"]
 fig = ad.plot_curve(curve, title=f"DP-SGD {params.kind} on {corpus}")
 savefig(fig, "ahmed_dp_f1_vs_epsilon", out)
+write_table(curve, "ahmed_dp_f1_vs_epsilon")
 curve.round({"epsilon": 3, "precision": 3, "recall": 3, "f1": 3, "seconds": 1})
 
 # %% [markdown]
 # ## Scenario A (Table 5.1 analog): owner without labels
 
 # %%
+write_table(res["scenario_a"], "ahmed_dp_table_5_1")
 res["scenario_a"].round(3)
 
 # %% [markdown]
 # ## Scenario B (Table 5.2 analog): owner with labels
 
 # %%
+write_table(res["scenario_b"], "ahmed_dp_table_5_2")
 res["scenario_b"].round(3)
 
 # %% [markdown]
@@ -102,12 +116,15 @@ res["scenario_b"].round(3)
 # %%
 fig = ad.plot_rules(res["rules"])
 savefig(fig, "ahmed_dp_rules", out)
+write_table(res["rules"], "ahmed_dp_rules")
 res["rules"].round(3)
 
 # %% [markdown]
 # ## Fine-tuning a pre-trained DP model (Table A.3 analog)
 
 # %%
+if res["fine_tuning"] is not None:
+    write_table(res["fine_tuning"], "ahmed_dp_table_a3")
 res["fine_tuning"].round(3) if res["fine_tuning"] is not None else None
 
 # %% [markdown]

@@ -25,6 +25,9 @@ def test_notebook_runs_under_smoke(entry, tmp_path, monkeypatch):
         png = out / f"{f}.png"
         assert png.stat().st_size > 1000, f"{png} is empty"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for t in entry.tables:
+        lines = (out / f"{t}.csv").read_text().splitlines()
+        assert len(lines) >= 2, f"{t}.csv has no rows"
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
