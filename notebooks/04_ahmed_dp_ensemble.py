@@ -39,6 +39,10 @@ data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shar
 seed = 0  # data, initialisation, Poisson sampling and noise seed
 device = "cpu"  # torch device (the DP study runs on CPU)
 out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON are written here
+epochs = None  # None: the profile's value (paper: 100)
+max_train_sentences = None  # None: the profile's cap on training sentences per model (cpu 1000)
+negative_keep_rate = None  # None: keep all; r keeps each PHI-free training sentence with probability r
+max_eval_docs = None  # None: the profile's cap on evaluation documents (cpu 60)
 
 # %%
 import json
@@ -55,7 +59,9 @@ torch.set_num_threads(
 )  # the DP microbatches are small: more threads only add spin-waiting on 2 shared cores
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-params = ad.params_for(profile)
+overrides = dict(epochs=epochs, max_train_sentences=max_train_sentences, negative_keep_rate=negative_keep_rate,
+                 max_eval_docs=max_eval_docs)
+params = ad.params_for(profile, **overrides)
 print(
     f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epochs} lot={params.batch_size} "
     f"member sigma={params.member_noise} accountant={params.accountant}"
@@ -68,7 +74,7 @@ def write_table(df, name):
 
 
 # %%
-res = ad.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
+res = ad.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seed=seed, device=device, **overrides)
 print(f"{res['seconds']:.1f} s")
 
 # %% [markdown]

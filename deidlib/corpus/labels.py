@@ -48,6 +48,7 @@ __all__ = [
     "TaggedSentence",
     "tagged_sentences",
     "downsample_negatives",
+    "thin_negatives",
     "spans_from_predictions",
 ]
 
@@ -244,3 +245,19 @@ def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: floa
     k = min(len(neg), round(per_positive * len(pos)))
     keep = set(pos) | set(np.random.default_rng(seed).choice(neg, k, replace=False).tolist() if k else [])
     return [s for i, s in enumerate(sentences) if i in keep]
+
+
+def thin_negatives(sentences: Sequence[TaggedSentence], keep_rate: float, seed: int) -> list[TaggedSentence]:
+    """All sentences with a PHI tag plus each PHI-free sentence independently with
+    probability ``keep_rate`` (seeded coins), in their original order.
+
+    Unlike :func:`downsample_negatives` (a fixed number of negatives, which depends on how
+    many positives there are), whether a sentence is kept depends only on that sentence and
+    its own coin, so adding or removing one sentence changes the thinned set by at most that
+    sentence: a DP guarantee for the thinned training set holds for the full one."""
+    import numpy as np
+
+    if not 0 <= keep_rate <= 1:
+        raise ValueError(f"keep_rate must lie in [0, 1], got {keep_rate}")
+    coins = np.random.default_rng(seed).random(len(sentences))
+    return [s for s, c in zip(sentences, coins) if any(t != "O" for t in s.tags) or c < keep_rate]

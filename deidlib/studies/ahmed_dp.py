@@ -78,6 +78,9 @@ class DPParams:
     member_noise: float = 0.55  # thesis: the σ of the published models (ε 6.95–9.15)
     curve_noises: tuple[float, ...] = (0.25, 0.45, 0.55, 1.0)
     max_train_sentences: int | None = None  # per site (or corpus for the curve)
+    #: keep every PHI sentence and each PHI-free one with this probability (None: all), before
+    #: the cap; per-sentence coins keep the DP guarantee valid for the full set (thin_negatives)
+    negative_keep_rate: float | None = None
     max_eval_docs: int | None = None
     embeddings: str | None = None  # None: random init (word2vec would read the training text)
     table_noises: tuple[float, ...] = (0.25, 0.45, 0.55)
@@ -191,12 +194,23 @@ def thesis_sequence_table(accountants=("rdp",)):
     return pd.DataFrame(thesis_sequence_counts(tuple(accountants))).drop(columns=["note"])
 
 
-def _sentences(docs, cap: int | None, seed: int):
+def _sentences(docs, cap: int | None, seed: int, keep_rate: float | None = None):
     from ..corpus.labels import tagged_sentences
     from ..rng import derive_seed
 
     sents = [s for s in tagged_sentences(docs, SCHEME, ENCODING, "default") if s.tokens]
-    return _cap(sents, cap, derive_seed(seed, "train-cap"))
+    return _thin_and_cap(sents, cap, seed, keep_rate, derive_seed(seed, "train-cap"))
+
+
+def _thin_and_cap(sents, cap: int | None, seed: int, keep_rate: float | None, cap_seed: int):
+    """Non-empty sentences, PHI-free ones thinned (``keep_rate``), then capped."""
+    from ..corpus.labels import thin_negatives
+    from ..rng import derive_seed
+
+    sents = [s for s in sents if s.tokens]
+    if keep_rate is not None:
+        sents = thin_negatives(sents, keep_rate, derive_seed(seed, "dp-thin"))
+    return _cap(sents, cap, cap_seed)
 
 
 def train_member(
@@ -226,10 +240,10 @@ def train_member(
             seed=seed,
             **params.tagger,
         )
-        sents = _cap([s for s in sents if s.tokens], params.max_train_sentences, seed)
+        sents = _thin_and_cap(sents, params.max_train_sentences, seed, params.negative_keep_rate, seed)
     else:
         tagger = copy.deepcopy(base)
-        sents = _sentences(train_docs, params.max_train_sentences, seed)
+        sents = _sentences(train_docs, params.max_train_sentences, seed, params.negative_keep_rate)
     if noise_multiplier is None:
         hist = train(
             tagger,

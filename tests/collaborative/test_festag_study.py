@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,3 +143,22 @@ def test_downsample_negatives_keeps_every_phi_sentence_and_k_per_positive():
     with pytest.raises(ValueError):
         downsample_negatives(sents, -1, seed=1)
     assert festag.params_for("cpu", negatives_per_positive=1).negatives_per_positive == 1
+
+
+def test_thin_negatives_keeps_positives_and_decides_each_negative_by_its_own_coin():
+    from deidlib.corpus.labels import thin_negatives
+
+    @dataclass(eq=False)
+    class S:
+        tags: list
+
+    sents = [S(["I-DATE"]) if i % 10 == 0 else S(["O"]) for i in range(2000)]
+    out = thin_negatives(sents, 0.25, seed=3)
+    assert sum(s.tags == ["I-DATE"] for s in out) == 200
+    kept_neg = sum(s.tags == ["O"] for s in out)
+    assert abs(kept_neg - 450) < 8 * math.sqrt(1800 * 0.25 * 0.75)
+    # coins are i.i.d. per sentence (drawn in order): dropping the last sentence leaves every other decision
+    assert thin_negatives(sents[:-1], 0.25, seed=3) == [s for s in out if s is not sents[-1]]
+    assert len(thin_negatives(sents, 0.0, seed=1)) == 200 and len(thin_negatives(sents, 1.0, seed=1)) == 2000
+    with pytest.raises(ValueError):
+        thin_negatives(sents, 1.5, seed=1)
