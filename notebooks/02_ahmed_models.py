@@ -45,6 +45,7 @@ epochs = None  # None: the profile's value (paper: 100, early stopping with pati
 lr = None  # None: the profile's value (paper: Adam 1e-5, gradient clipping 5)
 max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1000)
 negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free training sentences per PHI sentence
+max_eval_documents = None  # None: the profile's caps on dev and test documents (cpu 30 / 80)
 
 # %%
 import json
@@ -58,7 +59,8 @@ from deidlib.studies import ahmed_models as am
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive)
+caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive,
+            max_dev_documents=max_eval_documents, max_test_documents=max_eval_documents)
 params = am.params_for(profile, epochs=epochs, lr=lr, **caps)
 seeds = [seed + i for i in range(n_seeds or params.n_seeds)]
 print(f"profile={profile} corpus={corpus} split={split} seeds={seeds} epochs={params.epochs} lr={params.lr}")
