@@ -509,6 +509,12 @@ def train_dp(
     params = _params(tagger)
     opt = make_optimizer(params, optimizer, lr)
     fz = tagger.featurizer
+    if getattr(getattr(tagger, "crf", None), "constrained", False):  # ill-formed gold tags: a clear error first
+        from ..training.trainer import check_gold_paths
+
+        chunks = [list(range(i, min(i + 256, len(train_sentences)))) for i in range(0, len(train_sentences), 256)]
+        encoded = [fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]) for g in chunks]
+        check_gold_paths(tagger, encoded, chunks, train_sentences)
     if secure:
         from .secure import SecureRandom
 

@@ -214,6 +214,10 @@ def test_ill_formed_gold_tags_are_a_clear_error_for_the_constrained_crf(splits):
     broken = sents[:i] + [replace(sents[i], tags=bad_tags)] + sents[i + 1:]
     with pytest.raises(ValueError, match="ill-formed tags"):
         train(tagger, broken, epochs=1, progress=False)
+    from deidlib.privacy.dpsgd import train_dp
+
+    with pytest.raises(ValueError, match="ill-formed tags"):  # DP-SGD checks too, before the first lot
+        train_dp(tagger, broken, epochs=0.1, batch_size=4, noise_multiplier=1.0, progress=False)
     _, free = _prep(splits, constrain_crf=False)
     assert not free.crf.constrained
     train(free, broken[max(0, i - 20) : i + 20], epochs=1, progress=False)  # the unconstrained CRF accepts them
