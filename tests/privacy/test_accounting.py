@@ -103,3 +103,19 @@ def test_thesis_rows_rdp_give_consistent_sequence_counts():
         assert epsilon(r["noise_multiplier"], q, T, 1e-5, "rdp") <= r["thesis_epsilon"] * 1.001
     assert {r[0] for r in THESIS_TABLE_5_3} == {"i2b2 2014", "MIMIC-III", "Nursing Note"}
     assert set(ACCOUNTANTS) == {"prv", "rdp", "gdp"} and math.isfinite(out[0]["sequences_per_document"])
+
+
+def test_prv_on_a_nursing_size_composition_stays_small_and_below_rdp():
+    """Table 5.3's nursing row (~19.5k sequences, lot 16, 100 epochs = 122k steps) at σ = 0.25:
+    with Opacus' absolute eps_error the PRV grid needed > 20 GB (OOM-killed notebook 04)."""
+    import tracemalloc
+
+    from deidlib.privacy.accounting import epsilon
+
+    tracemalloc.start()
+    prv = epsilon(0.25, 16 / 19548, 122175, 1e-5, "prv")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    rdp = epsilon(0.25, 16 / 19548, 122175, 1e-5, "rdp")
+    assert peak < 2 * 2**30
+    assert 0.85 * rdp < prv < rdp  # PRV is tighter than RDP, and not by much at this ε
