@@ -104,6 +104,8 @@ def train(
 
     if not train_sentences:
         raise ValueError("no training sentences")
+    if lr_decay < 0:
+        raise ValueError(f"lr_decay must be >= 0, got {lr_decay}")
     hints = getattr(tagger, "default_training", {})
     opt_name = optimizer or hints.get("optimizer", "adam")
     lr = lr if lr is not None else hints.get("lr", 1e-3)
@@ -137,8 +139,6 @@ def train(
             disable=not progress,
             unit="epoch",
         )
-        if lr_decay < 0:
-            raise ValueError(f"lr_decay must be >= 0, got {lr_decay}")
         for ep in bar:
             t0 = time.perf_counter()
             for group in opt.param_groups:
