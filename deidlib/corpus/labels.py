@@ -230,6 +230,10 @@ def spans_from_predictions(
     return doc.with_spans(spans)
 
 
+def _has_phi(sentence: TaggedSentence) -> bool:
+    return any(t != "O" for t in sentence.tags)
+
+
 def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: float, seed: int) -> list[TaggedSentence]:
     """All sentences with a PHI tag plus ``round(per_positive · #PHI sentences)`` seeded
     random PHI-free ones (all of them if there are fewer), in their original order.
@@ -240,8 +244,8 @@ def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: floa
 
     if per_positive < 0:
         raise ValueError(f"negatives_per_positive must be >= 0, got {per_positive}")
-    pos = [i for i, s in enumerate(sentences) if any(t != "O" for t in s.tags)]
-    neg = [i for i, s in enumerate(sentences) if all(t == "O" for t in s.tags)]
+    pos = [i for i, s in enumerate(sentences) if _has_phi(s)]
+    neg = [i for i, s in enumerate(sentences) if not _has_phi(s)]
     k = min(len(neg), round(per_positive * len(pos)))
     keep = set(pos) | set(np.random.default_rng(seed).choice(neg, k, replace=False).tolist() if k else [])
     return [s for i, s in enumerate(sentences) if i in keep]
@@ -260,4 +264,4 @@ def thin_negatives(sentences: Sequence[TaggedSentence], keep_rate: float, seed: 
     if not 0 <= keep_rate <= 1:
         raise ValueError(f"keep_rate must lie in [0, 1], got {keep_rate}")
     coins = np.random.default_rng(seed).random(len(sentences))
-    return [s for s, c in zip(sentences, coins) if any(t != "O" for t in s.tags) or c < keep_rate]
+    return [s for s, c in zip(sentences, coins) if _has_phi(s) or c < keep_rate]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 import torch
 
-from deidlib.corpus.labels import downsample_negatives
 from deidlib.studies import festag
 
 
@@ -56,6 +54,7 @@ def test_params_for_overrides_and_errors():
     assert p.tagger["token_hidden"] == festag.PROFILE_PARAMS["smoke"].tagger["token_hidden"]
     assert festag.params_for("paper").epochs == 200 and festag.params_for("paper").batch_size == 1
     assert festag.params_for("paper").lr == 0.9
+    assert festag.params_for("cpu", negatives_per_positive=1).negatives_per_positive == 1
     with pytest.raises(ValueError):
         festag.params_for("nope")
     with pytest.raises(ValueError, match="unknown festag"):
@@ -125,40 +124,3 @@ def test_run_study_smoke_end_to_end():
     assert set(t.index) == {"A", "C_0.1", "D"}
     assert np.isfinite(t["mean"]).all() and (t["max"] <= 1).all()
     assert t.loc["D", "n"] == 5
-
-
-def test_downsample_negatives_keeps_every_phi_sentence_and_k_per_positive():
-    @dataclass(eq=False)  # identity: sentences with equal tags are still different sentences
-    class S:
-        tags: list
-
-    sents = [S(["O", "I-DATE"]) if i % 10 == 0 else S(["O", "O"]) for i in range(100)]  # 10 PHI, 90 not
-    out = downsample_negatives(sents, 2, seed=1)
-    assert len(out) == 30 and sum(any(t != "O" for t in s.tags) for s in out) == 10
-    assert [sents.index(s) for s in out] == sorted(sents.index(s) for s in out)  # original order kept
-    assert out == downsample_negatives(sents, 2, seed=1)
-    assert out != downsample_negatives(sents, 2, seed=2)
-    assert len(downsample_negatives(sents, 0, seed=1)) == 10
-    assert len(downsample_negatives(sents, 50, seed=1)) == 100  # fewer negatives than asked: all
-    with pytest.raises(ValueError):
-        downsample_negatives(sents, -1, seed=1)
-    assert festag.params_for("cpu", negatives_per_positive=1).negatives_per_positive == 1
-
-
-def test_thin_negatives_keeps_positives_and_decides_each_negative_by_its_own_coin():
-    from deidlib.corpus.labels import thin_negatives
-
-    @dataclass(eq=False)
-    class S:
-        tags: list
-
-    sents = [S(["I-DATE"]) if i % 10 == 0 else S(["O"]) for i in range(2000)]
-    out = thin_negatives(sents, 0.25, seed=3)
-    assert sum(s.tags == ["I-DATE"] for s in out) == 200
-    kept_neg = sum(s.tags == ["O"] for s in out)
-    assert abs(kept_neg - 450) < 8 * math.sqrt(1800 * 0.25 * 0.75)
-    # coins are i.i.d. per sentence (drawn in order): dropping the last sentence leaves every other decision
-    assert thin_negatives(sents[:-1], 0.25, seed=3) == [s for s in out if s is not sents[-1]]
-    assert len(thin_negatives(sents, 0.0, seed=1)) == 200 and len(thin_negatives(sents, 1.0, seed=1)) == 2000
-    with pytest.raises(ValueError):
-        thin_negatives(sents, 1.5, seed=1)

@@ -1,15 +1,19 @@
+import math
 import random
+from dataclasses import dataclass
 
 import pytest
 
 from deidlib.corpus import FESTAG_TYPES, Document, Span
 from deidlib.corpus.labels import (
     decode_tags,
+    downsample_negatives,
     encode_tags,
     span_label,
     spans_from_predictions,
     tag_set,
     tagged_sentences,
+    thin_negatives,
 )
 from deidlib.corpus.tokenize import tokenize
 
@@ -116,3 +120,38 @@ def test_random_roundtrip_property():
             sents = tagged_sentences([doc], "i2b2", enc)
             back = spans_from_predictions(doc, sents, [s.tags for s in sents], enc)
             assert back.spans == doc.spans
+
+
+
+def test_downsample_negatives_keeps_every_phi_sentence_and_k_per_positive():
+    @dataclass(eq=False)  # identity: sentences with equal tags are still different sentences
+    class S:
+        tags: list
+
+    sents = [S(["O", "I-DATE"]) if i % 10 == 0 else S(["O", "O"]) for i in range(100)]  # 10 PHI, 90 not
+    out = downsample_negatives(sents, 2, seed=1)
+    assert len(out) == 30 and sum(any(t != "O" for t in s.tags) for s in out) == 10
+    assert [sents.index(s) for s in out] == sorted(sents.index(s) for s in out)  # original order kept
+    assert out == downsample_negatives(sents, 2, seed=1)
+    assert out != downsample_negatives(sents, 2, seed=2)
+    assert len(downsample_negatives(sents, 0, seed=1)) == 10
+    assert len(downsample_negatives(sents, 50, seed=1)) == 100  # fewer negatives than asked: all
+    with pytest.raises(ValueError):
+        downsample_negatives(sents, -1, seed=1)
+
+
+def test_thin_negatives_keeps_positives_and_decides_each_negative_by_its_own_coin():
+    @dataclass(eq=False)
+    class S:
+        tags: list
+
+    sents = [S(["I-DATE"]) if i % 10 == 0 else S(["O"]) for i in range(2000)]
+    out = thin_negatives(sents, 0.25, seed=3)
+    assert sum(s.tags == ["I-DATE"] for s in out) == 200
+    kept_neg = sum(s.tags == ["O"] for s in out)
+    assert abs(kept_neg - 450) < 8 * math.sqrt(1800 * 0.25 * 0.75)
+    # coins are i.i.d. per sentence (drawn in order): dropping the last sentence leaves every other decision
+    assert thin_negatives(sents[:-1], 0.25, seed=3) == [s for s in out if s is not sents[-1]]
+    assert len(thin_negatives(sents, 0.0, seed=1)) == 200 and len(thin_negatives(sents, 1.0, seed=1)) == 2000
+    with pytest.raises(ValueError):
+        thin_negatives(sents, 1.5, seed=1)
