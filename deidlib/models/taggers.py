@@ -54,43 +54,10 @@ from ..embeddings.chars import CASINGS
 from .crf import CRF
 from .features import Featurizer
 from .layers import CharEncoder, RNNStack, sinusoidal_positions
+from .presets import ALIASES, DEFAULT_TRAINING, PRESETS, check_kind
 from .protocol import Batch
 
-__all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "PRESETS", "build_tagger", "tagger_from_config", "count_parameters"]
-
-PRESETS: dict[str, dict[str, Any]] = {
-    "festag": dict(char="lstm", char_onehot=True, char_hidden=128, word_dim=300, casing=False, input_dropout=0.5,
-                   cells=("lstm",), hidden=100, between_dropout=0.0, output_dropout=0.0, ff_dim=100, crf=False),
-    "friedrich": dict(char=None, word_dim=300, casing=True, input_dropout=0.1, cells=("lstm", "lstm"), hidden=128,
-                      between_dropout=0.25, output_dropout=0.5, ff_dim=0, crf=True),
-    "gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
-                input_dropout=0.5, cells=("gru",), hidden=150, output_dropout=0.0, ff_dim=150, crf=True),
-    "gru_gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
-                    input_dropout=0.5, cells=("gru", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
-    "lstm_gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
-                     input_dropout=0.5, cells=("lstm", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
-    "transformer": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=128, casing=True,
-                        layers=2, heads=4, ff_hidden=256, input_dropout=0.1, attn_dropout=0.1, crf=True),
-}
-
-#: accepted alternative hyperparameter names of the RNN taggers (the festag study's vocabulary) -> canonical name;
-#: ``dropout`` is the dropout on the token features (festag's single dropout 0.5)
-ALIASES: dict[str, str] = {"char_dim": "char_emb_dim", "token_hidden": "hidden", "ff_hidden": "ff_dim",
-                           "dropout": "input_dropout"}
-
-#: optimiser hints the trainer applies unless told otherwise. festag: the paper's plain SGD
-#: with learning rate 0.9; our loss sums token losses per sentence (the paper's Keras loss is
-#: a per-token mean), so without a bound the first steps diverge (measured: loss ~2e3 after
-#: 3 epochs, F1 0.16 on the smoke corpus) -- we add NeuroNER's gradient-norm clip of 5.0.
-DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
-    "festag": {"optimizer": "sgd", "lr": 0.9, "clip": 5.0},
-    "friedrich": {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0},
-    "gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
-    "gru_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
-    "lstm_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
-    "transformer": {"optimizer": "adam", "lr": 1e-3, "clip": 1.0},
-}
-
+__all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "build_tagger", "tagger_from_config", "count_parameters"]
 
 def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
@@ -303,8 +270,7 @@ def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings
     (canonical names or the :data:`ALIASES`; ``config()`` stores canonical names).
     Parameters are drawn under ``torch.random.fork_rng`` seeded with ``seed``: the
     ambient global RNG state is neither read nor changed."""
-    if kind not in PRESETS:
-        raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
+    check_kind(kind)
     hparams = dict(hparams)
     for alias, name in ALIASES.items():
         if alias in hparams and kind != "transformer":  # the transformer's own names (ff_hidden) win
