@@ -33,8 +33,8 @@ ALIASES: dict[str, str] = {"char_dim": "char_emb_dim", "token_hidden": "hidden",
 
 #: optimiser hints the trainer applies unless told otherwise. festag: the paper's plain SGD
 #: with learning rate 0.9; our loss sums token losses per sentence (the paper's Keras loss is
-#: a per-token mean), so without a bound the first steps diverge (measured: loss ~2e3 after
-#: 3 epochs, F1 0.16 on the smoke corpus) -- we add NeuroNER's gradient-norm clip of 5.0.
+#: a per-token mean), so without a bound the first steps diverge (README, "Measurements
+#: behind design choices") -- we add NeuroNER's gradient-norm clip of 5.0.
 DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
     "festag": {"optimizer": "sgd", "lr": 0.9, "clip": 5.0},
     "friedrich": {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0},

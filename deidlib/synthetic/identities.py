@@ -209,7 +209,7 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
 
 def _names(fake, attr: str, method: str, n: int) -> list[str]:
     """``n`` names drawn by Faker, in one weighted ``random_elements`` call over the locale's
-    name list where the locale exposes it (100x faster than ``n`` single calls)."""
+    name list where the locale exposes it (much faster than ``n`` single calls)."""
     try:
         elems = getattr(fake.provider("faker.providers.person"), attr, None)
     except (AttributeError, KeyError):
