@@ -173,6 +173,16 @@ def _labs_inline(ctx: NoteContext) -> None:
     ctx.builder.add_text(".\n")
 
 
+def _labs_section(ctx: NoteContext) -> None:
+    """The labs section: a table of days at the site's ``lab_table_rate``, else one line."""
+    ctx.header("labs")
+    if ctx.rng.random() < ctx.style.lab_table_rate:
+        _lab_table(ctx)
+    else:
+        _labs_inline(ctx)
+    ctx.builder.add_text("\n")
+
+
 def _list_section(ctx: NoteContext, key: str, tpls, k: tuple[int, int], bullet: str | None = None) -> None:
     ctx.header(key)
     bullet = bullet if bullet is not None else ctx.choice(("- ", "* ", "", "#"))
@@ -239,12 +249,7 @@ def _discharge(ctx: NoteContext) -> None:
     if rng.random() < 0.6:
         _narr(ctx, "family", None, FAMILY, (1, 2))
     _exam(ctx)
-    ctx.header("labs")
-    if rng.random() < style.lab_table_rate:
-        _lab_table(ctx)
-    else:
-        _labs_inline(ctx)
-    builder.add_text("\n")
+    _labs_section(ctx)
     if rng.random() < 0.6:
         ctx.header("imaging")
         ctx.dphi(ctx.adm, ctx.choice(("md", ctx.date_fmt)))
@@ -286,12 +291,7 @@ def _progress(ctx: NoteContext) -> None:
         _slot(ctx, "finding")
         builder.add_text(".\n")
     builder.add_text("\n")
-    ctx.header("labs")
-    if rng.random() < style.lab_table_rate:
-        _lab_table(ctx)
-    else:
-        _labs_inline(ctx)
-    builder.add_text("\n")
+    _labs_section(ctx)
     ctx.header("assessment")
     _agea_sentence(ctx)
     render_many(ctx, PN_AP, rng.randint(style.verbosity[0] + 1, style.verbosity[1] + 2), sep="\n")
