@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import random
+import unicodedata
 from dataclasses import dataclass, field
 
 from ..rng import derive_seed
@@ -280,8 +281,6 @@ def _real_places(fake, rng: random.Random, locale: str, n: int) -> list[tuple[st
 
 
 def _ascii_lower(s: str) -> str:
-    import unicodedata
-
     s = unicodedata.normalize("NFKD", s)
     return "".join(c for c in s if c.isalnum() and c.isascii()).lower() or "user"
 
