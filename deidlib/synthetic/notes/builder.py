@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...corpus.document import Span
 from ...corpus.phi import TYPE_TO_CATEGORY
 
-__all__ = ['NoteBuilder']
+__all__ = ["NoteBuilder"]
 
 
 class NoteBuilder:

@@ -13,7 +13,7 @@ from ..styles import SECTION_NAMES, SECTION_SYNONYMS, SiteStyle
 from ..vocab import DIAGNOSES
 from .builder import NoteBuilder
 
-__all__ = ['NoteContext']
+__all__ = ["NoteContext"]
 
 
 def _misspell(word: str, rng: random.Random) -> str:
