@@ -92,6 +92,11 @@ def test_seeded_determinism_and_shuffle():
 
 
 def test_default_randomness_is_not_seeded():
+    import secrets
+
+    from deidlib.privacy.pseudonymize import _rng
+
+    assert isinstance(_rng(None), secrets.SystemRandom)  # released text: OS CSPRNG by default
     index = _index()
     draws = {tuple(pseudonymize(SENTS * 4, index, 50)[0][0].words) for _ in range(5)}
     assert len(draws) > 1
