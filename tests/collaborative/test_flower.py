@@ -1,0 +1,144 @@
+"""The festag strategies as Flower apps (deidlib.collaborative.flower) against the simulator.
+
+Equivalence tolerance: none — B round robin, C DSSGD and C with DP uploads on Flower give
+bit-identical models, evaluations and ledgers to the in-process simulator (same seeds,
+same pure functions, float32 arrays cross Flower records byte for byte). FedAvg has no
+simulator counterpart; it is checked against a hand-computed weighted mean (atol 1e-6:
+Flower averages in a different summation order).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from collab_tiny import tiny_accuracy, tiny_data, tiny_factory, tiny_trainer
+
+pytest.importorskip("flwr")
+
+from deidlib.collaborative import (  # noqa: E402
+    DSSGD,
+    DSSGDConfig,
+    ParameterServer,
+    RoundRobin,
+    fraction_count,
+    make_sites,
+    simulate,
+)
+from deidlib.collaborative.flower import FedAvg, LoopbackGrid, Plan, flower_simulate, run_server  # noqa: E402
+from deidlib.collaborative.flower.client_app import SiteSpec, make_client_app  # noqa: E402
+from deidlib.collaborative.flower.engine import _task_identity  # noqa: E402
+from deidlib.rng import derive_seed  # noqa: E402
+
+EVAL = tiny_accuracy(tiny_data(40, seed=99))
+PARTS = [tiny_data(n, seed=s) for n, s in [(12, 1), (9, 2), (15, 3)]]
+KW = dict(model_factory=tiny_factory, trainer=tiny_trainer(), evaluate=EVAL, epochs=3, seed=7)
+N_PARAMS = make_sites(PARTS[:1], model_factory=tiny_factory, trainer=tiny_trainer(), seed=7)[0].parameters().numel()
+
+
+def _flower(strategy, parts=PARTS, **over):
+    """A Flower run that also hands back the sites' final local models."""
+    kw = {**KW, **over}
+    sites = make_sites(parts, model_factory=kw["model_factory"], trainer=kw["trainer"], seed=kw["seed"])
+    specs = {i: SiteSpec(s, i, kw["evaluate"]) for i, s in enumerate(sites)}
+    grid = LoopbackGrid(make_client_app(lambda ctx: specs[int(ctx.node_config["site"])]),
+                        [{"site": i} for i in range(len(sites))])
+    from deidlib.collaborative.flower.engine import plan_for
+
+    with _task_identity():
+        hist = run_server(grid, plan_for(strategy, epochs=kw["epochs"], seed=kw["seed"]),
+                          evaluate=kw["evaluate"], model_factory=kw["model_factory"])
+    return hist, sites
+
+
+def _comparable(hist):
+    d = hist.to_dict()
+    d["communication"] = {k: v for k, v in d["communication"].items() if not k.startswith("received")}
+    return d
+
+
+@pytest.mark.parametrize("strategy", [
+    RoundRobin(),
+    DSSGD(DSSGDConfig(theta_d=0.1, theta_u=0.5, gamma=10.0, tau=1e-4)),
+    DSSGD(DSSGDConfig(theta_d=0.3, theta_u=0.2, gamma=0.5, tau=1e-4, dp_epsilon=1.0, dp_budget=2.5)),
+], ids=["B", "C_0.1", "C_dp"])
+def test_flower_run_is_bit_identical_to_the_simulator(strategy):
+    sim_sites = make_sites(PARTS, model_factory=tiny_factory, trainer=tiny_trainer(), seed=7)
+    server = ParameterServer(sim_sites[0].parameters())
+    sim = strategy.run(sim_sites, epochs=3, evaluate=EVAL, seed=7, server=server)
+    hist, fl_sites = _flower(strategy)
+    assert _comparable(hist) == sim.to_dict()  # every evaluation, loss, count and ledger entry, exactly
+    for a, b in zip(sim_sites, fl_sites):  # every site's final local model, bit for bit
+        assert torch.equal(a.parameters(), b.parameters()), a.name
+    if isinstance(strategy, DSSGD):
+        assert torch.equal(server.parameters(), hist.server.parameters())  # the global model
+        assert torch.equal(server.counts(), hist.server.counts())
+    if strategy.name == "dssgd" and strategy.config.dp_epsilon:
+        # the budget of 2.5 allows two uploads of ε = 1 per site; the third round uploads nothing
+        assert all(led["uploads"] == 2 and led["total_epsilon"] == 2.0 for led in hist.ledgers.values())
+        third = [r for r in hist.communication["received"] if r["round"] == "3"]
+        assert len(third) == 3 and all(r["values"] == 0 for r in third)
+
+
+def test_flower_simulate_has_the_simulate_signature():
+    strat = DSSGD(DSSGDConfig(theta_d=0.5))
+    assert _comparable(flower_simulate(strat, PARTS, **KW)) == simulate(strat, PARTS, **KW).to_dict()
+
+
+@pytest.mark.parametrize("theta_u", [0.5, 0.1])
+def test_server_receives_only_theta_u_of_each_update(theta_u):
+    """Measured on the received Flower messages: per round and site, round(θ_u·|p|) values."""
+    hist, _ = _flower(DSSGD(DSSGDConfig(theta_d=0.1, theta_u=theta_u, gamma=10.0, tau=0.0)))
+    rec = hist.communication["received"]
+    k = fraction_count(theta_u, N_PARAMS)
+    assert 0 < k < N_PARAMS
+    assert sorted((r["round"], r["site"]) for r in rec) == sorted(
+        (str(e), f"site{i}") for e in (1, 2, 3) for i in (1, 2, 3))
+    assert all(r["type"] == "train.dssgd" and r["values"] == k and r["indices"] == k for r in rec), rec
+    assert hist.communication["received_values"] == 9 * k
+
+
+def test_round_robin_server_receives_the_full_vector():
+    hist, _ = _flower(RoundRobin())
+    assert [r["values"] for r in hist.communication["received"]] == [N_PARAMS] * 9
+
+
+def test_dp_upload_sends_at_most_c_values():
+    hist, _ = _flower(DSSGD(DSSGDConfig(theta_d=0.2, theta_u=0.3, gamma=0.5, tau=0.0, dp_epsilon=5.0)))
+    c = fraction_count(0.3, N_PARAMS)
+    assert all(r["values"] <= c and r["values"] == r["indices"] for r in hist.communication["received"])
+    assert any(r["values"] > 0 for r in hist.communication["received"])
+
+
+def test_without_reproducible_mode_the_site_uses_its_own_randomness():
+    """Plan(reproducible=False): no generator state is sent, so the upload sample differs
+    from the simulator's (with θ_u < 1 and many candidates) — the site's randomness is private."""
+    strat = DSSGD(DSSGDConfig(theta_d=0.1, theta_u=0.3, tau=0.0))
+    sites = make_sites(PARTS, model_factory=tiny_factory, trainer=tiny_trainer(), seed=7)
+    specs = {i: SiteSpec(s, i, EVAL) for i, s in enumerate(sites)}
+    grid = LoopbackGrid(make_client_app(lambda ctx: specs[int(ctx.node_config["site"])]),
+                        [{"site": i} for i in range(3)])
+    with _task_identity():
+        hist = run_server(grid, Plan("dssgd", 2, 7, dssgd=strat.config, reproducible=False))
+    sim = simulate(strat, PARTS, **{**KW, "epochs": 2})
+    assert [r["train_loss"] for r in hist.records] != [r["train_loss"] for r in sim.records]
+
+
+def test_fedavg_round_is_the_weighted_mean_of_local_epochs():
+    hist = flower_simulate(FedAvg(), PARTS, **{**KW, "epochs": 1})
+    sites = make_sites(PARTS, model_factory=tiny_factory, trainer=tiny_trainer(), seed=7)
+    vecs, ns = [], []
+    for i, s in enumerate(sites):
+        s.train_epoch(seed=derive_seed(7, "epoch", 1, i))
+        vecs.append(s.parameters().double())
+        ns.append(s.num_examples)
+    mean = sum(n * v for n, v in zip(ns, vecs)) / sum(ns)
+    assert torch.allclose(hist.final.double(), mean, atol=1e-6, rtol=0)
+    assert [r["values"] for r in hist.communication["received"]] == [N_PARAMS] * 3
+    assert hist.records[0]["epoch"] == 1 and "acc" in hist.records[0]
+
+
+def test_strategies_without_a_flower_version_are_refused():
+    from deidlib.collaborative import Centralized
+
+    with pytest.raises(ValueError, match="no Flower version"):
+        flower_simulate(Centralized(), PARTS, **KW)
