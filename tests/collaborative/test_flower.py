@@ -142,3 +142,31 @@ def test_strategies_without_a_flower_version_are_refused():
 
     with pytest.raises(ValueError, match="no Flower version"):
         flower_simulate(Centralized(), PARTS, **KW)
+
+
+@pytest.mark.slow
+def test_multi_process_run_on_localhost_equals_the_simulator(tmp_path):
+    """superlink + 3 supernodes + flwr run as real processes on 127.0.0.1 (about 1-3 min on 2 cores)."""
+    import json
+    import subprocess
+    import sys
+
+    from deidlib.collaborative.flower.app import (
+        demo_evaluator,
+        demo_model,
+        demo_partition,
+        demo_test_set,
+        demo_trainer,
+    )
+
+    out = tmp_path / "run.json"
+    proc = subprocess.run([sys.executable, "-m", "deidlib.collaborative.flower", "local", "--epochs", "1",
+                           "--timeout", "400", "--out", str(out)], capture_output=True, text=True, timeout=450)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run = json.loads(out.read_text())
+    sim = simulate(DSSGD(DSSGDConfig(theta_d=0.1, theta_u=0.5, gamma=10.0, tau=1e-4)),
+                   [demo_partition(i, 0) for i in range(3)], model_factory=demo_model, trainer=demo_trainer(),
+                   evaluate=demo_evaluator(demo_test_set(0)), epochs=1, seed=0)
+    assert run["records"] == sim.to_dict()["records"]
+    k = fraction_count(0.5, run["communication"]["num_params"])
+    assert [r["values"] for r in run["communication"]["received"]] == [k] * 3
