@@ -39,6 +39,7 @@ data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shar
 seed = 0  # first seed
 n_seeds = 1  # run seeds seed, seed+1, ..., seed+n_seeds-1 (each re-splits sites and re-initialises)
 device = "cpu"  # torch device
+engine = "simulator"  # simulator | flower (B and C as Flower apps, bit-identical; A and D stay in-process)
 out_dir = "../runs/cpu/01_festag_dssgd"  # figures and results JSON are written here
 epochs = None  # None: the profile's value (paper: 200)
 batch_size = None  # None: the profile's value (paper: 1, fully stochastic)
@@ -76,7 +77,7 @@ params
 
 # %%
 results = festag.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seeds=seeds, device=device,
-                           **overrides)
+                           engine=engine, **overrides)
 for d in results["data"]:
     print(f"seed {d['seed']}: sentences per site {d['site_sentences']}, patients per site {d['site_patients']}, "
           f"test: {d['test_sentences']} sentences / {d['test_tokens']} tokens")

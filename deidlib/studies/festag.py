@@ -323,13 +323,18 @@ def run_study(
     experiments: Sequence[str] = EXPERIMENTS,
     device: str = "cpu",
     progress: bool = True,
+    engine: str = "simulator",
     **overrides: Any,
 ) -> dict[str, Any]:
     """Run the experiments for every seed; returns a JSON-able dict of histories and parameters.
 
     ``overrides`` are :class:`FestagParams` fields (``epochs``, ``lr``, ``theta_d``, ...).
     Each seed re-splits the data into sites and re-initialises the shared network.
+    ``engine="flower"`` runs B and C as Flower apps (:mod:`deidlib.collaborative.flower`,
+    bit-identical to the simulator); A and D exchange no messages and stay in-process.
     """
+    if engine not in ("simulator", "flower"):
+        raise ValueError(f"unknown engine {engine!r}; choose 'simulator' or 'flower'")
     params = params_for(profile, **overrides)
     bad = [e for e in experiments if e not in EXPERIMENTS]
     if bad:
@@ -364,14 +369,24 @@ def run_study(
         evaluate = binary_token_evaluator(data.test, batch_size=params.eval_batch_size, device=device)
         for name in experiments:
             t0 = time.perf_counter()
-            hist = simulate(
+            on_flower = engine == "flower" and name not in ("A", "D")
+            hist = _engine(on_flower)(
                 _strategy(name, params), data.sites, model_factory=_on_device(factory, device), trainer=trainer,
                 evaluate=evaluate, epochs=params.epochs, seed=seed, progress=progress,
                 names=[f"site{i + 1}" for i in range(len(data.sites))],
             )
             out["runs"].append({"experiment": name, "seed": seed, "seconds": time.perf_counter() - t0,
+                                "engine": "flower" if on_flower else "simulator",
                                 **hist.to_dict()})
     return out
+
+
+def _engine(flower: bool):
+    if not flower:
+        return simulate
+    from ..collaborative.flower import flower_simulate
+
+    return flower_simulate
 
 
 def _on_device(factory, device):

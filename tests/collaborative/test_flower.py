@@ -75,7 +75,7 @@ def test_flower_run_is_bit_identical_to_the_simulator(strategy):
     if strategy.name == "dssgd" and strategy.config.dp_epsilon:
         # the budget of 2.5 allows two uploads of ε = 1 per site; the third round uploads nothing
         assert all(led["uploads"] == 2 and led["total_epsilon"] == 2.0 for led in hist.ledgers.values())
-        third = [r for r in hist.communication["received"] if r["round"] == "3"]
+        third = [r for r in hist.received if r["round"] == "3"]
         assert len(third) == 3 and all(r["values"] == 0 for r in third)
 
 
@@ -88,7 +88,7 @@ def test_flower_simulate_has_the_simulate_signature():
 def test_server_receives_only_theta_u_of_each_update(theta_u):
     """Measured on the received Flower messages: per round and site, round(θ_u·|p|) values."""
     hist, _ = _flower(DSSGD(DSSGDConfig(theta_d=0.1, theta_u=theta_u, gamma=10.0, tau=0.0)))
-    rec = hist.communication["received"]
+    rec = hist.received
     k = fraction_count(theta_u, N_PARAMS)
     assert 0 < k < N_PARAMS
     assert sorted((r["round"], r["site"]) for r in rec) == sorted(
@@ -99,14 +99,14 @@ def test_server_receives_only_theta_u_of_each_update(theta_u):
 
 def test_round_robin_server_receives_the_full_vector():
     hist, _ = _flower(RoundRobin())
-    assert [r["values"] for r in hist.communication["received"]] == [N_PARAMS] * 9
+    assert [r["values"] for r in hist.received] == [N_PARAMS] * 9
 
 
 def test_dp_upload_sends_at_most_c_values():
     hist, _ = _flower(DSSGD(DSSGDConfig(theta_d=0.2, theta_u=0.3, gamma=0.5, tau=0.0, dp_epsilon=5.0)))
     c = fraction_count(0.3, N_PARAMS)
-    assert all(r["values"] <= c and r["values"] == r["indices"] for r in hist.communication["received"])
-    assert any(r["values"] > 0 for r in hist.communication["received"])
+    assert all(r["values"] <= c and r["values"] == r["indices"] for r in hist.received)
+    assert any(r["values"] > 0 for r in hist.received)
 
 
 def test_without_reproducible_mode_the_site_uses_its_own_randomness():
@@ -133,7 +133,7 @@ def test_fedavg_round_is_the_weighted_mean_of_local_epochs():
         ns.append(s.num_examples)
     mean = sum(n * v for n, v in zip(ns, vecs)) / sum(ns)
     assert torch.allclose(hist.final.double(), mean, atol=1e-6, rtol=0)
-    assert [r["values"] for r in hist.communication["received"]] == [N_PARAMS] * 3
+    assert [r["values"] for r in hist.received] == [N_PARAMS] * 3
     assert hist.records[0]["epoch"] == 1 and "acc" in hist.records[0]
 
 
@@ -169,4 +169,18 @@ def test_multi_process_run_on_localhost_equals_the_simulator(tmp_path):
                    evaluate=demo_evaluator(demo_test_set(0)), epochs=1, seed=0)
     assert run["records"] == sim.to_dict()["records"]
     k = fraction_count(0.5, run["communication"]["num_params"])
-    assert [r["values"] for r in run["communication"]["received"]] == [k] * 3
+    assert [r["values"] for r in run["received"]] == [k] * 3
+
+
+def test_festag_study_engine_flower_matches_the_simulator():
+    """Notebook 01's ``engine=flower``: B and C on Flower, the same numbers as the simulator."""
+    pytest.importorskip("gensim")
+    from deidlib.studies import festag
+
+    kw = dict(profile="smoke", seeds=[0], experiments=["B", "C_0.1"], progress=False, epochs=1)
+    sim, fl = festag.run_study(**kw), festag.run_study(engine="flower", **kw)
+    assert [r["engine"] for r in fl["runs"]] == ["flower", "flower"]
+    for a, b in zip(sim["runs"], fl["runs"]):
+        assert a["records"] == b["records"], a["experiment"]
+    with pytest.raises(ValueError, match="unknown engine"):
+        festag.run_study(engine="ray", **kw)

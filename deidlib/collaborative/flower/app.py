@@ -129,7 +129,7 @@ def _serve(grid: Grid, context: Context) -> None:
         plan.num_sites or "the connected")
     hist = run_server(grid, plan, evaluate=demo_evaluator(demo_test_set(plan.seed)), model_factory=demo_model)
     log(INFO, "deidlib: what the server received (float values / integer indices per reply):")
-    for r in hist.communication["received"]:
+    for r in hist.received:
         log(INFO, "deidlib:   round %s  %-6s  %-18s values=%d indices=%d", r["round"], r["site"], r["type"],
             r["values"], r["indices"])
     for rec in hist.records:
@@ -140,7 +140,7 @@ def _serve(grid: Grid, context: Context) -> None:
             log(INFO, "deidlib:   ledger %s: %d uploads, total ε = %.3f (%s)", name, led["uploads"],
                 led["total_epsilon"], led["composition"])
     if cfg.get("out"):
-        Path(str(cfg["out"])).write_text(json.dumps(hist.to_dict(), indent=1))
+        Path(str(cfg["out"])).write_text(json.dumps({**hist.to_dict(), "received": hist.received}, indent=1))
         log(INFO, "deidlib: wrote %s", cfg["out"])
 
 

@@ -203,8 +203,10 @@ def _initial(grid: Grid, site: _Site, plan: Plan) -> torch.Tensor:
 
 def run_server(grid: Grid, plan: Plan, *, evaluate: Callable[[Any], Any] | None = None,
                model_factory: Callable[[int], Any] | None = None, progress: bool = False) -> History:
-    """Run ``plan`` over ``grid``; returns a :class:`History` like the simulator's, whose
-    ``communication["received"]`` lists what the server received, per round and site.
+    """Run ``plan`` over ``grid``; returns a :class:`History` like the simulator's, plus
+    ``history.received``: what the server received, one entry per reply (round, site,
+    message type, float ``values``, integer ``indices``); ``communication`` gets the
+    totals ``received_values`` and ``received_replies``.
 
     ``evaluate`` / ``model_factory`` are only used by FedAvg (server-side evaluation of
     the global model; ``model_factory(derive_seed(seed, "init"))`` builds the network).
@@ -213,8 +215,10 @@ def run_server(grid: Grid, plan: Plan, *, evaluate: Callable[[Any], Any] | None 
     sites = _discover(rec, plan)
     run = {"round_robin": _round_robin, "dssgd": _dssgd, "fedavg": _fedavg}[plan.strategy]
     hist = run(rec, sites, plan, evaluate, model_factory, progress)
-    hist.communication["received"] = [r for r in rec.received if r["type"].startswith("train")]
-    hist.communication["received_values"] = int(sum(r["values"] for r in hist.communication["received"]))
+    received = [r for r in rec.received if r["type"].startswith("train")]
+    hist.received = received  # type: ignore[attr-defined]
+    hist.communication["received_values"] = int(sum(r["values"] for r in received))
+    hist.communication["received_replies"] = len(received)
     return hist
 
 
