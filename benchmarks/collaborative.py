@@ -9,6 +9,14 @@ ratio (target ≤ 1.3) are printed side by side.
     python benchmarks/collaborative.py                  # BiLSTM tagger of paper-like size
     python benchmarks/collaborative.py --model festag   # the festag tagger (needs deidlib.models)
     python benchmarks/collaborative.py --threads 1      # torch.set_num_threads(1)
+    python benchmarks/collaborative.py --flower         # + Flower's per-round overhead vs the simulator
+
+``--flower`` also runs round robin (B) and DSSGD (C) on ``--sites`` sites for ``--rounds``
+rounds, once with the in-process simulator and once as Flower apps
+(:func:`deidlib.collaborative.flower.flower_simulate`: the same ServerApp logic and
+ClientApp, messages through Flower records over an in-process grid), alternately,
+``--repeats`` times, and prints the median time per round of each, their ratio, and the
+received values per round that the Flower server metered.
 """
 
 from __future__ import annotations
@@ -80,6 +88,9 @@ def main(argv=None) -> int:
     ap.add_argument("--theta-u", type=float, default=0.5)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--flower", action="store_true", help="also time the Flower engine against the simulator")
+    ap.add_argument("--sites", type=int, default=3, help="--flower: sites (the sentences are split among them)")
+    ap.add_argument("--rounds", type=int, default=2, help="--flower: global rounds per run")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -111,7 +122,41 @@ def main(argv=None) -> int:
     print(f"{'median s':>10} {ml:18.3f} {md:14.3f}")
     print(f"{'min s':>10} {min(t_local):18.3f} {min(t_dssgd):14.3f}")
     print(f"ratio DSSGD / local-only (medians): {md / ml:.3f}  (target <= 1.3)")
+    if args.flower:
+        _flower_overhead(args, factory, data, trainer, n_params)
     return 0
+
+
+def _flower_overhead(args, factory, data, trainer, n_params) -> None:
+    """Median seconds per round: simulator vs Flower apps, same partitions, seeds and strategies."""
+    from deidlib.collaborative import RoundRobin, simulate
+    from deidlib.collaborative.flower import flower_simulate
+
+    parts = [data[i :: args.sites] for i in range(args.sites)]
+    evaluate = lambda model: {"none": 0.0}  # noqa: E731  (time the protocol, not an evaluation)
+    kw = dict(model_factory=factory, trainer=trainer, evaluate=evaluate, epochs=args.rounds, seed=args.seed)
+    cases = [("B round robin", RoundRobin()),
+             (f"C DSSGD θ_d={args.theta_d}", DSSGD(DSSGDConfig(theta_d=args.theta_d, theta_u=args.theta_u)))]
+    print(f"\nFlower vs simulator: {args.sites} sites x {len(parts[0])}-{len(parts[-1])} sentences, "
+          f"{args.rounds} rounds per run, {args.repeats} repeats, params={n_params:,}")
+    print(f"{'':>22} {'simulator s/round':>18} {'flower s/round':>15} {'ratio':>7} {'overhead ms/round':>18}")
+    for label, strategy in cases:
+        flower_simulate(strategy, parts, **{**kw, "epochs": 1})  # warm-up (encodings, imports)
+        t_sim, t_fl, hist = [], [], None
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            simulate(strategy, parts, **kw)
+            t_sim.append((time.perf_counter() - t0) / args.rounds)
+            t0 = time.perf_counter()
+            hist = flower_simulate(strategy, parts, **kw)
+            t_fl.append((time.perf_counter() - t0) / args.rounds)
+        ms, mf = statistics.median(t_sim), statistics.median(t_fl)
+        print(f"{label:>22} {ms:18.3f} {mf:15.3f} {mf / ms:7.3f} {1000 * (mf - ms):18.1f}")
+        per_round: dict[str, list[int]] = {}
+        for r in hist.received:
+            per_round.setdefault(r["round"], []).append(r["values"])
+        print(f"{'':>22} server received per round (values per site reply): "
+              + "; ".join(f"round {k}: {v}" for k, v in per_round.items()))
 
 
 if __name__ == "__main__":
