@@ -47,8 +47,8 @@ from ...rng import derive_seed
 from ..dp_upload import PrivacyLedger
 from ..dssgd import make_generator
 from ..sites import Site
+from ..worker_upload import worker_upload
 from .records import array_record, from_array
-from .upload import worker_upload
 
 __all__ = ["SiteSpec", "make_client_app"]
 

@@ -8,15 +8,16 @@ Shmatikov's SVT selection with Laplace values
 ledger, which stops the uploads once its budget is spent. The same calls, in the same
 order on the same generator, as ``DSSGD._worker_epoch`` of the in-process simulator
 (:mod:`deidlib.collaborative.strategies`); the equivalence test
-(``tests/collaborative/test_flower.py``) fails if the two drift apart.
+(``tests/collaborative/test_flower.py``) fails if the two drift apart. It lives outside
+:mod:`deidlib.collaborative.flower` (no Flower import) so that the simulator can call it too.
 """
 
 from __future__ import annotations
 
 import torch
 
-from ..dp_upload import PrivacyLedger, dp_select_upload
-from ..dssgd import select_upload, threshold_and_clip
+from .dp_upload import PrivacyLedger, dp_select_upload
+from .dssgd import select_upload, threshold_and_clip
 
 __all__ = ["worker_upload"]
 
