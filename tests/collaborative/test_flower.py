@@ -137,11 +137,13 @@ def test_fedavg_round_is_the_weighted_mean_of_local_epochs():
     assert hist.records[0]["epoch"] == 1 and "acc" in hist.records[0]
 
 
-def test_strategies_without_a_flower_version_are_refused():
+def test_strategies_without_a_counterpart_are_refused():
     from deidlib.collaborative import Centralized
 
     with pytest.raises(ValueError, match="no Flower version"):
         flower_simulate(Centralized(), PARTS, **KW)
+    with pytest.raises(ValueError, match="only as Flower apps"):
+        simulate(FedAvg(), PARTS, **KW)
 
 
 @pytest.mark.slow
@@ -160,7 +162,7 @@ def test_multi_process_run_on_localhost_equals_the_simulator(tmp_path):
     )
 
     out = tmp_path / "run.json"
-    proc = subprocess.run([sys.executable, "-m", "deidlib.collaborative.flower", "local", "--epochs", "1",
+    proc = subprocess.run([sys.executable, "-m", "deidlib.collaborative.flower", "local", "--epochs", "1", "--reproducible",
                            "--timeout", "400", "--out", str(out)], capture_output=True, text=True, timeout=450)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run = json.loads(out.read_text())
@@ -184,3 +186,18 @@ def test_festag_study_engine_flower_matches_the_simulator():
         assert a["records"] == b["records"], a["experiment"]
     with pytest.raises(ValueError, match="unknown engine"):
         festag.run_study(engine="ray", **kw)
+
+
+def test_the_flower_app_defaults_to_private_site_randomness():
+    """A real run forwards no generator state unless asked (reproducible=true is for checks only)."""
+    import sys
+    from pathlib import Path
+
+    import deidlib.collaborative.flower as fl
+    from deidlib.collaborative.flower.app import plan_from_config
+
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    cfg = tomllib.loads((Path(fl.__file__).parent / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    plan = plan_from_config(cfg)
+    assert plan.reproducible is False and plan.strategy == "dssgd" and plan.num_sites == 3
+    assert plan.dssgd == DSSGDConfig(theta_d=0.1, theta_u=0.5, gamma=10.0, tau=1e-4)

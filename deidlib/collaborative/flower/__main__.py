@@ -92,6 +92,7 @@ def run_local(args) -> int:
         cfg = {"strategy": args.strategy, "epochs": args.epochs, "seed": args.seed, "theta-d": args.theta_d,
                "theta-u": args.theta_u, "gamma": args.gamma, "tau": args.tau, "dp-epsilon": args.dp_epsilon,
                "dp-budget": args.dp_budget, "num-sites": args.sites, "out": str(out),
+               "reproducible": bool(args.reproducible),
                "timeout": float(args.timeout)}
         overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in cfg.items())
         cmd = [_tool("flwr"), "run", str(APP_DIR), "local", "--stream", "--run-config", overrides]
@@ -101,7 +102,7 @@ def run_local(args) -> int:
         procs.append(run)
         assert run.stdout is not None
         for line in run.stdout:
-            if "deidlib" in line or "Successfully started run" in line or "rror" in line:
+            if "deidlib" in line or "WARNING" in line or "Successfully started run" in line or "rror" in line:
                 print(line.rstrip(), flush=True)
             if out.exists() and "wrote" in line:
                 break
@@ -138,6 +139,8 @@ def main(argv=None) -> int:
     loc.add_argument("--dp-budget", type=float, default=0.0, help="> 0: each site's total ε")
     loc.add_argument("--timeout", type=float, default=600.0, help="seconds before everything is stopped")
     loc.add_argument("--out", default=None, help="write the run (JSON) here")
+    loc.add_argument("--reproducible", action="store_true",
+                     help="sites use the server-forwarded DSSGD generator: identical to the simulator (studies only)")
     loc.add_argument("--keep", action="store_true", help="keep FLWR_HOME and the process logs")
     args = ap.parse_args(argv)
     if args.sites < 1 or args.epochs < 1:

@@ -15,7 +15,8 @@ next to this module, overridable with ``flwr run --run-config``) selects the str
 ``dp-epsilon``      > 0: Shokri & Shmatikov's DP upload with this ε per upload
 ``dp-budget``       > 0: each site's total ε (0: unlimited)
 ``num-sites``       the server waits until this many SuperNodes are connected
-``reproducible``    forward the DSSGD generator state (simulator-identical; studies only)
+``reproducible``    forward the DSSGD generator state (simulator-identical; studies only;
+                    default false: each site draws its sampling and DP noise from secrets)
 ``out``             if set, the server writes the run (History as JSON) to this path
 ==================  ==============================================================
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from logging import INFO
+from logging import INFO, WARNING
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,7 @@ def plan_from_config(cfg: dict[str, Any]) -> Plan:
                         dp_epsilon=eps if eps > 0 else None, dp_budget=budget if budget > 0 else None)
     n = int(cfg.get("num-sites", 0))
     return Plan(str(cfg.get("strategy", "dssgd")), int(cfg.get("epochs", 3)), int(cfg.get("seed", 0)), dssgd=dssgd,
-                reproducible=bool(cfg.get("reproducible", True)), num_sites=n or None,
+                reproducible=bool(cfg.get("reproducible", False)), num_sites=n or None,
                 timeout=float(cfg.get("timeout", 600)))
 
 
@@ -127,6 +128,9 @@ def _serve(grid: Grid, context: Context) -> None:
     plan = plan_from_config(cfg)
     log(INFO, "deidlib: %s, %d rounds, seed %d, waiting for %s sites", plan.strategy, plan.epochs, plan.seed,
         plan.num_sites or "the connected")
+    if plan.reproducible and plan.strategy == "dssgd":
+        log(WARNING, "deidlib: reproducible=true hands each site's upload randomness (and DP noise) to the "
+            "server: for checking against the simulator only")
     hist = run_server(grid, plan, evaluate=demo_evaluator(demo_test_set(plan.seed)), model_factory=demo_model)
     log(INFO, "deidlib: what the server received (float values / integer indices per reply):")
     for r in hist.received:

@@ -1,9 +1,13 @@
 """The site side: a Flower :class:`~flwr.clientapp.ClientApp` holding one site's data.
 
-A site answers four kinds of messages from the server (:mod:`.server_app`):
+A site answers these messages from the server (:mod:`.server_app`):
 
 ``query.hello``
-    its name and number of examples (nothing else about the data);
+    its name, position and number of examples (nothing else about the data);
+``query.initial``
+    the agreed initial network (built from the shared init seed, before any training);
+``query.ledger``
+    its DP ledger (ε spent per upload), read by the server at the end of a DP run;
 ``train.round_robin``
     experiment B: load the full vector it is sent (if any), train one local epoch, return
     the full vector (Festag & Spreckelsen's cyclic hand-over, relayed by the server);
@@ -28,7 +32,9 @@ of the per-(epoch, worker) generator it used for the download, so that the site'
 selection draws exactly the simulator's numbers (``derive_seed(seed, "dssgd", e, site)``,
 :mod:`deidlib.collaborative.strategies`). That shares the site's sampling — and, for
 the DP upload, its Laplace noise — with the server, which is only acceptable for
-studies. Without it (the default of the command line) the site seeds its generator from
+studies (:func:`.flower_simulate`, and ``reproducible=true`` in a real run, for checking
+it against the simulator). Without it (the default of the Flower App's run configuration
+and of ``python -m deidlib.collaborative.flower local``) the site seeds its generator from
 :func:`secrets.randbits`.
 """
 

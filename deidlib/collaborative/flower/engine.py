@@ -108,6 +108,9 @@ class FedAvg(Strategy):
     def __init__(self, local_steps=None):
         self.local_steps = local_steps
 
+    def _run(self, sites, epochs, evaluate, seed, server, progress):
+        raise ValueError("FedAvg runs only as Flower apps: use flower_simulate (engine='flower')")
+
 
 def plan_for(strategy: Strategy, *, epochs: int, seed: int, reproducible: bool = True,
              num_sites: int | None = None) -> Plan:
