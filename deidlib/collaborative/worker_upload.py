@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .dp_upload import PrivacyLedger, dp_select_upload
+from .dp_upload import UploadLedger, dp_select_upload
 from .dssgd import select_upload, threshold_and_clip
 
 __all__ = ["worker_upload"]
@@ -32,7 +32,7 @@ def worker_upload(
     selection: str = "random",
     base: str = "parameters",
     dp_epsilon: float | None = None,
-    ledger: PrivacyLedger | None = None,
+    ledger: UploadLedger | None = None,
     epoch: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(indices, values)`` of the entries of ``update`` that leave the site."""

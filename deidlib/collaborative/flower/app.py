@@ -17,7 +17,7 @@ next to this module, overridable with ``flwr run --run-config``) selects the str
 ``num-sites``       the server waits until this many SuperNodes are connected
 ``reproducible``    forward the DSSGD generator state (simulator-identical; studies only;
                     default false: each site draws its sampling and DP noise from secrets)
-``out``             if set, the server writes the run (History as JSON) to this path
+``out``             if set, the server writes the run (CollaborativeHistory as JSON) to this path
 ==================  ==============================================================
 
 The server logs, per round, what it received from each site (``values`` /

@@ -50,7 +50,7 @@ from flwr.app import ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
 from ...rng import derive_seed
-from ..dp_upload import PrivacyLedger
+from ..dp_upload import UploadLedger
 from ..dssgd import make_generator
 from ..sites import Site
 from ..worker_upload import worker_upload
@@ -98,8 +98,8 @@ def _evaluate(spec: SiteSpec, cfg: ConfigRecord) -> dict[str, float]:
     return _metrics(spec.site.evaluate(spec.evaluate))
 
 
-def _ledger(spec: SiteSpec, context: Context, budget: float | None) -> PrivacyLedger:
-    led = PrivacyLedger(spec.site.name, budget)
+def _ledger(spec: SiteSpec, context: Context, budget: float | None) -> UploadLedger:
+    led = UploadLedger(spec.site.name, budget)
     if "ledger" in context.state.config_records:
         rec = context.state.config_records["ledger"]
         led.entries = [{"epsilon": float(e), "epoch": int(p), "uploaded": int(u)}
@@ -107,7 +107,7 @@ def _ledger(spec: SiteSpec, context: Context, budget: float | None) -> PrivacyLe
     return led
 
 
-def _save_ledger(led: PrivacyLedger, context: Context) -> None:
+def _save_ledger(led: UploadLedger, context: Context) -> None:
     context.state["ledger"] = ConfigRecord({
         "epsilon": [float(e["epsilon"]) for e in led.entries],
         "epoch": [int(e["epoch"]) for e in led.entries],

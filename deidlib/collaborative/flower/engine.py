@@ -23,7 +23,7 @@ from flwr.supercore.task_identity import TaskIdentity
 
 from ..simulator import make_sites
 from ..sites import ModelFactory, Trainer
-from ..strategies import DSSGD, History, RoundRobin, Strategy
+from ..strategies import DSSGD, CollaborativeHistory, RoundRobin, Strategy
 from .client_app import SiteSpec, make_client_app
 from .server_app import Plan, run_server
 
@@ -137,7 +137,7 @@ def flower_simulate(
     seed: int,
     names: Sequence[str] | None = None,
     progress: bool = False,
-) -> History:
+) -> CollaborativeHistory:
     """Run ``strategy`` as Flower apps over a :class:`LoopbackGrid`; same result as ``simulate``."""
     plan = plan_for(strategy, epochs=epochs, seed=seed, num_sites=len(partitions))
     sites = make_sites(partitions, model_factory=model_factory, trainer=trainer, seed=seed, names=names)

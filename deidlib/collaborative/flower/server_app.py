@@ -41,10 +41,10 @@ from flwr.app import ConfigRecord, Message, MetricRecord, RecordDict
 from flwr.serverapp import Grid
 
 from ...rng import derive_seed
-from ..dp_upload import PrivacyLedger
+from ..dp_upload import UploadLedger
 from ..dssgd import make_generator
 from ..server import ParameterServer
-from ..strategies import DSSGDConfig, History
+from ..strategies import CollaborativeHistory, DSSGDConfig
 from .records import array_record, count_arrays, from_array
 
 __all__ = ["Plan", "RecordingGrid", "run_server", "STRATEGIES"]
@@ -202,8 +202,8 @@ def _initial(grid: Grid, site: _Site, plan: Plan) -> torch.Tensor:
 
 
 def run_server(grid: Grid, plan: Plan, *, evaluate: Callable[[Any], Any] | None = None,
-               model_factory: Callable[[int], Any] | None = None, progress: bool = False) -> History:
-    """Run ``plan`` over ``grid``; returns a :class:`History` like the simulator's, plus
+               model_factory: Callable[[int], Any] | None = None, progress: bool = False) -> CollaborativeHistory:
+    """Run ``plan`` over ``grid``; returns a :class:`CollaborativeHistory` like the simulator's, plus
     ``history.received``: what the server received, one entry per reply (round, site,
     message type, float ``values``, integer ``indices``); ``communication`` gets the
     totals ``received_values`` and ``received_replies``.
@@ -228,8 +228,8 @@ def _bar(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
 
 
-def _round_robin(grid, sites, plan, evaluate, model_factory, progress) -> History:
-    hist = History("round_robin")
+def _round_robin(grid, sites, plan, evaluate, model_factory, progress) -> CollaborativeHistory:
+    hist = CollaborativeHistory("round_robin")
     vec: torch.Tensor | None = None
     holder: int | None = None
     transferred = 0
@@ -258,8 +258,8 @@ def _dp_budget(cfg: DSSGDConfig) -> float:
     return math.inf if cfg.dp_budget is None else float(cfg.dp_budget)
 
 
-def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> History:
-    hist = History("dssgd")
+def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> CollaborativeHistory:
+    hist = CollaborativeHistory("dssgd")
     server = ParameterServer(_initial(grid, sites[0], plan))
     with _bar(plan.epochs * len(sites), "C DSSGD (flower)", progress) as bar:
         for e in range(1, plan.epochs + 1):
@@ -295,7 +295,7 @@ def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> History:
         cfg = plan.config_for(s.name)
         if cfg.dp_epsilon:
             c = _ask(grid, s.node, "query.ledger", RecordDict(), "ledger", plan.timeout).config_records["ledger"]
-            led = PrivacyLedger(s.name, cfg.dp_budget)
+            led = UploadLedger(s.name, cfg.dp_budget)
             led.entries = [{"epsilon": float(x), "epoch": int(p), "uploaded": int(u)}
                            for x, p, u in zip(c["epsilon"], c["epoch"], c["uploaded"])]
             hist.ledgers[s.name] = led.to_dict()
@@ -308,12 +308,12 @@ def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> History:
     return hist
 
 
-def _fedavg(grid, sites, plan, evaluate, model_factory, progress) -> History:
+def _fedavg(grid, sites, plan, evaluate, model_factory, progress) -> CollaborativeHistory:
     from flwr.serverapp.strategy import FedAvg
 
     from ..dssgd import load_parameters
 
-    hist = History("fedavg")
+    hist = CollaborativeHistory("fedavg")
     init = _initial(grid, sites[0], plan)
     n = len(sites)
     model = model_factory(derive_seed(plan.seed, "init")) if (evaluate and model_factory) else None
