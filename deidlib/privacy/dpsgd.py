@@ -517,7 +517,7 @@ def train_dp(
     q = batch_size / n
     steps = max(1, round(epochs / q))
     if target_epsilon is not None:
-        noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant)
+        noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant, history=history)
     ledger = PrivacyLedger(
         unit,
         float(noise_multiplier),
