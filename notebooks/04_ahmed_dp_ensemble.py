@@ -40,7 +40,7 @@ seed = 0  # data, initialisation, Poisson sampling and noise seed
 device = "cpu"  # torch device (the DP study runs on CPU)
 out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON are written here
 epochs = None  # None: the profile's value (paper: 100)
-max_train_sentences = None  # None: the profile's cap on training sentences per model (cpu 1000)
+train_sentence_rate = None  # None: the profile's fraction of training sentences per member (cpu 0.35, keyed per-sentence coins)
 negative_keep_rate = None  # None: keep all; r keeps each PHI-free training sentence with probability r
 max_eval_docs = None  # None: the profile's cap on evaluation documents (cpu 60)
 
@@ -59,7 +59,7 @@ torch.set_num_threads(
 )  # the DP microbatches are small: more threads only add spin-waiting on 2 shared cores
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-overrides = dict(epochs=epochs, max_train_sentences=max_train_sentences, negative_keep_rate=negative_keep_rate,
+overrides = dict(epochs=epochs, train_sentence_rate=train_sentence_rate, negative_keep_rate=negative_keep_rate,
                  max_eval_docs=max_eval_docs)
 params = ad.params_for(profile, **overrides)
 print(

@@ -53,7 +53,9 @@ def add_arguments(p) -> None:
         "differential privacy",
         "train with DP-SGD (deidlib.privacy.train_dp) when --dp-noise or --dp-epsilon is given; "
         "--batch-size is then the expected Poisson lot size and --epochs sets the number of steps; "
-        "optimizer default adam, lr 3e-3. OUT_DIR/privacy.json gets the ledger.",
+        "optimizer default adam, lr 3e-3. Noise and lots come from the OS CSPRNG; the word vocabulary "
+        "is chosen by a DP mechanism whose ε is composed into the printed guarantee. "
+        "OUT_DIR/privacy.json gets the ledger and the guarantee.",
     )
     g.add_argument("--dp-noise", type=float, metavar="SIGMA", help="noise multiplier σ")
     g.add_argument("--dp-epsilon", type=float, metavar="EPS", help="target ε (σ calibrated to reach it)")
@@ -62,8 +64,21 @@ def add_arguments(p) -> None:
     g.add_argument("--dp-unit", choices=("sentence", "patient"), default="sentence",
                    help="privacy unit: one sentence (the thesis) or all sentences of a patient")
     g.add_argument("--dp-accountant", choices=("prv", "rdp", "gdp"), default="prv")
+    g.add_argument("--dp-seeded-noise", action="store_true",
+                   help="draw lots, noise and the DP vocabulary's noise from generators seeded with --seed "
+                        "(reproducible research runs only: the guarantee does NOT hold against anyone who holds "
+                        "the seed; default: the OS CSPRNG)")
     g.add_argument("--dp-secure", action="store_true",
-                   help="draw lots and noise from the OS CSPRNG (not reproducible; for models to publish)")
+                   help="OS CSPRNG for lots and noise: the default (kept for compatibility)")
+    g.add_argument("--dp-vocab", default="dp", metavar="dp|training|PATH",
+                   help="word vocabulary under DP: 'dp' (default) a DP vocabulary (Gaussian partition selection "
+                        "per privacy unit, ε composed into the guarantee); 'training' every training word seen "
+                        "twice, NOT covered by the guarantee (stated in the output); PATH a file of public words, "
+                        "one per line")
+    g.add_argument("--dp-vocab-noise", type=float, default=4.0, metavar="SIGMA",
+                   help="noise multiplier of the DP vocabulary (default 4)")
+    g.add_argument("--dp-vocab-max-words", type=int, default=8, metavar="K",
+                   help="distinct words one privacy unit may contribute to the DP vocabulary (default 8)")
 
 
 def _value(text: str):
@@ -174,18 +189,54 @@ def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
     )
 
 
-#: what DP-SGD does not cover in a `deidlib train --dp-*` run (written into privacy.json)
-NOT_COVERED = {
-    "vocabulary": "the word vocabulary (training words seen at least min_count times) is built from the "
-    "training text without a DP mechanism; it ships inside model/config.json",
-}
+#: δ of the DP vocabulary's threshold, as a fraction of --dp-delta (the rest goes to the accountant)
+VOCAB_DELTA_FRACTION = 0.1
+
+
+def _dp_vocabulary(args, splits, units_of):
+    """(word list or None, privacy.json record, not-covered entry or None, δ_τ) for --dp-vocab."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from ..corpus.labels import tagged_sentences
+    from ..embeddings.vectors import normalize_token
+    from ..privacy.vocabulary import dp_vocabulary
+    from ..rng import derive_seed
+
+    mode = args.dp_vocab
+    if mode == "training":
+        return None, {"source": "training", "covered_by_dp": False}, (
+            "the word vocabulary (every training word seen at least twice, most frequent first) is built from "
+            "the training text without a DP mechanism; it ships inside model/config.json and can name "
+            "training PHI"), None
+    if mode != "dp":
+        path = Path(mode)
+        if not path.is_file():
+            raise ValueError(f"--dp-vocab: expected 'dp', 'training' or a word-list file, got {mode!r}")
+        words = [normalize_token(w.strip()) for w in path.read_text(encoding="utf-8").splitlines() if w.strip()]
+        return words, {"source": str(path), "size": len(set(words)), "covered_by_dp": "only if the file is public"}, (
+            f"the word vocabulary is read from {path}: covered only if that file is public (not derived from "
+            "the training data)"), None
+    sents = tagged_sentences(splits.train, args.scheme, args.encoding, args.tokenizer)
+    keys = units_of(sents)
+    groups: dict = {}
+    for s_, k in zip(sents, keys):
+        groups.setdefault(k, []).extend(s_.words)
+    rng = np.random.default_rng(derive_seed(args.seed, "dp-vocab")) if args.dp_seeded_noise else None
+    rel = dp_vocabulary(list(groups.values()), unit=args.dp_unit, noise_multiplier=args.dp_vocab_noise,
+                        max_words_per_unit=args.dp_vocab_max_words,
+                        delta_threshold=args.dp_delta * VOCAB_DELTA_FRACTION, rng=rng)
+    return rel.words, {"source": "dp", "covered_by_dp": True, **rel.to_dict()}, None, rel
 
 
 def _run_dp(args, splits, hp, out) -> int:
     import json
+    import math
     import sys
 
-    from ..privacy.dpsgd import patient_units, train_dp
+    from ..privacy.dpsgd import SEEDED_NOTE, patient_units, train_dp
+    from ..privacy.vocabulary import total_guarantee
     from ..results import atomic_write_text
     from ..training import prepare_tagger
 
@@ -198,31 +249,78 @@ def _run_dp(args, splits, hp, out) -> int:
     if args.dp_noise is not None and args.dp_epsilon is not None:
         print("deidlib train: give --dp-noise or --dp-epsilon, not both", file=sys.stderr)
         return 2
+    if args.dp_noise is not None and not args.dp_noise > 0:
+        print(f"deidlib train: --dp-noise must be > 0 (got {args.dp_noise:g}): σ = 0 adds no noise, so the model "
+              "would have no privacy guarantee (ε = ∞); train without --dp-noise for a non-private model",
+              file=sys.stderr)
+        return 2
+    if args.dp_epsilon is not None and not (args.dp_epsilon > 0 and math.isfinite(args.dp_epsilon)):
+        print(f"deidlib train: --dp-epsilon must be a finite number > 0 (got {args.dp_epsilon:g})", file=sys.stderr)
+        return 2
+    if not 0 < args.dp_delta < 1:
+        print(f"deidlib train: --dp-delta must lie in (0, 1) (got {args.dp_delta:g})", file=sys.stderr)
+        return 2
+    if args.dp_seeded_noise and args.dp_secure:
+        print("deidlib train: give --dp-seeded-noise or --dp-secure, not both", file=sys.stderr)
+        return 2
+    secure = not args.dp_seeded_noise
     emb = args.embeddings or "none"  # word vectors trained on the private text would not be covered by DP
-    not_covered = dict(NOT_COVERED)
+    not_covered = {}
     if emb.lower() in ("word2vec", "fasttext"):
         not_covered["embeddings"] = f"{emb} vectors trained on the training text without DP"
+
+    def units_of(sents):
+        return patient_units(sents, splits.train) if args.dp_unit == "patient" else list(range(len(sents)))
+
     try:
+        words, vocab_record, vocab_note, rel = _dp_vocabulary(args, splits, units_of)
+        if vocab_note:
+            not_covered["vocabulary"] = vocab_note
+        history = [rel.accountant_phase()] if rel else []
+        delta_tau = rel.delta_threshold if rel else 0.0
+        target = args.dp_epsilon + math.log1p(-delta_tau) if args.dp_epsilon is not None else None
         sents, tagger = prepare_tagger(
             args.model, splits.train, scheme=args.scheme, encoding=args.encoding, tokenizer=args.tokenizer,
-            embeddings=None if emb.lower() == "none" else emb, seed=args.seed, **hp,
+            embeddings=None if emb.lower() == "none" else emb, seed=args.seed, vocabulary=words, **hp,
         )
         units = patient_units(sents, splits.train) if args.dp_unit == "patient" else None
         hist, ledger = train_dp(
             tagger, sents, splits.dev or None, None, unit=args.dp_unit, units=units, epochs=args.epochs,
-            batch_size=args.batch_size, noise_multiplier=args.dp_noise, target_epsilon=args.dp_epsilon,
-            delta=args.dp_delta, max_grad_norm=args.dp_max_grad_norm, accountant=args.dp_accountant,
+            batch_size=args.batch_size, noise_multiplier=args.dp_noise, target_epsilon=target,
+            delta=args.dp_delta - delta_tau, max_grad_norm=args.dp_max_grad_norm, accountant=args.dp_accountant,
             optimizer=args.optimizer or "adam", lr=args.lr if args.lr is not None else 3e-3, seed=args.seed,
-            device=args.device, secure=args.dp_secure,
+            device=args.device, secure=secure, history=history,
         )
     except (TypeError, ValueError) as e:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 2
+    eps, delta = total_guarantee(ledger.epsilon, ledger.delta, delta_tau)
+    covers = "the weights and the word vocabulary" if rel else (
+        "the weights only (the vocabulary is NOT covered)" if args.dp_vocab == "training"
+        else "the weights; the vocabulary is covered only if its file is public")
+    text = f"({eps:.3g}, {delta:g})-DP per {ledger.unit} for {covers}"
+    if not secure:
+        text += f"; seeded noise (--dp-seeded-noise, seed {args.seed}): {SEEDED_NOTE}"
     out.mkdir(parents=True, exist_ok=True)
-    privacy = {**ledger.to_dict(), "not_covered_by_dp": not_covered}
+    privacy = {
+        **ledger.to_dict(),
+        "guarantee": {"epsilon": eps, "delta": delta, "unit": ledger.unit, "text": text,
+                      "randomness": "os-csprng" if secure else "seeded",
+                      "composition": "accountant over the vocabulary's Gaussian phase (history) and DP-SGD at "
+                                     "the ledger's delta, plus the vocabulary threshold's delta (deidlib.privacy."
+                                     "vocabulary.total_guarantee)" if rel else "DP-SGD ledger"},
+        "vocabulary": vocab_record,
+        "not_covered_by_dp": not_covered,
+    }
     atomic_write_text(out / "privacy.json", json.dumps(privacy, indent=2))
-    print(f"DP-SGD: ({ledger.epsilon:.3g}, {ledger.delta:g})-DP per {ledger.unit}, σ={ledger.noise_multiplier:.4g}, "
-          f"{ledger.steps} steps, accountant {ledger.accountant}; not covered: {', '.join(not_covered)}")
-    _finish(args, splits, tagger, hist, out, {"dp_epsilon": ledger.epsilon, "dp_delta": ledger.delta,
-                                              "dp_unit": ledger.unit})
+    extra = f"; not covered: {', '.join(not_covered)}" if not_covered else ""
+    print(f"DP-SGD: {text}; σ={ledger.noise_multiplier:.4g}, {ledger.steps} steps, accountant {ledger.accountant}"
+          f"{extra}")
+    if rel:
+        print(f"DP vocabulary: {len(rel.words)} words (each in more than {rel.threshold:.0f} noisy {ledger.unit}s)")
+    if not secure:
+        print(f"WARNING: {SEEDED_NOTE}", file=sys.stderr)
+    scores_extra = {"dp_epsilon": eps, "dp_delta": delta, "dp_unit": ledger.unit, "dp_guarantee": text,
+                    "dp_randomness": "os-csprng" if secure else "seeded"}
+    _finish(args, splits, tagger, hist, out, scores_extra)
     return 0

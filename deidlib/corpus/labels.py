@@ -49,6 +49,8 @@ __all__ = [
     "tagged_sentences",
     "downsample_negatives",
     "thin_negatives",
+    "sentence_coin",
+    "keyed_subsample",
     "spans_from_predictions",
 ]
 
@@ -251,17 +253,55 @@ def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: floa
     return [s for i, s in enumerate(sentences) if i in keep]
 
 
+def sentence_coin(sentence: TaggedSentence, key: int | str | bytes) -> float:
+    """A uniform number in [0, 1) that depends only on ``key`` and the sentence itself:
+    HMAC-SHA256 (RFC 2104) keyed by ``key`` of the sentence's document id and its token texts,
+    the first 53 bits of the digest scaled to [0, 1).
+
+    The key is the sentence's *content* (document id + words), not its position in a list
+    nor its character offset (inserting a sentence into a document moves the offsets of the
+    later ones), so adding or removing one sentence leaves every other sentence's coin
+    unchanged. Two identical sentences of one document share a coin (a choice: they are
+    indistinguishable to the trainer anyway)."""
+    import hashlib
+    import hmac
+
+    k = key if isinstance(key, bytes) else str(key).encode()
+    msg = "\x1f".join([str(sentence.doc_id), *sentence.words]).encode()
+    h = int.from_bytes(hmac.new(k, msg, hashlib.sha256).digest()[:8], "big") >> 11
+    return h / float(2**53)
+
+
+def _check_rate(name: str, rate: float) -> None:
+    if not 0 <= rate <= 1:
+        raise ValueError(f"{name} must lie in [0, 1], got {rate}")
+
+
+def keyed_subsample(
+    sentences: Sequence[TaggedSentence], rate: float, key: int | str | bytes
+) -> list[TaggedSentence]:
+    """Each sentence independently with probability ``rate``, decided by its own keyed coin
+    (:func:`sentence_coin` < ``rate``), in the original order.
+
+    The decision for a sentence depends only on ``rate``, ``key`` and that sentence, so for
+    neighbouring training sets (one sentence added or removed) the subsets are equal or
+    neighbouring: an (ε, δ)-DP guarantee (add/remove one sentence) for training on the
+    subset holds for the full set. ``rate`` must be fixed in advance: a rate computed from
+    the data (e.g. ``cap / len(sentences)``) would let one sentence change other decisions.
+    This claims no privacy amplification by the subsampling (the key may be public)."""
+    _check_rate("rate", rate)
+    return [s for s in sentences if sentence_coin(s, key) < rate]
+
+
 def thin_negatives(sentences: Sequence[TaggedSentence], keep_rate: float, seed: int) -> list[TaggedSentence]:
     """All sentences with a PHI tag plus each PHI-free sentence independently with
-    probability ``keep_rate`` (seeded coins), in their original order.
+    probability ``keep_rate``, decided by its keyed coin (:func:`sentence_coin` with key
+    ``seed``), in their original order.
 
     Unlike :func:`downsample_negatives` (a fixed number of negatives, which depends on how
-    many positives there are), whether a sentence is kept depends only on that sentence and
-    its own coin, so adding or removing one sentence changes the thinned set by at most that
-    sentence: a DP guarantee for the thinned training set holds for the full one."""
-    import numpy as np
-
-    if not 0 <= keep_rate <= 1:
-        raise ValueError(f"keep_rate must lie in [0, 1], got {keep_rate}")
-    coins = np.random.default_rng(seed).random(len(sentences))
-    return [s for s, c in zip(sentences, coins) if _has_phi(s) or c < keep_rate]
+    many positives there are), whether a sentence is kept depends only on that sentence
+    (its document id, words and tags) and the key, so adding or removing one sentence
+    changes the thinned set by at most that sentence: a DP guarantee for the thinned
+    training set holds for the full one."""
+    _check_rate("keep_rate", keep_rate)
+    return [s for s in sentences if _has_phi(s) or sentence_coin(s, seed) < keep_rate]

@@ -114,14 +114,39 @@ def noise_for_epsilon(
     delta: float = 1e-5,
     accountant: str = "prv",
     epsilon_tolerance: float = 0.01,
+    *,
+    history: list[tuple[float, float, int]] | None = None,
 ) -> float:
-    """The smallest σ (within Opacus' tolerance) with ``epsilon(σ, q, steps, δ) <= target_epsilon``
-    (``opacus.accountants.utils.get_noise_multiplier``)."""
+    """The smallest σ (within ``epsilon_tolerance``) with ``epsilon(σ, q, steps, δ) <= target_epsilon``
+    (``opacus.accountants.utils.get_noise_multiplier``). ``history``: earlier phases on the same
+    data [(σ, q, steps)], composed with the new one (the same bisection as Opacus': σ doubled
+    until ε <= target, then halved intervals); ``ValueError`` if they alone spend the target."""
     from opacus.accountants.utils import get_noise_multiplier
 
     _check(1.0, sample_rate, steps, delta, accountant)
     if not target_epsilon > 0:
         raise ValueError(f"target_epsilon must be > 0 (got {target_epsilon})")
+    if history:
+        def eps(s: float) -> float:
+            return epsilon(s, sample_rate, steps, delta, accountant, history=history)
+
+        if eps(1e4) >= target_epsilon:
+            raise ValueError(
+                f"the earlier phases alone spend ε >= {target_epsilon:g} at δ = {delta:g}: no σ reaches the target"
+            )
+        lo, hi = 0.0, 10.0
+        e_hi = eps(hi)
+        while e_hi > target_epsilon:
+            lo, hi = hi, 2 * hi
+            e_hi = eps(hi)
+        while target_epsilon - e_hi > epsilon_tolerance:
+            mid = (lo + hi) / 2
+            e = eps(mid)
+            if e < target_epsilon:
+                hi, e_hi = mid, e
+            else:
+                lo = mid
+        return hi
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="GDP accounting is experimental")
         return float(

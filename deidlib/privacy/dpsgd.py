@@ -54,18 +54,23 @@ The recall penalty ρ (thesis eq. 4.7–4.8) is batch-level in ``BaseTagger.loss
 batch-level weight would make a unit's contribution depend on other units and break the
 sensitivity bound, so under DP ρ is computed *per unit* from the unit's own sentences.
 
-Noise and Poisson sampling draw from seeded ``torch.Generator`` objects by default
-(reproducible research runs, as every randomness in deidlib; ``train_dp`` derives both from
-``seed``, ``dp_step`` takes ``generator``). These are *not* cryptographically secure sources
-(Opacus' ``secure_mode`` uses torchcsprng, which is not installed here): a model meant for
-publication should be trained with ``train_dp(secure=True)``, which draws both from the OS
-CSPRNG (:mod:`.secure`).
+Randomness. ``train_dp`` draws the noise and the Poisson lots from the OS CSPRNG by default
+(``secure=True``, :mod:`.secure`; Opacus' ``secure_mode`` needs torchcsprng, which is not
+installed here). ``secure=False`` derives both from ``seed`` with seeded ``torch.Generator``
+objects, for reproducible research runs only: anyone who holds the seed can regenerate the
+noise and subtract it (from θ₀, θ_T and the seed the noise-free sum of clipped gradients is
+recovered), so the (ε, δ) guarantee does not hold against them; the ledger then carries
+:data:`SEEDED_NOTE`. ``dp_step`` takes the ``generator`` it is given.
+
+What is released. ``train_dp``'s history holds only the privacy spent and scores on the
+*held-out* dev/test documents passed to it (statistics of those documents, not of the
+training units; they are not DP w.r.t. the dev/test documents). It records no training loss
+and no step timings: both are un-noised statistics of the private lots.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
@@ -79,6 +84,7 @@ from ..rng import derive_seed
 from .accounting import ACCOUNTANTS, epsilon, noise_for_epsilon
 
 __all__ = [
+    "SEEDED_NOTE",
     "PrivacyLedger",
     "per_unit_gradients",
     "clip_and_noise",
@@ -92,6 +98,12 @@ __all__ = [
 
 UNITS = ("sentence", "patient")
 METHODS = ("micro", "vmap", "loop")
+
+#: what a ledger of a seeded run (``secure_rng=False``) says about its guarantee
+SEEDED_NOTE = (
+    "noise and lots were drawn from generators seeded with the recorded seed: the (ε, δ) guarantee "
+    "does NOT hold against anyone who holds the seed (they can regenerate and subtract the noise)"
+)
 
 
 @dataclass
@@ -111,7 +123,7 @@ class PrivacyLedger:
     epsilon: float = math.inf
     target_epsilon: float | None = None
     history: list[tuple[float, float, int]] = field(default_factory=list)
-    #: True when lots and noise came from the OS CSPRNG (``train_dp(secure=True)``)
+    #: True when lots and noise came from the OS CSPRNG (``train_dp(secure=True)``, the default)
     secure_rng: bool = False
 
     def spent(self, steps: int | None = None) -> float:
@@ -129,10 +141,13 @@ class PrivacyLedger:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields, plus ``rng_note`` (:data:`SEEDED_NOTE`) when the run was seeded."""
         d = asdict(self)
         for k in ("epsilon", "max_grad_norm"):
             if not math.isfinite(d[k]):
                 d[k] = str(d[k])
+        if not self.secure_rng:
+            d["rng_note"] = SEEDED_NOTE
         return d
 
 
@@ -413,9 +428,11 @@ def dp_step(
 
 
 def patient_units(sentences: Sequence[TaggedSentence], docs) -> list[Hashable]:
-    """The patient of every sentence (via its document id); documents without a patient id
-    count as their own patient (a conservative choice: never merges two people)."""
-    pid = {d.id: (d.patient_id if d.patient_id is not None else f"doc:{d.id}") for d in docs}
+    """The patient of every sentence (via its document id). A document without a patient id
+    (``None`` or ``""``, the :class:`~deidlib.corpus.document.Document` default) is its own
+    unit, keyed ``("document", id)`` so that it can equal no patient id (a conservative
+    choice: never merges two people; it may split one person whose notes lack the id)."""
+    pid = {d.id: (d.patient_id if d.patient_id else ("document", d.id)) for d in docs}
     missing = {s.doc_id for s in sentences} - set(pid)
     if missing:
         raise ValueError(f"no document for sentence doc ids {sorted(missing)[:5]}")
@@ -445,7 +462,7 @@ def train_dp(
     eval_every: int = 1,
     progress: bool = True,
     history: list[tuple[float, float, int]] | None = None,
-    secure: bool = False,
+    secure: bool = True,
 ):
     """Train ``tagger`` in place with DP-SGD; returns ``(History, PrivacyLedger)``.
 
@@ -455,11 +472,18 @@ def train_dp(
     n_units), ``epochs`` sets the number of steps (round(epochs / q)). Give exactly one of
     ``noise_multiplier`` and ``target_epsilon``. ``history``: earlier DP phases on the same
     units (their ε composes; e.g. fine-tuning a model pre-trained on the same data).
-    History records per epoch ``train_loss``, ``epsilon`` and dev/test binary-token P/R/F1.
-    ``secure=True`` draws the lots and the noise from the OS CSPRNG
+    History records per epoch ``step``, ``epsilon`` and dev/test binary-token P/R/F1 of the
+    held-out documents given; no training loss and no timing (un-noised statistics of the
+    private lots: the time of a step grows with its lot's size and sentence lengths).
+    ``secure=True`` (default) draws the lots and the noise from the OS CSPRNG
     (:class:`~deidlib.privacy.secure.SecureRandom`; not reproducible, ``seed`` then only fixes
-    dropout); the default seeded generators are for research runs, not for models to publish.
+    the initialisation and dropout, which the guarantee does not rely on). ``secure=False``
+    derives them from ``seed`` (reproducible research runs): the guarantee then does not hold
+    against anyone who holds the seed (the ledger's ``rng_note``). ``noise_multiplier=0``
+    warns: no noise, ε = ∞.
     """
+    import warnings
+
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
     from tqdm.auto import tqdm
 
@@ -475,6 +499,9 @@ def train_dp(
         raise ValueError("no training sentences")
     if (noise_multiplier is None) == (target_epsilon is None):
         raise ValueError("give exactly one of noise_multiplier and target_epsilon")
+    if noise_multiplier is not None and noise_multiplier == 0:
+        warnings.warn("noise_multiplier = 0: DP-SGD adds no noise, the model has no privacy guarantee (ε = ∞)",
+                      UserWarning, stacklevel=2)
     if unit == "patient":
         if units is None or len(units) != len(train_sentences):
             raise ValueError("unit='patient' needs `units`: one patient key per training sentence")
@@ -490,7 +517,7 @@ def train_dp(
     q = batch_size / n
     steps = max(1, round(epochs / q))
     if target_epsilon is not None:
-        noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant)
+        noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant, history=history)
     ledger = PrivacyLedger(
         unit,
         float(noise_multiplier),
@@ -526,8 +553,6 @@ def train_dp(
         sampler = UniformWithReplacementSampler(num_samples=n, sample_rate=q, generator=sampler_gen, steps=steps)
     per_epoch = max(1, round(1 / q))
     hist = History()
-    losses: list[float] = []
-    t0 = time.perf_counter()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         tagger.train()
@@ -549,7 +574,7 @@ def train_dp(
                 batch = fz.encode([s.words for s in ss], [s.tags for s in ss]).to(device)
             else:
                 batch, groups = None, None
-            loss = dp_step(
+            dp_step(
                 tagger,
                 batch,
                 opt,
@@ -560,18 +585,13 @@ def train_dp(
                 generator=noise_gen,
                 method=method,
             )
-            if not math.isnan(loss):
-                losses.append(loss)
             ledger.steps = t
             if t % per_epoch == 0 or t == steps:
                 ep = len(hist.epochs) + 1
                 rec: dict[str, Any] = {
                     "epoch": ep,
                     "step": t,
-                    "train_loss": sum(losses) / max(1, len(losses)),
-                    "train_seconds": time.perf_counter() - t0,
                 }
-                losses = []
                 if ep % eval_every == 0 or t == steps:
                     rec["epsilon"] = ledger.spent()
                     for name, docs in (("dev", dev_docs), ("test", test_docs)):
@@ -580,6 +600,5 @@ def train_dp(
                             rec.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f})
                     tagger.train()
                 hist.epochs.append(rec)
-                t0 = time.perf_counter()
     ledger.epsilon = ledger.spent()
     return hist, ledger

@@ -23,13 +23,24 @@ that overlap the run (ties: the earlier member), so category-level information s
 when members agree.
 
 Privacy of the ensemble (:func:`ensemble_guarantee`): each member is (ε_i, δ_i)-DP with
-respect to its own training set; aggregation only post-processes the published models (no
-extra cost). If the members' training sets are disjoint (different hospitals, as in the
-thesis' scenarios), any one person's records affect at most one member, so by parallel
-composition the ensemble is (max ε_i, max δ_i)-DP. If a person may appear in several
-training sets, the guarantee degrades to basic sequential composition (Σ ε_i, Σ δ_i) over
-the members that may contain them (``disjoint=False``). The thesis states the guarantee
-only informally (§5.2 Step 1: "the parameters do not reveal anything new").
+respect to its own training set *for its privacy unit* (a sentence, or a patient with all
+of their sentences); aggregation only post-processes the published models (no extra cost).
+The ensemble's guarantee is stated for the members' common unit, and only for it:
+
+* members DP per **sentence** give an ensemble that is DP per sentence. If the members'
+  training sets are disjoint, one sentence affects at most one member, so by parallel
+  composition the ensemble is (max ε_i, max δ_i)-DP per sentence; otherwise basic sequential
+  composition (Σ ε_i, Σ δ_i) per sentence (``disjoint=False``). This says nothing about a
+  *person*, whose many sentences may each change the model (group privacy would multiply ε
+  by their number of sentences).
+* members DP per **patient** give (max ε_i, max δ_i)-DP per patient when the training sets
+  hold disjoint patients (different hospitals, as in the thesis' scenarios: one person's
+  records affect at most one member), and (Σ ε_i, Σ δ_i) per patient otherwise.
+
+Members with different units are refused (the weaker unit, the sentence, would be the only
+honest statement and must be asked for explicitly by passing that unit). The thesis states
+the guarantee only informally (§5.2 Step 1: "the parameters do not reveal anything new"),
+per person, while its members are DP per sequence.
 """
 
 from __future__ import annotations
@@ -54,6 +65,7 @@ __all__ = [
     "rule_scores",
     "ensemble_guarantee",
     "Guarantee",
+    "GUARANTEE_UNITS",
 ]
 
 RULES = ("minimality", "majority", "k_of_n")
@@ -186,27 +198,52 @@ def rule_scores(
     return out
 
 
+#: privacy units a guarantee can be stated for (those of :data:`deidlib.privacy.dpsgd.UNITS`)
+GUARANTEE_UNITS = ("sentence", "patient")
+
+
 @dataclass(frozen=True)
 class Guarantee:
+    """(ε, δ)-DP with respect to adding or removing one ``unit`` (a sentence, or a patient
+    with all of their sentences), obtained by ``composition`` of the members' guarantees."""
+
     epsilon: float
     delta: float
     composition: str  # "parallel" | "sequential"
+    unit: str
 
     def __str__(self) -> str:
-        return f"({self.epsilon:.4g}, {self.delta:.3g})-DP by {self.composition} composition"
+        return f"({self.epsilon:.4g}, {self.delta:.3g})-DP per {self.unit} by {self.composition} composition"
 
 
-def ensemble_guarantee(members: Sequence[tuple[float, float]], *, disjoint: bool = True) -> Guarantee:
-    """Overall (ε, δ) of an ensemble of members that are (ε_i, δ_i)-DP w.r.t. their own training
-    data: parallel composition (max) when the training sets are disjoint, basic sequential
-    composition (sum) otherwise. Aggregating predictions is post-processing and costs nothing."""
+def ensemble_guarantee(
+    members: Sequence[tuple[float, float, str]], *, disjoint: bool = True
+) -> Guarantee:
+    """Overall (ε, δ) of an ensemble of members, each ``(ε_i, δ_i, unit_i)``: (ε_i, δ_i)-DP
+    w.r.t. one ``unit_i`` of its own training data. All members must share the unit; the
+    result is stated for that unit. ``disjoint``: no unit (sentence or patient) is in two
+    members' training sets, giving parallel composition (max); otherwise basic sequential
+    composition (sum). Aggregating predictions is post-processing and costs nothing."""
     if not members:
         raise ValueError("the ensemble needs at least one member")
-    for e, d in members:
+    units = set()
+    for m in members:
+        if len(m) != 3:
+            raise ValueError(f"a member is (ε, δ, unit), got {m!r}: the guarantee must name its privacy unit")
+        e, d, u = m
         if not (e >= 0 and 0 <= d < 1):
             raise ValueError(f"invalid member guarantee (ε={e}, δ={d})")
-    es = [float(e) for e, _ in members]
-    ds = [float(d) for _, d in members]
+        if u not in GUARANTEE_UNITS:
+            raise ValueError(f"unknown privacy unit {u!r}; choose one of {', '.join(GUARANTEE_UNITS)}")
+        units.add(u)
+    if len(units) > 1:
+        raise ValueError(
+            f"members are DP for different units ({', '.join(sorted(units))}): no single guarantee; "
+            "state the weaker one (per sentence) explicitly"
+        )
+    unit = units.pop()
+    es = [float(e) for e, _, _ in members]
+    ds = [float(d) for _, d, _ in members]
     if disjoint:
-        return Guarantee(max(es), max(ds), "parallel")
-    return Guarantee(sum(es), min(1.0, sum(ds)), "sequential")
+        return Guarantee(max(es), max(ds), "parallel", unit)
+    return Guarantee(sum(es), min(1.0, sum(ds)), "sequential", unit)

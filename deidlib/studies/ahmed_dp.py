@@ -23,14 +23,27 @@ and i2b2 are not available here):
   it rather than hide it.
 * **Epochs / batch.** The thesis uses lot size 16 and 100 epochs; profiles use fewer
   epochs (the ε table uses the thesis' values).
+* **Training subsets.** Profiles train on a subset of the sentences: each sentence is kept
+  independently with a fixed probability (``train_sentence_rate``; ``curve_sentence_rate`` for
+  the F1-vs-ε curve) by a coin keyed by the sentence itself
+  (:func:`deidlib.corpus.labels.keyed_subsample`), so adding or removing one sentence changes
+  no other sentence's membership and the add/remove DP guarantee of a model trained on the
+  subset holds for the full training set. (A fixed-size seeded subset would not: adding one
+  sentence swaps others in.)
+* **Randomness.** The study draws the DP-SGD noise and lots from seeded generators
+  (``train_dp(secure=False)``) so that a run can be repeated; its (ε, δ) therefore does *not*
+  hold against anyone who knows the seed (every member ledger says so in ``rng_note``). The
+  study's models are for measurement, not for release; ``deidlib train --dp-*`` uses the
+  OS CSPRNG by default.
 * **Scenario A** (owner without labels): for each site t, the members trained on the two
   other sites, alone and aggregated. **Scenario B** (owner with labels): the owner's own
   DP model, and the ensemble of all three. **Fine-tuning** (appendix A.3/A.4 variation):
   a DP model pre-trained on another site, fine-tuned with DP-SGD on the owner's data
   (the pre-trained model's vocabulary is kept; owner words outside it map to UNK).
-* **Guarantee.** Members are trained on disjoint patients (different sites), so the
-  ensemble is (max ε_i, max δ)-DP by parallel composition
-  (:func:`deidlib.privacy.ensemble.ensemble_guarantee`).
+* **Guarantee.** Members are DP per *sentence* (the thesis' unit) and trained on disjoint
+  sites, so the ensemble is (max ε_i, max δ)-DP per sentence by parallel composition
+  (:func:`deidlib.privacy.ensemble.ensemble_guarantee`); that is not a guarantee per person
+  (the thesis argues per person). ``unit="patient"`` members would give one per patient.
 """
 
 from __future__ import annotations
@@ -77,9 +90,13 @@ class DPParams:
     accountant: str = "rdp"
     member_noise: float = 0.55  # thesis: the σ of the published models (ε 6.95–9.15)
     curve_noises: tuple[float, ...] = (0.25, 0.45, 0.55, 1.0)
-    max_train_sentences: int | None = None  # per site (or corpus for the curve)
+    #: keep each training sentence of a member with this fixed probability (None: all), by a
+    #: coin keyed by the sentence (keyed_subsample: the DP guarantee holds for the full set)
+    train_sentence_rate: float | None = None
+    #: the same for the F1-vs-ε curve's training set (all sites, or the real corpus)
+    curve_sentence_rate: float | None = None
     #: keep every PHI sentence and each PHI-free one with this probability (None: all), before
-    #: the cap; per-sentence coins keep the DP guarantee valid for the full set (thin_negatives)
+    #: the subsampling; per-sentence keyed coins as well (thin_negatives)
     negative_keep_rate: float | None = None
     max_eval_docs: int | None = None
     embeddings: str | None = None  # None: random init (word2vec would read the training text)
@@ -94,7 +111,8 @@ PROFILE_PARAMS: dict[str, DPParams] = {
         epochs=2,
         batch_size=8,
         curve_noises=(1.0,),
-        max_train_sentences=48,
+        train_sentence_rate=0.15,  # sites: 335 / 236 / 637 sentences -> ~50 / 35 / 96
+        curve_sentence_rate=0.04,  # 1,208 sentences -> ~48
         max_eval_docs=4,
         fine_tune_per_target=1,
     ),
@@ -104,7 +122,8 @@ PROFILE_PARAMS: dict[str, DPParams] = {
         epochs=3,
         batch_size=16,
         curve_noises=(0.25, 0.55, 1.0),
-        max_train_sentences=1000,
+        train_sentence_rate=0.35,  # sites: 3,031 / 1,138 / 2,616 sentences -> ~1,060 / 400 / 916
+        curve_sentence_rate=0.15,  # 6,785 sentences -> ~1,018
         max_eval_docs=60,
         fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each ~1-4 min on 2 loaded cores)
     ),
@@ -135,6 +154,9 @@ class SiteData:
 
 
 def _cap(items: list, n: int | None, seed: int) -> list:
+    """A seeded fixed-size subset of *evaluation* documents (never of training data: a
+    fixed-size subset of training data breaks the add/remove guarantee, see
+    :func:`_thin_and_subsample`)."""
     import numpy as np
 
     if n is None or len(items) <= n:
@@ -194,23 +216,26 @@ def thesis_sequence_table(accountants=("rdp",)):
     return pd.DataFrame(thesis_sequence_counts(tuple(accountants))).drop(columns=["note"])
 
 
-def _sentences(docs, cap: int | None, seed: int, keep_rate: float | None = None):
+def _sentences(docs, rate: float | None, seed: int, keep_rate: float | None = None):
     from ..corpus.labels import tagged_sentences
-    from ..rng import derive_seed
 
     sents = [s for s in tagged_sentences(docs, SCHEME, ENCODING, "default") if s.tokens]
-    return _thin_and_cap(sents, cap, seed, keep_rate, derive_seed(seed, "train-cap"))
+    return _thin_and_subsample(sents, rate, seed, keep_rate)
 
 
-def _thin_and_cap(sents, cap: int | None, seed: int, keep_rate: float | None, cap_seed: int):
-    """Non-empty sentences, PHI-free ones thinned (``keep_rate``), then capped."""
-    from ..corpus.labels import thin_negatives
+def _thin_and_subsample(sents, rate: float | None, seed: int, keep_rate: float | None):
+    """Non-empty sentences, PHI-free ones thinned (``keep_rate``), then each kept with
+    probability ``rate``; both by per-sentence coins keyed by the sentence (seeded keys), so
+    one sentence more or less changes no other decision."""
+    from ..corpus.labels import keyed_subsample, thin_negatives
     from ..rng import derive_seed
 
     sents = [s for s in sents if s.tokens]
     if keep_rate is not None:
         sents = thin_negatives(sents, keep_rate, derive_seed(seed, "dp-thin"))
-    return _cap(sents, cap, cap_seed)
+    if rate is not None:
+        sents = keyed_subsample(sents, rate, derive_seed(seed, "train-subsample"))
+    return sents
 
 
 def train_member(
@@ -222,14 +247,19 @@ def train_member(
     seed: int = 0,
     base=None,
     progress: bool = False,
+    sentence_rate: float | None = None,
 ) -> dict[str, Any]:
     """Train one DP model on ``train_docs`` (σ = ``noise_multiplier``; ``None`` = non-private,
     the ordinary trainer with the same epochs/lot size). ``base``: a trained tagger to fine-tune
-    (its featurizer is kept). Returns {"tagger", "history", "ledger", "seconds", "sentences"}."""
+    (its featurizer is kept). ``sentence_rate``: the fraction of sentences to train on (default
+    ``params.train_sentence_rate``). DP-SGD runs with seeded noise and lots (``secure=False``,
+    reproducible; the ledger's ``rng_note`` says the guarantee does not hold against anyone
+    holding the seed). Returns {"tagger", "history", "ledger", "seconds", "sentences"}."""
     from ..privacy.dpsgd import train_dp
     from ..training import prepare_tagger, train
 
     t0 = time.perf_counter()
+    rate = params.train_sentence_rate if sentence_rate is None else sentence_rate
     if base is None:
         sents, tagger = prepare_tagger(
             params.kind,
@@ -240,10 +270,10 @@ def train_member(
             seed=seed,
             **params.tagger,
         )
-        sents = _thin_and_cap(sents, params.max_train_sentences, seed, params.negative_keep_rate, seed)
+        sents = _thin_and_subsample(sents, rate, seed, params.negative_keep_rate)
     else:
         tagger = copy.deepcopy(base)
-        sents = _sentences(train_docs, params.max_train_sentences, seed, params.negative_keep_rate)
+        sents = _sentences(train_docs, rate, seed, params.negative_keep_rate)
     if noise_multiplier is None:
         hist = train(
             tagger,
@@ -276,6 +306,7 @@ def train_member(
             seed=seed,
             progress=progress,
             eval_every=10**9,
+            secure=False,  # reproducible study runs; stated in the ledger (rng_note)
         )
     return {
         "tagger": tagger,
@@ -301,7 +332,10 @@ def privacy_utility_curve(train_docs, test_docs, params: DPParams, *, seed: int 
 
     rows = []
     for s in (None, *params.curve_noises):
-        m = train_member(train_docs, None, params, noise_multiplier=s, seed=seed, progress=progress)
+        m = train_member(
+            train_docs, None, params, noise_multiplier=s, seed=seed, progress=progress,
+            sentence_rate=1.0 if params.curve_sentence_rate is None else params.curve_sentence_rate,
+        )
         led = m["ledger"]
         rows.append(
             {
@@ -461,8 +495,13 @@ def run_study(
     out["fine_tuning"] = (
         fine_tuning_table(sites, members, params, seed=seed, progress=progress) if fine_tune else None
     )
-    g = ensemble_guarantee([(m["ledger"].epsilon, m["ledger"].delta) for m in members.values()])
-    out["guarantee"] = {"epsilon": g.epsilon, "delta": g.delta, "composition": g.composition, "text": str(g)}
+    g = ensemble_guarantee(
+        [(m["ledger"].epsilon, m["ledger"].delta, m["ledger"].unit) for m in members.values()]
+    )
+    out["guarantee"] = {
+        "epsilon": g.epsilon, "delta": g.delta, "composition": g.composition, "unit": g.unit,
+        "text": f"{g}; seeded noise (reproducible study): does not hold against anyone holding the seed",
+    }
     out["seconds"] = time.perf_counter() - t0
     return out
 

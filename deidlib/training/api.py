@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..corpus.labels import tag_set, tagged_sentences
@@ -24,6 +25,7 @@ def prepare_tagger(
     embedding_epochs: int = 5,
     min_count: int = 2,
     seed: int = 0,
+    vocabulary: Sequence[str] | None = None,
     **hparams: Any,
 ):
     """Tagged training sentences and an untrained tagger whose vocabulary and (optional)
@@ -31,9 +33,15 @@ def prepare_tagger(
 
     ``embeddings``: ``"word2vec"``/``"fasttext"`` (trained with gensim on the training
     tokens, cached), a path to vectors (word2vec/GloVe format), or ``None`` (random init).
+    ``vocabulary``: the word list to use instead of the training words (already normalised,
+    e.g. a DP vocabulary, :func:`deidlib.privacy.vocabulary.dp_vocabulary`, or public words).
     """
     sents = tagged_sentences(train_docs, scheme, encoding, tokenizer)
-    fz = Featurizer.build([s.words for s in sents], tag_set(scheme, encoding), min_count=min_count)
+    if vocabulary is not None:
+        fz = Featurizer(["<pad>", "<unk>", *dict.fromkeys(w for w in vocabulary if w not in ("<pad>", "<unk>"))],
+                        tag_set(scheme, encoding))
+    else:
+        fz = Featurizer.build([s.words for s in sents], tag_set(scheme, encoding), min_count=min_count)
     matrix = None
     if embeddings:
         from ..embeddings import embedding_matrix, load_vectors, train_word_vectors

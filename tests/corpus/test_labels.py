@@ -140,18 +140,53 @@ def test_downsample_negatives_keeps_every_phi_sentence_and_k_per_positive():
         downsample_negatives(sents, -1, seed=1)
 
 
-def test_thin_negatives_keeps_positives_and_decides_each_negative_by_its_own_coin():
-    @dataclass(eq=False)
-    class S:
-        tags: list
+def _sentences(n, phi_every=10):
+    from deidlib.corpus.labels import TaggedSentence
+    from deidlib.corpus.tokenize import Token
 
-    sents = [S(["I-DATE"]) if i % 10 == 0 else S(["O"]) for i in range(2000)]
+    return [
+        TaggedSentence(f"d{i % 37}", [Token(f"w{i}", 0, 1), Token("x", 2, 3)], ["I-DATE" if i % phi_every == 0 else "O", "O"])
+        for i in range(n)
+    ]
+
+
+def test_thin_negatives_keeps_positives_and_decides_each_negative_by_its_own_coin():
+    sents = _sentences(2000)
     out = thin_negatives(sents, 0.25, seed=3)
-    assert sum(s.tags == ["I-DATE"] for s in out) == 200
-    kept_neg = sum(s.tags == ["O"] for s in out)
+    assert sum(s.tags[0] == "I-DATE" for s in out) == 200
+    kept_neg = sum(s.tags[0] == "O" for s in out)
     assert abs(kept_neg - 450) < 8 * math.sqrt(1800 * 0.25 * 0.75)
-    # coins are i.i.d. per sentence (drawn in order): dropping the last sentence leaves every other decision
-    assert thin_negatives(sents[:-1], 0.25, seed=3) == [s for s in out if s is not sents[-1]]
     assert len(thin_negatives(sents, 0.0, seed=1)) == 200 and len(thin_negatives(sents, 1.0, seed=1)) == 2000
     with pytest.raises(ValueError):
         thin_negatives(sents, 1.5, seed=1)
+
+
+@pytest.mark.parametrize("drop", [0, 1, 999, 1999])
+def test_thin_negatives_removing_any_sentence_changes_no_other_decision(drop):
+    # issue 12 item 5: coins by position flipped 160 other decisions when sentence 0 was removed
+    sents = _sentences(2000)
+    out = thin_negatives(sents, 0.25, seed=3)
+    fewer = sents[:drop] + sents[drop + 1 :]
+    assert thin_negatives(fewer, 0.25, seed=3) == [s for s in out if s is not sents[drop]]
+    # adding a sentence at the front: every old decision stays
+    new = _sentences(1)[0]
+    new.doc_id = "new"
+    assert [s for s in thin_negatives([new, *sents], 0.25, seed=3) if s is not new] == out
+    # a different key gives different coins
+    assert thin_negatives(sents, 0.25, seed=4) != out
+
+
+def test_keyed_subsample_is_per_sentence_and_neighbour_preserving():
+    from deidlib.corpus.labels import keyed_subsample, sentence_coin
+
+    sents = _sentences(3000)
+    out = keyed_subsample(sents, 0.1, key=7)
+    assert abs(len(out) - 300) < 8 * math.sqrt(3000 * 0.1 * 0.9)
+    for drop in (0, 1500):
+        fewer = sents[:drop] + sents[drop + 1 :]
+        assert keyed_subsample(fewer, 0.1, key=7) == [s for s in out if s is not sents[drop]]
+    assert keyed_subsample(list(reversed(sents)), 0.1, key=7) == list(reversed(out))  # order-free
+    coins = [sentence_coin(s, 7) for s in sents]
+    assert all(0 <= c < 1 for c in coins) and len(set(coins)) == len(coins)
+    with pytest.raises(ValueError):
+        keyed_subsample(sents, -0.1, key=7)

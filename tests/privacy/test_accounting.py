@@ -119,3 +119,17 @@ def test_prv_on_a_nursing_size_composition_stays_small_and_below_rdp():
     rdp = epsilon(0.25, 16 / 19548, 122175, 1e-5, "rdp")
     assert peak < 2 * 2**30
     assert 0.85 * rdp < prv < rdp  # PRV is tighter than RDP, and not by much at this ε
+
+
+def test_noise_for_epsilon_composes_earlier_phases():
+    # a DP vocabulary's Gaussian phase (σ = 4, q = 1, one step) before DP-SGD: the calibrated σ
+    # must meet the target for the composition, not for DP-SGD alone
+    from deidlib.privacy.accounting import noise_for_epsilon
+
+    h = [(4.0, 1.0, 1)]
+    s = noise_for_epsilon(3.0, 0.01, 500, 1e-5, "rdp", history=h)
+    e = epsilon(s, 0.01, 500, 1e-5, "rdp", history=h)
+    assert 3.0 - 0.01 <= e <= 3.0
+    assert s > noise_for_epsilon(3.0, 0.01, 500, 1e-5, "rdp")  # more noise than without the phase
+    with pytest.raises(ValueError, match="earlier phases alone"):
+        noise_for_epsilon(0.5, 0.01, 500, 1e-5, "rdp", history=h)

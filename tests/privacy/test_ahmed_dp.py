@@ -42,10 +42,13 @@ def test_epsilon_table_matches_accountant():
 
 
 def test_member_ledger_and_fine_tuning(smoke_sites):
-    p = ad.params_for("smoke", epochs=1, max_train_sentences=24)
+    p = ad.params_for("smoke", epochs=1, train_sentence_rate=0.08)
     m = ad.train_member(smoke_sites[0].train, None, p, noise_multiplier=1.0, seed=1)
     led = m["ledger"]
-    assert led.unit == "sentence" and led.n_units == m["sentences"] == 24
+    n_all = len(ad._sentences(smoke_sites[0].train, None, 1))
+    assert led.unit == "sentence" and led.n_units == m["sentences"]
+    assert abs(m["sentences"] - 0.08 * n_all) < 6 * (n_all * 0.08 * 0.92) ** 0.5
+    assert not led.secure_rng and "rng_note" in led.to_dict()  # seeded study runs say so
     assert led.epsilon == pytest.approx(epsilon(1.0, led.sample_rate, led.steps, p.delta, p.accountant))
     ft = ad.train_member(smoke_sites[1].train, None, p, noise_multiplier=1.0, seed=1, base=m["tagger"])
     assert ft["tagger"] is not m["tagger"] and ft["tagger"].featurizer is not None

@@ -122,12 +122,26 @@ def test_token_grid_matches_scorer_units():
 
 
 def test_guarantee():
-    g = ensemble_guarantee([(8.41, 1e-5), (9.15, 1e-5), (6.95, 1e-6)])
+    g = ensemble_guarantee([(8.41, 1e-5, "patient"), (9.15, 1e-5, "patient"), (6.95, 1e-6, "patient")])
     assert (g.epsilon, g.delta, g.composition) == (9.15, 1e-5, "parallel")
-    s = ensemble_guarantee([(8.41, 1e-5), (9.15, 1e-5)], disjoint=False)
+    s = ensemble_guarantee([(8.41, 1e-5, "patient"), (9.15, 1e-5, "patient")], disjoint=False)
     assert s.epsilon == pytest.approx(17.56) and s.delta == pytest.approx(2e-5)
     assert "parallel" in str(g)
     with pytest.raises(ValueError):
         ensemble_guarantee([])
     with pytest.raises(ValueError):
-        ensemble_guarantee([(-1.0, 1e-5)])
+        ensemble_guarantee([(-1.0, 1e-5, "sentence")])
+
+
+def test_guarantee_states_the_members_unit():
+    # issue 12 item 6: members DP per sentence must not give a guarantee "per person"
+    g = ensemble_guarantee([(8.41, 1e-5, "sentence"), (9.15, 1e-5, "sentence")])
+    assert g.unit == "sentence" and str(g) == "(9.15, 1e-05)-DP per sentence by parallel composition"
+    p = ensemble_guarantee([(1.0, 1e-6, "patient"), (2.0, 1e-6, "patient")], disjoint=False)
+    assert p.unit == "patient" and "per patient" in str(p) and p.epsilon == 3.0
+    with pytest.raises(ValueError, match="different units"):
+        ensemble_guarantee([(1.0, 1e-6, "patient"), (2.0, 1e-6, "sentence")])
+    with pytest.raises(ValueError, match="privacy unit"):
+        ensemble_guarantee([(1.0, 1e-6)])  # a guarantee without its unit is refused
+    with pytest.raises(ValueError, match="unknown privacy unit"):
+        ensemble_guarantee([(1.0, 1e-6, "person")])

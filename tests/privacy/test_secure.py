@@ -54,6 +54,6 @@ def test_train_dp_secure_runs_records_it_and_is_not_reproducible(make_tagger):
         hist, led = train_dp(tg, sents[:80], epochs=0.3, batch_size=8, noise_multiplier=1.0, accountant="rdp",
                              lr=0.5, progress=False, seed=3, secure=True)
         assert led.secure_rng and led.to_dict()["secure_rng"] is True
-        assert math.isfinite(led.epsilon) and math.isfinite(hist.epochs[-1]["train_loss"])
+        assert math.isfinite(led.epsilon) and "train_loss" not in hist.epochs[-1]
         runs.append([p.detach().clone() for p in tg.parameters() if p.requires_grad])
     assert any(not torch.equal(a, b) for a, b in zip(*runs))

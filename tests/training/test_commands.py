@@ -91,18 +91,21 @@ def test_train_with_dp_sgd_writes_the_ledger_and_what_dp_does_not_cover(tmp_path
     assert "DP-SGD: (" in capsys.readouterr().out
     led = json.loads((out / "privacy.json").read_text())
     assert led["unit"] == "patient" and led["noise_multiplier"] == 1.2 and led["accountant"] == "rdp"
-    assert led["epsilon"] == epsilon(1.2, led["sample_rate"], led["steps"], 1e-5, "rdp")
-    assert led["steps"] == round(0.25 / led["sample_rate"]) and not led["secure_rng"]
-    assert set(led["not_covered_by_dp"]) == {"vocabulary"}  # embeddings default to none under DP
+    # the ledger composes the DP vocabulary's Gaussian phase (history) with DP-SGD
+    assert led["epsilon"] == epsilon(1.2, led["sample_rate"], led["steps"], led["delta"], "rdp",
+                                     history=[tuple(h) for h in led["history"]])
+    assert led["steps"] == round(0.25 / led["sample_rate"]) and led["secure_rng"]  # OS CSPRNG by default
+    assert led["vocabulary"]["unit"] == "patient" and led["guarantee"]["unit"] == "patient"
+    assert led["not_covered_by_dp"] == {}  # DP vocabulary; embeddings default to none under DP
     scores = json.loads((out / "scores.json").read_text())
-    assert scores["dp_epsilon"] == led["epsilon"] and 0 <= scores["test_f1"] <= 1
+    assert scores["dp_epsilon"] == led["guarantee"]["epsilon"] and 0 <= scores["test_f1"] <= 1
     assert (out / "model" / "weights.pt").is_file()
     # a target epsilon is met (calibrated sigma), and word2vec is reported as not covered
     out2 = tmp_path / "dp2"
     assert main(["train", str(out2), "--scheme", "binary", "--epochs", "0.25", "--batch-size", "8",
                  "--dp-epsilon", "5", "--embeddings", "word2vec", *SMALL]) == 0
     led2 = json.loads((out2 / "privacy.json").read_text())
-    assert led2["epsilon"] <= 5 * 1.001 and led2["target_epsilon"] == 5
+    assert 4.9 < led2["guarantee"]["epsilon"] <= 5 and led2["target_epsilon"] < 5  # target met with the vocabulary
     assert "embeddings" in led2["not_covered_by_dp"]
     # options of ordinary training that DP-SGD does not take are refused, as are both noise options
     capsys.readouterr()
