@@ -22,7 +22,8 @@ import time
 
 import torch
 
-from deidlib.corpus import load_corpus, tag_set, tagged_sentences
+from deidlib.corpus import tag_set, tagged_sentences
+from deidlib.datasets import load_corpus
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import fasttext_public, load_glove
 from deidlib.privacy.adversarial import (

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from deidlib.cli import main
-from deidlib.corpus.datasets import load_corpus
 from deidlib.corpus.tokenize import tokenize
+from deidlib.datasets import load_corpus
 from deidlib.embeddings.vectors import normalize_token
 from deidlib.privacy.accounting import epsilon
 
