@@ -38,7 +38,8 @@ Birth dates are not used to infer the reference date.
 
 **Locations.** At the default ε split over a note's values, the ``fixed`` mechanism's
 normalised distances give nearly a uniform draw over the candidate set (US table: the
-substitute is ~1,800 km from the original on average, like a uniform draw);
+substitute is 1,800-2,200 km from the original on average depending on the city,
+within 1% of a uniform draw);
 :meth:`SurrogateEngine.location_summary` reports the expected and measured distances of a
 run (the CLI prints it). A ``STATE`` span of a note with a replaced city is the state of
 the surrogate city nearest it in the text (post-processing; no draw, no budget), written
@@ -351,7 +352,7 @@ class SurrogateEngine:
         """One line on the cities of a run: how far (km) their substitutes are from the originals,
         expected under the mechanism at the ε each used, next to a uniform draw over the candidate
         set, and as measured in this run. At the CLI's default ε split over a note's values the
-        ``fixed`` mechanism is close to uniform over the country (~1,800 km for the US table):
+        ``fixed`` mechanism is close to uniform over the country (1,800-2,200 km on the US table):
         the substitute city carries little of the original's geography."""
         draws = [r for r in records if r.category == "LOCATION" and r.subtype == "CITY" and not r.memo_hit
                  and r.method in ("fixed", "paper", "geoind", "uniform")]
