@@ -19,9 +19,11 @@ def add_arguments(p) -> None:
     p.add_argument("in_dir", metavar="IN_DIR", help="folder of i2b2 XML files with PHI tags")
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (created; must be empty unless --force)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget per document (or per patient) (default: 1.0)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the surrogate draws (ignored with --secure)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seeded, reproducible draws (NOT for releases: the guarantee does not hold against anyone "
+                        "holding the seed); default: OS CSPRNG with exact discrete Laplace sampling")
     p.add_argument("--secure", action="store_true",
-                   help="OS CSPRNG and exact discrete Laplace sampling (for releases; not reproducible)")
+                   help="OS CSPRNG (the default; kept for compatibility, conflicts with --seed)")
     p.add_argument("--locale", default="en_US", help="Faker locale of the surrogates, e.g. en_US, fr_FR (default: en_US)")
     p.add_argument("--date-method", default="dp", choices=("dp", "ldp", "shift", "none"))
     p.add_argument("--age-method", default="dp", choices=("dp", "ldp", "shift", "none"))
@@ -63,6 +65,10 @@ def run(args) -> int:
             print("deidlib surrogate: --audit FILE must lie outside OUT_DIR (it contains the original PHI)",
                   file=sys.stderr)
             return 2
+    if args.secure and args.seed is not None:
+        print("deidlib surrogate: --secure and --seed exclude each other (secure randomness is the default)",
+              file=sys.stderr)
+        return 2
     ref = None
     if args.reference_date:
         try:
@@ -75,7 +81,7 @@ def run(args) -> int:
         cfg = SurrogateConfig(epsilon=args.epsilon, locale=args.locale, date_method=args.date_method,
                               age_method=args.age_method, location_method=args.location_method,
                               memo_scope=args.memo_scope, reference_date=ref, dayfirst=args.dayfirst,
-                              secure=args.secure)
+                              secure=args.seed is None)
         engine = SurrogateEngine(cfg, seed=args.seed)
     except (ValueError, TypeError) as e:
         print(f"deidlib surrogate: {e}", file=sys.stderr)
@@ -101,8 +107,13 @@ def run(args) -> int:
     methods = Counter(r.method for r in records)
     print(f"wrote {len(new_docs)} surrogate documents to {out}")
     print(f"{len(records)} spans replaced in {secs:.2f} s ({len(records) / max(secs, 1e-9):,.0f} entities/s); "
-          f"epsilon={args.epsilon} per {args.memo_scope}, {'secure' if args.secure else f'seed={args.seed}'}")
+          f"epsilon={args.epsilon} per {args.memo_scope}, "
+          f"{'secure (OS CSPRNG)' if args.seed is None else f'seed={args.seed}'}")
     print("methods: " + ", ".join(f"{k}={v}" for k, v in methods.most_common()))
+    print("guarantee: " + engine.guarantee())
+    loc = engine.location_summary(records)
+    if loc:
+        print("cities: " + loc)
     if args.audit:
         print(f"audit records (contain the original PHI): {args.audit}")
     return 0

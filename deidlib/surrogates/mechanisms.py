@@ -40,6 +40,7 @@ import numpy as np
 from .randomness import SurrogateRNG
 
 __all__ = [
+    "EARTH_KM",
     "discrete_laplace_pmf",
     "discrete_laplace_array",
     "ddp_laplace",
@@ -243,7 +244,9 @@ def exponential_probabilities(distances, epsilon: float, *, factor: float = 1.0)
 
 
 # ----------------------------------------------------------------------------- geo-indistinguishability
-_EARTH_KM = 6371.0088
+#: mean Earth radius (km, IUGG) used by the planar offsets and haversine distances
+EARTH_KM = 6371.0088
+_EARTH_KM = EARTH_KM  # the former private name (deidlib.studies.tchouka imports it)
 
 
 def planar_laplace_offset(epsilon_per_km: float, rng: SurrogateRNG) -> tuple[float, float]:

@@ -37,6 +37,8 @@ class Memo:
         self._d: dict[tuple[str, Hashable], Any] = {}
         self.hits = 0
         self.misses = 0
+        #: folded original name words of the scope: never drawn as surrogates (set by the engine)
+        self.originals: set[str] = set()
 
     def get(self, namespace: str, key: Hashable, default=None):
         return self._d.get((namespace, key), default)

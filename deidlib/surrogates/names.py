@@ -5,10 +5,11 @@ memoised).
 The span is split into titles, name words, initials and separators; each name word gets a
 role (first / middle / last) from its position: "Last, First [M.]" when a comma follows
 the first word(s), else the last word is the surname; a single word is a surname after a
-title, a first name if an earlier span of the scope used it as one (a surname if as a
+title (inside the span or just before it), a first name if an earlier span of the scope used it as one (a surname if as a
 surname) or Faker lists it as a first name, else a surname. Each word is replaced by a Faker name of the same role (and,
 for first names Faker knows, the same sex), memoised per ``(role, word)`` in the scope's
-:class:`~deidlib.surrogates.memo.Memo`, so "Durand", "M. Durand", "DURAND" and
+:class:`~deidlib.surrogates.memo.Memo` and never one of the scope's original name words
+(``Memo.originals``: "Taylor" is not replaced by "Smith" when the scope also names a Smith), so "Durand", "M. Durand", "DURAND" and
 "Durand, Marie" all use the same surrogate surname. Kept: titles (Mr., Dr., M., Mme, ...),
 capitalisation (ALL CAPS, Title, lower), hyphenated parts, possessives ("Durand's"),
 initials (an initial whose letter matches a memoised name of the same role takes the
@@ -63,24 +64,24 @@ def _apply(word: str, case: str) -> str:
     return word
 
 
-def _draw_first(key: str, pools: Pools, rng: SurrogateRNG) -> str:
+def _draw_first(key: str, pools: Pools, rng: SurrogateRNG, exclude=frozenset()) -> str:
     if key in pools.female_keys and key not in pools.male_keys:
         pool = pools.first_female
     elif key in pools.male_keys and key not in pools.female_keys:
         pool = pools.first_male
     else:
         pool = pools.first_female if rng.randbelow(2) else pools.first_male
-    for _ in range(8):
+    for _ in range(32):
         c = pool[rng.randbelow(len(pool))]
-        if _fold(c) != key:
+        if _fold(c) != key and _fold(c) not in exclude:
             return c
     return c
 
 
-def _draw_last(key: str, pools: Pools, rng: SurrogateRNG) -> str:
-    for _ in range(8):
+def _draw_last(key: str, pools: Pools, rng: SurrogateRNG, exclude=frozenset()) -> str:
+    for _ in range(32):
         c = pools.last[rng.randbelow(len(pools.last))]
-        if _fold(c) != key:
+        if _fold(c) != key and _fold(c) not in exclude:
             return c
     return c
 
@@ -91,7 +92,8 @@ def _word_surrogate(word: str, role: str, pools: Pools, rng: SurrogateRNG, memo:
     ns = "name_first" if role in ("first", "middle") else "name_last"
     sur = memo.get(ns, key)
     if sur is None:
-        sur = _draw_first(key, pools, rng) if ns == "name_first" else _draw_last(key, pools, rng)
+        exclude = memo.originals
+        sur = _draw_first(key, pools, rng, exclude) if ns == "name_first" else _draw_last(key, pools, rng, exclude)
         memo.set(ns, key, sur)
         ikey = ("name_initial", "first" if ns == "name_first" else "last")
         letter = key[:1].upper()
@@ -128,8 +130,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def surrogate_name(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo) -> str:
-    """A surrogate for a person-name span, keeping its surface form (see module docstring)."""
+def surrogate_name(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo, *, after_title: bool = False) -> str:
+    """A surrogate for a person-name span, keeping its surface form (see module docstring).
+    ``after_title``: the text just before the span ends with a title ("Dr. [Taylor]", the title
+    outside the tagged span): a single name word is then a surname, as after a title inside it."""
     lead = text[: len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
     core = text.strip()
@@ -184,7 +188,7 @@ def surrogate_name(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo) -> st
                                                          else "middle")
     elif len(names) == 1:
         w = _fold(toks[names[0]][1])
-        if title_idx and names[0] > min(title_idx):
+        if after_title or (title_idx and names[0] > min(title_idx)):
             roles[names[0]] = "last"
         elif memo.get("name_first", w) is not None:
             roles[names[0]] = "first"
