@@ -75,8 +75,7 @@ print(f"profile={profile} corpus={corpus} seeds={seeds}")
 params
 
 # %%
-results = festag.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seeds=seeds, device=device,
-                           **overrides)
+results = festag.run_study(params, corpus=corpus, data_dir=data_dir, seeds=seeds, device=device)
 for d in results["data"]:
     print(f"seed {d['seed']}: sentences per site {d['site_sentences']}, patients per site {d['site_patients']}, "
           f"test: {d['test_sentences']} sentences / {d['test_tokens']} tokens")

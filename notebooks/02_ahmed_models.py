@@ -67,18 +67,8 @@ print(f"profile={profile} corpus={corpus} split={split} seeds={seeds} epochs={pa
 print("configurations:", ", ".join(am.config_grid(params)))
 
 # %%
-results = am.run_study(
-    profile=profile,
-    corpus=corpus,
-    data_dir=data_dir,
-    seeds=seeds,
-    data_seed=seed,
-    split=split,
-    device=device,
-    epochs=epochs,
-    lr=lr,
-    **caps,
-)
+results = am.run_study(params, corpus=corpus, data_dir=data_dir, seeds=seeds, data_seed=seed, split=split,
+                       device=device)
 (out / "ahmed_models_runs.json").write_text(json.dumps(results, default=float))
 results["data"]  # counts only (no text)
 

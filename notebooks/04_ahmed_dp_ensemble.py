@@ -42,7 +42,7 @@ out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON
 epochs = None  # None: the profile's value (paper: 100)
 max_train_sentences = None  # None: the profile's cap on training sentences per model (cpu 1000)
 negative_keep_rate = None  # None: keep all; r keeps each PHI-free training sentence with probability r
-max_eval_docs = None  # None: the profile's cap on evaluation documents (cpu 60)
+max_eval_documents = None  # None: the profile's cap on evaluation (test) documents per site (cpu 60)
 
 # %%
 import json
@@ -59,9 +59,8 @@ torch.set_num_threads(
 )  # the DP microbatches are small: more threads only add spin-waiting on 2 shared cores
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-overrides = dict(epochs=epochs, max_train_sentences=max_train_sentences, negative_keep_rate=negative_keep_rate,
-                 max_eval_docs=max_eval_docs)
-params = ad.params_for(profile, **overrides)
+params = ad.params_for(profile, epochs=epochs, max_train_sentences=max_train_sentences,
+                       negative_keep_rate=negative_keep_rate, max_eval_documents=max_eval_documents)
 print(
     f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epochs} lot={params.batch_size} "
     f"member sigma={params.member_noise} accountant={params.accountant}"
@@ -74,7 +73,7 @@ def write_table(df, name):
 
 
 # %%
-res = ad.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seed=seed, device=device, **overrides)
+res = ad.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
 print(f"{res['seconds']:.1f} s")
 
 # %% [markdown]

@@ -38,8 +38,11 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from ..corpus.splits import subsample
+from .params import StudyParams, profiles
 
 __all__ = [
     "PROFILE_PARAMS",
@@ -63,7 +66,10 @@ SCHEME, ENCODING = "binary", "BIO"
 
 
 @dataclass(frozen=True)
-class DPParams:
+class DPParams(StudyParams):
+    STUDY: ClassVar[str] = "ahmed_dp"
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
+
     kind: str = "transformer"
     tagger: dict[str, Any] = field(default_factory=dict)  # build_tagger overrides
     n_sites: int = 3
@@ -81,13 +87,13 @@ class DPParams:
     #: keep every PHI sentence and each PHI-free one with this probability (None: all), before
     #: the cap; per-sentence coins keep the DP guarantee valid for the full set (thin_negatives)
     negative_keep_rate: float | None = None
-    max_eval_docs: int | None = None
+    max_eval_documents: int | None = None
     embeddings: str | None = None  # None: random init (word2vec would read the training text)
     table_noises: tuple[float, ...] = (0.25, 0.45, 0.55)
     fine_tune_per_target: int | None = None  # pre-trained members fine-tuned per target (None: all others)
 
 
-PROFILE_PARAMS: dict[str, DPParams] = {
+PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
     "smoke": DPParams(
         tagger=dict(word_dim=16, char_emb_dim=8, char_hidden=8, layers=1, heads=2, ff_hidden=32),
         patients=30,
@@ -95,7 +101,7 @@ PROFILE_PARAMS: dict[str, DPParams] = {
         batch_size=8,
         curve_noises=(1.0,),
         max_train_sentences=48,
-        max_eval_docs=4,
+        max_eval_documents=4,
         fine_tune_per_target=1,
     ),
     "cpu": DPParams(
@@ -105,25 +111,16 @@ PROFILE_PARAMS: dict[str, DPParams] = {
         batch_size=16,
         curve_noises=(0.25, 0.55, 1.0),
         max_train_sentences=1000,
-        max_eval_docs=60,
+        max_eval_documents=60,
         fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each ~1-4 min on 2 loaded cores)
     ),
     "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16),
-}
+})
 
 
 def params_for(profile: str, **overrides: Any) -> DPParams:
-    try:
-        base = PROFILE_PARAMS[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}") from None
-    kw = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(kw) - set(DPParams.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown ahmed_dp parameters: {sorted(unknown)}")
-    if "tagger" in kw:
-        kw["tagger"] = {**base.tagger, **kw["tagger"]}
-    return replace(base, **kw)
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`)."""
+    return DPParams.resolve(profile, **overrides)
 
 
 @dataclass
@@ -132,15 +129,6 @@ class SiteData:
     train: list  # Documents
     dev: list
     test: list
-
-
-def _cap(items: list, n: int | None, seed: int) -> list:
-    import numpy as np
-
-    if n is None or len(items) <= n:
-        return list(items)
-    idx = np.sort(np.random.default_rng(seed).choice(len(items), n, replace=False))
-    return [items[i] for i in idx]
 
 
 def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None = None) -> list[SiteData]:
@@ -164,7 +152,7 @@ def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None =
                 name,
                 list(sp.train),
                 list(sp.dev),
-                _cap(list(sp.test), params.max_eval_docs, derive_seed(seed, "eval", name)),
+                subsample(list(sp.test), params.max_eval_documents, derive_seed(seed, "eval", name)),
             )
         )
     return sites
@@ -210,7 +198,7 @@ def _thin_and_cap(sents, cap: int | None, seed: int, keep_rate: float | None, ca
     sents = [s for s in sents if s.tokens]
     if keep_rate is not None:
         sents = thin_negatives(sents, keep_rate, derive_seed(seed, "dp-thin"))
-    return _cap(sents, cap, cap_seed)
+    return subsample(sents, cap, cap_seed)
 
 
 def train_member(
@@ -403,14 +391,14 @@ def fine_tuning_table(
 
 
 def run_study(
-    profile: str = "cpu",
+    params: DPParams,
+    *,
     corpus: str = "synthetic",
     data_dir: str | None = None,
     seed: int = 0,
     device: str = "cpu",
     progress: bool = False,
     fine_tune: bool = True,
-    **overrides: Any,
 ) -> dict[str, Any]:
     """Everything of the notebook: ε tables, the F1-vs-ε curve (on ``corpus``), members per
     synthetic site, scenario A/B tables, rule trade-off, fine-tuning, guarantee. Returns
@@ -418,13 +406,16 @@ def run_study(
     (``"physionet"``: the thesis' nursing notes) the curve is computed on it and it joins the
     three synthetic sites as a fourth member / target (its ε table row counts its sentences).
     Outputs computed on real data must not be committed (they are aggregate scores, but the
-    repository holds synthetic results only)."""
+    repository holds synthetic results only). ``params`` come from :func:`params_for` /
+    :meth:`DPParams.resolve` (resolved once, by the caller)."""
     from ..corpus.datasets import load_corpus
     from ..privacy.ensemble import ensemble_guarantee
 
     if device != "cpu":
         raise ValueError("the DP study runs on CPU here (device='cpu')")
-    params = params_for(profile, **overrides)
+    if not isinstance(params, DPParams):
+        raise TypeError("run_study takes resolved DPParams (ahmed_dp.params_for(profile, ...))")
+    profile = params.profile
     t0 = time.perf_counter()
     sites = prepare_sites(profile, seed, params)
     if corpus == "synthetic":
@@ -433,7 +424,7 @@ def run_study(
     else:
         # a real corpus (the PhysioNet nursing notes) is the curve's data set and one more member/site
         sp = load_corpus(corpus, data_dir=data_dir, profile=profile, seed=seed)
-        cur_train, cur_test = list(sp.train), _cap(list(sp.test), params.max_eval_docs, seed)
+        cur_train, cur_test = list(sp.train), subsample(list(sp.test), params.max_eval_documents, seed)
         sites.append(SiteData(corpus, cur_train, list(sp.dev), cur_test))
     site_sizes = {s.name: len(_sentences(s.train, None, seed)) for s in sites}
     out: dict[str, Any] = {"params": asdict(params), "profile": profile, "corpus": corpus, "seed": seed}

@@ -87,10 +87,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
+
+from ..corpus.splits import subsample
+from .params import StudyParams, profiles
 
 __all__ = [
     "SCHEME",
@@ -154,8 +157,11 @@ def _paper_sizes() -> dict[str, dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class AhmedParams:
+class AhmedParams(StudyParams):
     """All knobs of the study (defaults = the thesis; profiles override some)."""
+
+    STUDY: ClassVar[str] = "ahmed_models"
+    MERGED: ClassVar[tuple[str, ...]] = ("sizes",)
 
     epochs: int = 100
     patience: int | None = 10
@@ -190,11 +196,25 @@ class AhmedParams:
     #: run faster on one thread, and a shared CPU does not stall on busy-waiting threads
     num_threads: int | None = None
 
+    def _merge(self, name: str, value: dict) -> dict:
+        bad = set(value) - set(self.sizes)
+        if bad:
+            raise ValueError(f"sizes for unknown tagger kinds {sorted(bad)}")
+        return {k: {**v, **value.get(k, {})} for k, v in self.sizes.items()}
+
+    def check(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.n_seeds < 1:
+            raise ValueError("epochs, batch_size and n_seeds must be >= 1")
+        if any(d < 1 for d in self.deltas):
+            raise ValueError(f"recall penalties δ_p must be >= 1, got {self.deltas}")
+        if any(not 0 <= d < 1 for d in (*self.gru_dropouts, *self.sat_dropouts, self.rnn_dropout, self.sat_dropout)):
+            raise ValueError("dropout rates must lie in [0, 1)")
+
 
 _SMALL_RNN = {"word_dim": 16, "char_emb_dim": 8, "char_hidden": 8, "hidden": 16, "ff_dim": 16}
 _CPU_RNN = {"word_dim": 50, "char_emb_dim": 16, "char_hidden": 16, "hidden": 48, "ff_dim": 48}
 
-PROFILE_PARAMS: dict[str, AhmedParams] = {
+PROFILE_PARAMS: dict[str, AhmedParams] = profiles(AhmedParams, {
     "smoke": AhmedParams(
         epochs=2,
         patience=None,
@@ -249,36 +269,13 @@ PROFILE_PARAMS: dict[str, AhmedParams] = {
         num_threads=1,
     ),
     "paper": AhmedParams(),
-}
+})
 
 
 def params_for(profile: str, **overrides: Any) -> AhmedParams:
-    """The profile's parameters with ``overrides`` (``None`` values are ignored; ``sizes``
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`; ``sizes``
     is merged per kind)."""
-    try:
-        base = PROFILE_PARAMS[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}") from None
-    kw = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(kw) - set(AhmedParams.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown ahmed_models parameters: {sorted(unknown)}")
-    if "sizes" in kw:
-        bad = set(kw["sizes"]) - set(base.sizes)
-        if bad:
-            raise ValueError(f"sizes for unknown tagger kinds {sorted(bad)}")
-        kw["sizes"] = {k: {**v, **kw["sizes"].get(k, {})} for k, v in base.sizes.items()}
-    for name in ("gru_dropouts", "sat_dropouts", "deltas"):
-        if name in kw:
-            kw[name] = tuple(float(x) for x in kw[name])
-    p = replace(base, **kw)
-    if p.epochs < 1 or p.batch_size < 1 or p.n_seeds < 1:
-        raise ValueError("epochs, batch_size and n_seeds must be >= 1")
-    if any(d < 1 for d in p.deltas):
-        raise ValueError(f"recall penalties δ_p must be >= 1, got {p.deltas}")
-    if any(not 0 <= d < 1 for d in (*p.gru_dropouts, *p.sat_dropouts, p.rnn_dropout, p.sat_dropout)):
-        raise ValueError("dropout rates must lie in [0, 1)")
-    return p
+    return AhmedParams.resolve(profile, **overrides)
 
 
 # ------------------------------------------------------------------- configurations
@@ -414,13 +411,6 @@ class StudyData:
     _vectors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
 
-def _cap(items: list, n: int | None, seed: int) -> list:
-    if n is None or len(items) <= n:
-        return list(items)
-    idx = np.sort(np.random.default_rng(seed).choice(len(items), n, replace=False))
-    return [items[i] for i in idx]
-
-
 def _instances(sentences) -> dict[str, dict[str, int]]:
     from ..corpus.phi import TYPE_TO_CATEGORY
 
@@ -459,9 +449,9 @@ def prepare_data(
     sents = [s for s in tagged_sentences(splits.train, SCHEME, ENCODING) if s.tokens]
     if params.negatives_per_positive is not None:
         sents = downsample_negatives(sents, params.negatives_per_positive, derive_seed(data_seed, "ahmed-negatives"))
-    sents = _cap(sents, params.max_train_sentences, derive_seed(data_seed, "ahmed-train-cap"))
-    dev = _cap(list(splits.dev), params.max_dev_documents, derive_seed(data_seed, "ahmed-dev-cap"))
-    test = _cap(list(splits.test), params.max_test_documents, derive_seed(data_seed, "ahmed-test-cap"))
+    sents = subsample(sents, params.max_train_sentences, derive_seed(data_seed, "ahmed-train-cap"))
+    dev = subsample(list(splits.dev), params.max_dev_documents, derive_seed(data_seed, "ahmed-dev-cap"))
+    test = subsample(list(splits.test), params.max_test_documents, derive_seed(data_seed, "ahmed-test-cap"))
     fz = build_featurizer("gru", [s.words for s in sents], labels=tag_set(SCHEME, ENCODING))
     info = {
         "corpus": corpus,
@@ -592,28 +582,29 @@ def _per(table) -> dict[str, dict[str, float]]:
 
 
 def run_study(
-    profile: str = "cpu",
+    params: AhmedParams,
+    *,
     corpus: str = "synthetic",
     data_dir: str | None = None,
     seeds: Sequence[int] | None = None,
-    *,
     data_seed: int | None = None,
     split: str | None = None,
     tables: Sequence[str] = TABLES,
     device: str = "cpu",
     progress: bool = True,
-    **overrides: Any,
 ) -> dict[str, Any]:
     """Train every configuration the ``tables`` need for every seed; a JSON-able dict.
 
-    ``seeds`` default to ``0 .. n_seeds-1`` of the profile; ``data_seed`` (default: the
-    first seed) fixes the corpus split, caps and word vectors. ``overrides`` are
-    :class:`AhmedParams` fields.
+    ``params`` come from :func:`params_for` / :meth:`AhmedParams.resolve` (resolved once,
+    by the caller). ``seeds`` default to ``0 .. n_seeds-1`` of the profile; ``data_seed``
+    (default: the first seed) fixes the corpus split, caps and word vectors.
     """
     import torch
     from tqdm.auto import tqdm
 
-    params = params_for(profile, **overrides)
+    if not isinstance(params, AhmedParams):
+        raise TypeError("run_study takes resolved AhmedParams (ahmed_models.params_for(profile, ...))")
+    profile = params.profile
     seeds = list(range(params.n_seeds)) if seeds is None else [int(s) for s in seeds]
     if not seeds:
         raise ValueError("give at least one seed")

@@ -52,7 +52,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -67,6 +67,8 @@ from ..collaborative import (
     simulate,
     tagger_trainer,
 )
+from ..corpus.splits import subsample
+from .params import StudyParams, profiles
 
 __all__ = [
     "PROFILE_PARAMS",
@@ -88,8 +90,11 @@ SCHEME, ENCODING = "i2b2", "IO"
 
 
 @dataclass(frozen=True)
-class FestagParams:
+class FestagParams(StudyParams):
     """All knobs of the study (defaults = the paper; profiles override some)."""
+
+    STUDY: ClassVar[str] = "festag"
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
 
     n_sites: int = 5
     epochs: int = 200
@@ -122,7 +127,7 @@ class FestagParams:
     word2vec_epochs: int = 5
 
 
-PROFILE_PARAMS: dict[str, FestagParams] = {
+PROFILE_PARAMS: dict[str, FestagParams] = profiles(FestagParams, {
     "smoke": FestagParams(
         epochs=2,
         batch_size=8,
@@ -141,22 +146,12 @@ PROFILE_PARAMS: dict[str, FestagParams] = {
         max_test_sentences=1500,
     ),
     "paper": FestagParams(),
-}
+})
 
 
 def params_for(profile: str, **overrides: Any) -> FestagParams:
-    """The profile's parameters with ``overrides`` (``None`` values are ignored)."""
-    try:
-        base = PROFILE_PARAMS[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}") from None
-    kw = {k: v for k, v in overrides.items() if v is not None}
-    if "tagger" in kw:
-        kw["tagger"] = {**base.tagger, **kw["tagger"]}
-    unknown = set(kw) - set(FestagParams.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown festag parameters: {sorted(unknown)}")
-    return replace(base, **kw)
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`)."""
+    return FestagParams.resolve(profile, **overrides)
 
 
 # ----------------------------------------------------------------------------- data
@@ -170,13 +165,6 @@ class StudyData:
     site_docs: list[int]  # documents per site (counts only)
     site_patients: list[int]
     fingerprint: str
-
-
-def _cap(items: list, n: int | None, seed: int) -> list:
-    if n is None or len(items) <= n:
-        return items
-    idx = np.sort(np.random.default_rng(seed).choice(len(items), n, replace=False))
-    return [items[i] for i in idx]
 
 
 def prepare_data(
@@ -201,10 +189,10 @@ def prepare_data(
         sents = [s for s in tagged_sentences(p, SCHEME, ENCODING) if s.tokens]
         if params.negatives_per_positive is not None:
             sents = downsample_negatives(sents, params.negatives_per_positive, derive_seed(seed, "site-negatives", i))
-        sites.append(_cap(sents, params.max_site_sentences, derive_seed(seed, "site-cap", i)))
+        sites.append(subsample(sents, params.max_site_sentences, derive_seed(seed, "site-cap", i)))
     test_docs = list(splits.test)
     test = [s for s in tagged_sentences(test_docs, SCHEME, ENCODING, use_spans=False) if s.tokens]
-    test = _cap(test, params.max_test_sentences, derive_seed(seed, "test-cap"))
+    test = subsample(test, params.max_test_sentences, derive_seed(seed, "test-cap"))
     return StudyData(
         sites=sites,
         test=test,
@@ -316,21 +304,23 @@ def _strategy(name: str, params: FestagParams):
 
 
 def run_study(
-    profile: str = "cpu",
+    params: FestagParams,
+    *,
     corpus: str = "synthetic",
     data_dir: str | None = None,
     seeds: Sequence[int] = (0,),
     experiments: Sequence[str] = EXPERIMENTS,
     device: str = "cpu",
     progress: bool = True,
-    **overrides: Any,
 ) -> dict[str, Any]:
     """Run the experiments for every seed; returns a JSON-able dict of histories and parameters.
 
-    ``overrides`` are :class:`FestagParams` fields (``epochs``, ``lr``, ``theta_d``, ...).
-    Each seed re-splits the data into sites and re-initialises the shared network.
+    ``params`` come from :func:`params_for` / :meth:`FestagParams.resolve` (resolved once,
+    by the caller). Each seed re-splits the data into sites and re-initialises the shared network.
     """
-    params = params_for(profile, **overrides)
+    if not isinstance(params, FestagParams):
+        raise TypeError("run_study takes resolved FestagParams (festag.params_for(profile, ...))")
+    profile = params.profile
     bad = [e for e in experiments if e not in EXPERIMENTS]
     if bad:
         raise ValueError(f"unknown experiments {bad}; choose from {EXPERIMENTS}")

@@ -54,8 +54,8 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -80,6 +80,7 @@ from ..surrogates.mechanisms import (
     exponential_probabilities,
     ldp_time_category_array,
 )
+from .params import StudyParams, profiles
 
 __all__ = [
     "TchoukaParams",
@@ -113,8 +114,10 @@ LOCATION_STUDY_METHODS = ("fixed", "paper", "geoind", "uniform")
 
 # ----------------------------------------------------------------------------- parameters
 @dataclass(frozen=True)
-class TchoukaParams:
+class TchoukaParams(StudyParams):
     """Per-profile sizes of the study (see :data:`PROFILE_PARAMS`)."""
+
+    STUDY: ClassVar[str] = "tchouka"
 
     epsilon: float = 1.0  #: thread example: ε of the whole note (4 entities: ε/4 each)
     figure6_epsilons: tuple[float, ...] = (0.25, 10.0, 50.0)  #: ε per entity for the Figure 6 panel
@@ -132,8 +135,15 @@ class TchoukaParams:
     corpus_patients: int = 6  #: synthetic corpus for the before/after example
     reference_date: str = "2021-01-01"  #: dates are days before this (simulated timelines)
 
+    def check(self) -> None:
+        for name in ("figure6_epsilons", "date_epsilons", "location_epsilons"):
+            if not getattr(self, name) or any(not (e > 0 and math.isfinite(e)) for e in getattr(self, name)):
+                raise ValueError(f"{name} must be a non-empty list of positive finite numbers")
+        if self.epsilon <= 0 or self.timeline_patients < 2 or self.audit_draws < 100:
+            raise ValueError("epsilon must be > 0, timeline_patients >= 2 and audit_draws >= 100")
 
-PROFILE_PARAMS: dict[str, TchoukaParams] = {
+
+PROFILE_PARAMS: dict[str, TchoukaParams] = profiles(TchoukaParams, {
     "smoke": TchoukaParams(
         timeline_patients=200,
         date_epsilons=(0.1, 0.5, 1.0, 5.0),
@@ -161,29 +171,12 @@ PROFILE_PARAMS: dict[str, TchoukaParams] = {
         audit_draws=1_000_000,
         corpus_patients=100,
     ),
-}
+})
 
 
 def params_for(profile: str, **overrides: Any) -> TchoukaParams:
-    """The profile's parameters with ``overrides`` (``None`` values are ignored)."""
-    try:
-        base = PROFILE_PARAMS[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}") from None
-    kw = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(kw) - set(TchoukaParams.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown tchouka parameters: {sorted(unknown)}")
-    for k in ("figure6_epsilons", "date_epsilons", "location_epsilons"):
-        if k in kw:
-            kw[k] = tuple(float(e) for e in kw[k])
-    p = replace(base, **kw)
-    for name in ("figure6_epsilons", "date_epsilons", "location_epsilons"):
-        if not getattr(p, name) or any(not (e > 0 and math.isfinite(e)) for e in getattr(p, name)):
-            raise ValueError(f"{name} must be a non-empty list of positive finite numbers")
-    if p.epsilon <= 0 or p.timeline_patients < 2 or p.audit_draws < 100:
-        raise ValueError("epsilon must be > 0, timeline_patients >= 2 and audit_draws >= 100")
-    return p
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`)."""
+    return TchoukaParams.resolve(profile, **overrides)
 
 
 def _ref(p: TchoukaParams) -> _dt.date:

@@ -119,7 +119,8 @@ def _deps_missing() -> str | None:
 
 @pytest.mark.skipif(_deps_missing() is not None, reason=f"dependencies not available: {_deps_missing()}")
 def test_run_study_smoke_end_to_end():
-    r = festag.run_study(profile="smoke", seeds=[0], experiments=["A", "C_0.1", "D"], progress=False, epochs=1)
+    r = festag.run_study(festag.params_for("smoke", epochs=1), seeds=[0], experiments=["A", "C_0.1", "D"],
+                         progress=False)
     t = festag.table3(r)
     assert set(t.index) == {"A", "C_0.1", "D"}
     assert np.isfinite(t["mean"]).all() and (t["max"] <= 1).all()

@@ -29,7 +29,7 @@ TINY = dict(
 
 @pytest.fixture(scope="module")
 def results():
-    return am.run_study("smoke", seeds=(0, 1), progress=False, **TINY)
+    return am.run_study(am.params_for("smoke", **TINY), seeds=(0, 1), progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -288,7 +288,8 @@ def test_run_study_restores_torch_threads():
 
     torch.set_num_threads(2)
     try:
-        res = am.run_study("smoke", seeds=(0,), tables=("4.4",), progress=False, **{**TINY, "deltas": (1,)})
+        res = am.run_study(am.params_for("smoke", **{**TINY, "deltas": (1,)}), seeds=(0,), tables=("4.4",),
+                           progress=False)
         assert torch.get_num_threads() == 2 and res["torch_threads"] == 1
     finally:
         torch.set_num_threads(1)
