@@ -39,7 +39,7 @@ Deviations and choices, all visible in the returned parameters:
 * **Sparse PHI** (``negatives_per_positive``, default off). In the PhysioNet nursing notes
   only 4 % of training sentences (875 of 21,228) hold PHI, 0.4 % of tokens; a cpu-profile
   site of 300 random sentences then holds about a dozen PHI sentences and no experiment
-  learns (measured, 2 seeds: final F1 A 0.23, B 0.35, C/D means 0.05-0.11). With
+  learns (the README's results section has the measured scores). With
   ``negatives_per_positive=k`` each site keeps all of its sentences with PHI and a seeded
   random ``k`` per such sentence of those without, before the ``max_site_sentences`` cap.
   The global test set is never down-sampled (only capped), so the precision cost of
@@ -67,7 +67,11 @@ from ..collaborative import (
     simulate,
     tagger_trainer,
 )
+from ..corpus.labels import tag_set
 from ..corpus.splits import subsample
+from ..evaluation import prf
+from ..models import build_tagger
+from ..training.api import build_inputs
 from .params import StudyParams, profiles
 
 __all__ = [
@@ -125,6 +129,10 @@ class FestagParams(StudyParams):
     #: "word2vec": gensim vectors trained on the training sentences (stand-in for Wikipedia); "random"
     word_vectors: str = "word2vec"
     word2vec_epochs: int = 5
+
+    def check(self) -> None:
+        if self.word_vectors not in ("word2vec", "random"):
+            raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
 
 
 PROFILE_PARAMS: dict[str, FestagParams] = profiles(FestagParams, {
@@ -216,24 +224,18 @@ def tagger_factory(sentences: Sequence[Any], params: FestagParams, *, seed: int 
     training. The word embeddings are frozen (``freeze_embeddings``, default True): the
     paper's parameter vector ``p`` holds only the LSTM and feed-forward weights, so only
     those are trained and exchanged. ``word_vectors="random"`` uses seeded random vectors.
+    Word2Vec is trained on the raw words (``keys="raw"`` of :func:`deidlib.training.build_inputs`;
+    the other studies train on the featurizer's normalised keys).
     """
-    from ..corpus.labels import tag_set
-    from ..models import build_featurizer, build_tagger
-
     hp = dict(params.tagger)
     feat_kw = {k: hp.pop(k) for k in list(hp) if k in ("lowercase", "max_vocab", "min_count")}
-    words = [s.words for s in sentences]
-    featurizer = build_featurizer("festag", words, labels=tag_set(SCHEME, ENCODING), **feat_kw)
     hp.setdefault("freeze_embeddings", True)
-    embeddings = None
-    if params.word_vectors == "word2vec":
-        from ..embeddings.vectors import embedding_matrix, train_word_vectors
-
-        dim = int(hp.get("word_dim", 300))
-        kv = train_word_vectors(words, dim=dim, epochs=params.word2vec_epochs, seed=seed, cache=cache_vectors)
-        embeddings, _ = embedding_matrix(featurizer.words, kv, seed=seed)
-    elif params.word_vectors != "random":
-        raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {params.word_vectors!r}")
+    inputs = build_inputs(
+        "festag", [s.words for s in sentences], tag_set(SCHEME, ENCODING), word_dim=int(hp.get("word_dim", 300)),
+        vectors="word2vec" if params.word_vectors == "word2vec" else None, keys="raw",
+        vector_epochs=params.word2vec_epochs, seed=seed, cache=cache_vectors, **feat_kw,
+    )
+    featurizer, embeddings = inputs.featurizer, inputs.embeddings
 
     def factory(init_seed: int) -> nn.Module:
         return build_tagger("festag", featurizer, seed=int(init_seed) & 0x7FFF_FFFF, embeddings=embeddings, **hp)
@@ -249,7 +251,8 @@ def binary_token_evaluator(test: Sequence[Any], *, batch_size: int = 64, device:
 
     A token counts as predicted PHI when its predicted label is not ``"O"``, as gold PHI
     when its gold tag is not ``"O"`` (Dernoncourt et al.'s binary token scoring, used in
-    Festag & Spreckelsen's Results). Test batches are encoded once per featurizer.
+    Festag & Spreckelsen's Results); P/R/F1 of the counts come from the scorer's
+    :func:`deidlib.evaluation.prf`. Test batches are encoded once per featurizer.
     """
     order = sorted(range(len(test)), key=lambda i: len(test[i].tokens))
     chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
@@ -278,13 +281,9 @@ def binary_token_evaluator(test: Sequence[Any], *, batch_size: int = 64, device:
         pred_all = np.concatenate(preds) if preds else np.zeros(0, bool)
         if pred_all.shape != gold_all.shape:
             raise RuntimeError(f"tagger returned {pred_all.size} labels for {gold_all.size} test tokens")
-        tp = int((pred_all & gold_all).sum())
-        fp = int((pred_all & ~gold_all).sum())
-        fn = int((~pred_all & gold_all).sum())
-        p = tp / (tp + fp) if tp + fp else 0.0
-        r = tp / (tp + fn) if tp + fn else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        return {"precision": p, "recall": r, "f1": f}
+        score = prf(int((pred_all & gold_all).sum()), int((pred_all & ~gold_all).sum()),
+                    int((~pred_all & gold_all).sum()))
+        return {"precision": score.precision, "recall": score.recall, "f1": score.f1}
 
     return evaluate
 
