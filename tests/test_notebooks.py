@@ -28,6 +28,18 @@ def test_notebook_runs_under_smoke(entry, tmp_path, monkeypatch):
     for t in entry.tables:
         lines = (out / f"{t}.csv").read_text().splitlines()
         assert len(lines) >= 2, f"{t}.csv has no rows"
+    # every study notebook saves a Result record through deidlib.reporting; the DP one with its ledger
+    from deidlib.results import load_result
+
+    records = [load_result(p) for p in out.glob("*_result.json")]
+    assert len(records) == (entry.study != "corpus")
+    for r in records:
+        assert r.params["profile"] == "smoke" and r.seeds and r.metrics
+        if entry.study == "ahmed_dp":
+            assert r.data_fingerprint and set(r.privacy_ledger["members"]) and r.privacy_ledger["ensemble"]["epsilon"] > 0
+            assert all(m["epsilon"] > 0 for m in r.privacy_ledger["members"].values())
+        else:
+            assert r.privacy_ledger is None
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])

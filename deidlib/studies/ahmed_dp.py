@@ -36,12 +36,29 @@ and i2b2 are not available here):
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from ..corpus.splits import subsample
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ..corpus.datasets import load_corpus
+from ..corpus.labels import tagged_sentences, thin_negatives
+from ..corpus.splits import split_by_patient, subsample
+from ..evaluation import binary_token_prf
+from ..plotting import apply_style
+from ..privacy.accounting import table_5_3, thesis_sequence_counts
+from ..privacy.dpsgd import train_dp
+from ..privacy.ensemble import aggregate_documents, ensemble_guarantee, rule_scores
+from ..profiles import get_profile
+from ..reporting import json_ready
+from ..results import fingerprint_documents
+from ..rng import derive_seed
+from ..synthetic import generate
+from ..training import evaluate_tagger, predict_documents, prepare_tagger, train
 from .params import StudyParams, profiles
 
 __all__ = [
@@ -112,7 +129,7 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         curve_noises=(0.25, 0.55, 1.0),
         max_train_sentences=1000,
         max_eval_documents=60,
-        fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each ~1-4 min on 2 loaded cores)
+        fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each a full DP training)
     ),
     "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16),
 })
@@ -133,11 +150,6 @@ class SiteData:
 
 def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None = None) -> list[SiteData]:
     """Three (``n_sites``) synthetic hospitals, each split by patient into train/dev/test."""
-    from ..corpus.splits import split_by_patient
-    from ..profiles import get_profile
-    from ..rng import derive_seed
-    from ..synthetic import generate
-
     params = params or params_for(profile)
     n = params.patients or get_profile(profile).patients
     docs = generate(patients=n, sites=params.n_sites, seed=seed)
@@ -161,10 +173,6 @@ def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None =
 def epsilon_table(sizes: dict[str, int], params: DPParams | None = None, accountants=("prv", "rdp", "gdp")):
     """Table 5.3 analog as a DataFrame: ε per data set (number of training sequences), σ and
     accountant, with the thesis' batch size 16, 100 epochs and δ = 1e-5."""
-    import pandas as pd
-
-    from ..privacy.accounting import table_5_3
-
     params = params or DPParams()
     rows = table_5_3(
         sizes, params.table_noises, batch_size=16, epochs=100, delta=1e-5, accountants=tuple(accountants)
@@ -175,16 +183,10 @@ def epsilon_table(sizes: dict[str, int], params: DPParams | None = None, account
 
 def thesis_sequence_table(accountants=("rdp",)):
     """For each row of the thesis' Table 5.3, the N (training sequences) reproducing its ε."""
-    import pandas as pd
-
-    from ..privacy.accounting import thesis_sequence_counts
-
     return pd.DataFrame(thesis_sequence_counts(tuple(accountants))).drop(columns=["note"])
 
 
 def _sentences(docs, cap: int | None, seed: int, keep_rate: float | None = None):
-    from ..corpus.labels import tagged_sentences
-    from ..rng import derive_seed
 
     sents = [s for s in tagged_sentences(docs, SCHEME, ENCODING, "default") if s.tokens]
     return _thin_and_cap(sents, cap, seed, keep_rate, derive_seed(seed, "train-cap"))
@@ -192,9 +194,6 @@ def _sentences(docs, cap: int | None, seed: int, keep_rate: float | None = None)
 
 def _thin_and_cap(sents, cap: int | None, seed: int, keep_rate: float | None, cap_seed: int):
     """Non-empty sentences, PHI-free ones thinned (``keep_rate``), then capped."""
-    from ..corpus.labels import thin_negatives
-    from ..rng import derive_seed
-
     sents = [s for s in sents if s.tokens]
     if keep_rate is not None:
         sents = thin_negatives(sents, keep_rate, derive_seed(seed, "dp-thin"))
@@ -214,9 +213,6 @@ def train_member(
     """Train one DP model on ``train_docs`` (σ = ``noise_multiplier``; ``None`` = non-private,
     the ordinary trainer with the same epochs/lot size). ``base``: a trained tagger to fine-tune
     (its featurizer is kept). Returns {"tagger", "history", "ledger", "seconds", "sentences"}."""
-    from ..privacy.dpsgd import train_dp
-    from ..training import prepare_tagger, train
-
     t0 = time.perf_counter()
     if base is None:
         sents, tagger = prepare_tagger(
@@ -275,7 +271,6 @@ def train_member(
 
 
 def _prf(tagger, docs) -> dict[str, float]:
-    from ..training import evaluate_tagger
 
     p, r, f = evaluate_tagger(tagger, docs)
     return {"precision": p, "recall": r, "f1": f}
@@ -283,10 +278,6 @@ def _prf(tagger, docs) -> dict[str, float]:
 
 def privacy_utility_curve(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):
     """F1 vs ε: one model per σ in ``params.curve_noises`` plus a non-private one (ε = ∞)."""
-    import math
-
-    import pandas as pd
-
     rows = []
     for s in (None, *params.curve_noises):
         m = train_member(train_docs, None, params, noise_multiplier=s, seed=seed, progress=progress)
@@ -315,16 +306,10 @@ def scenario_tables(
     Scenario A: for each target site, the members trained on the *other* sites alone and
     their ensemble under each rule. Scenario B: the target's own member alone, and the
     ensemble of all members. Also the precision/recall of every k-of-n rule (scenario B)."""
-    import pandas as pd
-
-    from ..privacy.ensemble import aggregate_documents, rule_scores
-    from ..training import predict_documents
-
     preds = {
         name: {s.name: predict_documents(m["tagger"], s.test) for s in sites} for name, m in members.items()
     }
     a_rows, b_rows, k_rows = [], [], []
-    from ..evaluation import binary_token_prf
 
     def score(docs, gold):
         p, r, f = binary_token_prf(gold, docs)
@@ -363,8 +348,6 @@ def fine_tuning_table(
     """Appendix A.3 analog: for each target site, a DP model pre-trained on each other site,
     fine-tuned with DP-SGD on the target's training data; ε of the fine-tuning phase (the
     target's data enter only there)."""
-    import pandas as pd
-
     rows = []
     for t in sites:
         others = [n for n in members if n != t.name][: params.fine_tune_per_target]
@@ -408,9 +391,6 @@ def run_study(
     Outputs computed on real data must not be committed (they are aggregate scores, but the
     repository holds synthetic results only). ``params`` come from :func:`params_for` /
     :meth:`DPParams.resolve` (resolved once, by the caller)."""
-    from ..corpus.datasets import load_corpus
-    from ..privacy.ensemble import ensemble_guarantee
-
     if device != "cpu":
         raise ValueError("the DP study runs on CPU here (device='cpu')")
     if not isinstance(params, DPParams):
@@ -454,36 +434,19 @@ def run_study(
     )
     g = ensemble_guarantee([(m["ledger"].epsilon, m["ledger"].delta) for m in members.values()])
     out["guarantee"] = {"epsilon": g.epsilon, "delta": g.delta, "composition": g.composition, "text": str(g)}
+    out["fingerprint"] = fingerprint_documents([d for s in sites for d in (*s.train, *s.dev, *s.test)])
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
 def results_json(out: dict[str, Any]) -> dict[str, Any]:
-    """JSON-able copy of :func:`run_study`'s output (DataFrames as records)."""
-    import math
-
-    import pandas as pd
-
-    def conv(v):
-        if isinstance(v, pd.DataFrame):
-            return conv(v.reset_index().to_dict(orient="records"))
-        if isinstance(v, dict):
-            return {str(k): conv(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [conv(x) for x in v]
-        if isinstance(v, float) and not math.isfinite(v):
-            return str(v)
-        return v
-
-    return conv({k: v for k, v in out.items()})
+    """JSON-able copy of :func:`run_study`'s output (DataFrames as records; :func:`deidlib.reporting.json_ready`)."""
+    return json_ready(out)
 
 
 def plot_curve(curve, title: str = "F1 vs ε"):
-    import math
 
-    import matplotlib.pyplot as plt
 
-    from ..plotting import apply_style
 
     apply_style()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
@@ -510,9 +473,7 @@ def plot_curve(curve, title: str = "F1 vs ε"):
 
 
 def plot_rules(rules):
-    import matplotlib.pyplot as plt
 
-    from ..plotting import apply_style
 
     apply_style()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))

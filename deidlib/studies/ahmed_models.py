@@ -63,8 +63,8 @@ Deviations and choices (also visible in the returned ``params``):
 * **Batch size** is not given in the thesis; 32 sentences (length-bucketed) is our choice
   (16 in the smoke/cpu profiles, for more steps on little data).
 * **Threads.** smoke and cpu run torch on one intra-op thread (``num_threads=1``, restored
-  afterwards): on the shared 2-core machine, the cpu-size GRU took 8.9 s per epoch on one
-  thread and 76 s on two under load (busy-waiting threads). Table 4.10 timings are
+  afterwards): on a shared 2-core machine, two threads under load were several times
+  slower than one (busy-waiting threads; measured in the README). Table 4.10 timings are
   therefore single-thread CPU seconds (``results["torch_threads"]``), not GPU seconds.
 * **Best model** for Table A.1 is the Table 4.2 configuration with the highest mean dev
   F1 (the thesis shows its self-attention model); with no dev split, the highest mean
@@ -76,7 +76,7 @@ Deviations and choices (also visible in the returned ``params``):
   ``negatives_per_positive=k`` keeps every PHI sentence and ``k`` PHI-free ones per PHI
   sentence before the cap. Dev and test keep their natural distribution.
 * **CRF** outputs are constrained to well-formed BIOES paths (``deidlib.models.crf``);
-  without that, the char-GRU-CRF rows stayed at F1 0 for six cpu-profile epochs.
+  without that, the char-GRU-CRF rows did not leave the all-O phase in the cpu profile.
 * Per-category scores use the typed ``token`` mode of the scorer (a token counts for a
   category only with the right TYPE), per-category for Table A.1 and per-TYPE for the
   second panel of Figure A.1.
@@ -93,6 +93,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..corpus.splits import subsample
+from ..training.api import word_embeddings
 from .params import StudyParams, profiles
 
 __all__ = [
@@ -123,7 +124,6 @@ __all__ = [
     "figure_a1_data",
     "figure_4_2",
     "figure_a1",
-    "to_markdown",
 ]
 
 SCHEME, ENCODING = "i2b2", "BIOES"
@@ -209,6 +209,8 @@ class AhmedParams(StudyParams):
             raise ValueError(f"recall penalties δ_p must be >= 1, got {self.deltas}")
         if any(not 0 <= d < 1 for d in (*self.gru_dropouts, *self.sat_dropouts, self.rnn_dropout, self.sat_dropout)):
             raise ValueError("dropout rates must lie in [0, 1)")
+        if self.word_vectors not in ("word2vec", "random"):
+            raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
 
 
 _SMALL_RNN = {"word_dim": 16, "char_emb_dim": 8, "char_hidden": 8, "hidden": 16, "ff_dim": 16}
@@ -470,19 +472,16 @@ def prepare_data(
 
 
 def _word_vectors(data: StudyData, dim: int, params: AhmedParams) -> np.ndarray | None:
+    """Embedding matrix of ``dim`` (one per dimension, trained once): Word2Vec on the training
+    sentences' normalised keys (:func:`deidlib.training.word_embeddings`)."""
     if params.word_vectors == "random":
         return None
-    if params.word_vectors != "word2vec":
-        raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {params.word_vectors!r}")
     if dim not in data._vectors:
-        from ..embeddings.vectors import embedding_matrix, train_word_vectors
-
-        seed = int(data.info["data_seed"])
-        words = [[data.featurizer.word_key(w) for w in s.words] for s in data.train_sentences]
-        kv = train_word_vectors(
-            words, dim=dim, epochs=params.word2vec_epochs, seed=seed, cache=data.info["corpus"] == "synthetic"
-        )  # never cache vectors of real text
-        data._vectors[dim], _ = embedding_matrix(data.featurizer.words, kv, seed=seed)
+        data._vectors[dim] = word_embeddings(
+            data.featurizer, [s.words for s in data.train_sentences], vectors="word2vec", dim=dim,
+            keys="normalized", epochs=params.word2vec_epochs, seed=int(data.info["data_seed"]),
+            cache=data.info["corpus"] == "synthetic",  # never cache vectors of real text
+        )
     return data._vectors[dim]
 
 
@@ -861,38 +860,3 @@ def figure_a1(results: dict[str, Any], config: str | None = None):
 
 
 # ------------------------------------------------------------------------ markdown
-
-
-def to_markdown(df, digits: int = 2) -> str:
-    """A GitHub markdown table; ``X_mean``/``X_sd`` column pairs become ``mean ± sd``."""
-    cols = list(df.columns)
-    out_cols: list[str] = []
-    cells: list[list[str]] = [[] for _ in range(len(df))]
-
-    def fmt(v) -> str:
-        if isinstance(v, (bool, np.bool_)):
-            return "✓" if v else "×"
-        if isinstance(v, (int, np.integer)):
-            return str(int(v))
-        if isinstance(v, (float, np.floating)):
-            return "–" if math.isnan(v) else f"{v:.{digits}f}"
-        return "–" if v is None else str(v)
-
-    for c in cols:
-        if c.endswith("_sd") and c[:-3] + "_mean" in cols:
-            continue
-        if c.endswith("_mean") and c[:-5] + "_sd" in cols:
-            out_cols.append(c[:-5])
-            for i, (m, s) in enumerate(zip(df[c], df[c[:-5] + "_sd"])):
-                cells[i].append(
-                    fmt(m)
-                    if s is None or (isinstance(s, float) and math.isnan(s))
-                    else f"{fmt(m)} ± {fmt(s)}"
-                )
-        else:
-            out_cols.append(str(c))
-            for i, v in enumerate(df[c]):
-                cells[i].append(fmt(v))
-    lines = ["| " + " | ".join(out_cols) + " |", "|" + "|".join("---" for _ in out_cols) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in cells]
-    return "\n".join(lines)

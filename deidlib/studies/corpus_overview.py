@@ -16,7 +16,7 @@ from ..corpus import CATEGORIES, Document
 from ..corpus.labels import span_label
 from ..corpus.tokenize import tokenize
 
-__all__ = ["corpus_table", "phi_table", "label_distribution", "annotated_html", "plot_overview"]
+__all__ = ["corpus_table", "phi_table", "label_distribution", "plot_overview"]
 
 
 def corpus_table(docs: Sequence[Document], by: str = "site") -> pd.DataFrame:
@@ -65,27 +65,6 @@ def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Ser
             if lab is not None:
                 c[lab] += 1
     return pd.Series(c, dtype=int).sort_values(ascending=False)
-
-
-def annotated_html(doc: Document, max_chars: int = 3000) -> str:
-    """The note as HTML with PHI highlighted and labelled.
-
-    It shows raw note text: callers use it on synthetic documents only (notebook 00 does).
-    """
-    import html
-
-    out, pos = [], 0
-    for s in doc.spans:
-        if s.start >= max_chars:
-            break
-        out.append(html.escape(doc.text[pos : s.start]))
-        out.append(
-            f'<mark title="{s.category}/{s.subtype}" style="background:#ffe08a">{html.escape(doc.text[s.start:s.end])}'
-            f'<sub style="color:#a15c00">{s.subtype}</sub></mark>'
-        )
-        pos = s.end
-    out.append(html.escape(doc.text[pos:max_chars]))
-    return '<pre style="white-space:pre-wrap;font-size:85%">' + "".join(out) + "</pre>"
 
 
 def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus"):

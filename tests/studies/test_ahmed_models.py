@@ -12,6 +12,7 @@ import pytest
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf, evaluate
 from deidlib.models import build_tagger, count_parameters
+from deidlib.reporting import to_markdown
 from deidlib.studies import ahmed_models as am
 
 # tiny everything: one or two epochs over a few dozen sentences
@@ -157,7 +158,7 @@ def test_tables_shapes_and_values(results):
     n = t410.set_index("config")["n_parameters"]
     assert n["gru_gru-crf-d0.5"] > n["gru-crf-d0.5"] and n["festag-crf"] > n["festag-softmax"]
 
-    md = am.to_markdown(t42)
+    md = to_markdown(t42)
     assert md.count("\n") == len(t42) + 1 and "±" in md
 
 
@@ -193,7 +194,7 @@ def test_to_markdown_mean_sd():
     df = pd.DataFrame(
         {"model": ["GRU"], "F1_mean": [97.2812], "F1_sd": [0.5], "P_mean": [1.0], "P_sd": [math.nan]}
     )
-    assert am.to_markdown(df).splitlines() == [
+    assert to_markdown(df).splitlines() == [
         "| model | F1 | P |",
         "|---|---|---|",
         "| GRU | 97.28 ± 0.50 | 1.00 |",
