@@ -67,13 +67,15 @@ from ..surrogates.audit import empirical_log_ratios, ratio_test
 from ..surrogates.baselines import patient_shifts, release_ages, release_dates
 from ..surrogates.locations import (
     PlaceTable,
+    candidate_tree,
     figure6_table,
+    geoind_samples,
     load_places,
     mechanism_distribution,
     paper_candidates,
 )
 from ..surrogates.mechanisms import (
-    _EARTH_KM,
+    EARTH_KM,
     calibrate_bounded_scale,
     ddp_laplace_array,
     discrete_laplace_pmf,
@@ -387,33 +389,11 @@ def km_per_unit(places: PlaceTable) -> float:
     the table's north-south and (mid-latitude) east-west extents. Used to calibrate
     geo-indistinguishability (ε per km = ε / L) on the same axis as the exponential
     mechanism. An approximation (``d`` normalises latitude and longitude separately)."""
-    lat_km = math.radians(float(places.lat.max() - places.lat.min())) * _EARTH_KM
+    lat_km = math.radians(float(places.lat.max() - places.lat.min())) * EARTH_KM
     mid = math.radians(float(places.lat.mean()))
-    lon_km = math.radians(float(places.lon.max() - places.lon.min())) * _EARTH_KM * math.cos(mid)
+    lon_km = math.radians(float(places.lon.max() - places.lon.min())) * EARTH_KM * math.cos(mid)
     w = places.weights
     return float(0.5 * (lat_km + lon_km) * math.sqrt(w.sum() / max(w[0] + w[1], 1e-12)))
-
-
-def _geoind_samples(
-    places: PlaceTable, j: int, eps_km: float, n: int, g: np.random.Generator, tree, cand: np.ndarray
-) -> np.ndarray:
-    """``n`` draws of geo-indistinguishability for city ``j`` (planar Laplace with radius
-    Gamma(2, 1/ε) and uniform angle, then the nearest candidate), vectorised; the same law as
-    :func:`deidlib.surrogates.locations.geoind_mechanism`."""
-    theta = g.uniform(0, 2 * np.pi, n)
-    r = g.gamma(2.0, 1.0 / eps_km, n)
-    east, north = r * np.cos(theta), r * np.sin(theta)
-    lat0, lon0 = float(places.lat[j]), float(places.lon[j])
-    lat = np.clip(lat0 + np.degrees(north / _EARTH_KM), -90, 90)
-    lon = (lon0 + np.degrees(east / (_EARTH_KM * max(math.cos(math.radians(lat0)), 1e-6))) + 180) % 360 - 180
-    _, i = tree.query(np.radians(np.column_stack([lat, lon])), k=1)
-    return cand[i[:, 0]]
-
-
-def _tree(places: PlaceTable, cand: np.ndarray):
-    from sklearn.neighbors import BallTree
-
-    return BallTree(np.radians(np.column_stack([places.lat[cand], places.lon[cand]])), metric="haversine")
 
 
 def location_utility(
@@ -439,7 +419,7 @@ def location_utility(
     g = as_generator(derive_seed(seed, "tchouka", "locations"))
     q = g.choice(cand, size=min(queries, len(cand)), replace=False)
     L = km_per_unit(places)
-    tree = _tree(places, cand)
+    tree = candidate_tree(places, cand)
     acc: dict[tuple[str, float], list] = {}
     for j in q:
         d_all = places.distances(j, cand)
@@ -452,7 +432,7 @@ def location_utility(
             pp = exponential_probabilities(d_p, eps, factor=1.0)
             acc.setdefault(("paper", eps), []).append((pp @ d_p, pp @ km_p, pp[idx_p == j].sum()))
             gg = as_generator(derive_seed(seed, "tchouka", "geoind", int(j), float(eps)))
-            s = _geoind_samples(places, j, eps / L, geoind_draws, gg, tree, cand)
+            s = geoind_samples(places, j, eps / L, geoind_draws, gg, cand, tree=tree)
             ds = places.distances(j, s)
             acc.setdefault(("geoind", eps), []).append((ds.mean(), places.km(j, s).mean(), (s == j).mean()))
             pu = 1.0 / len(cand)
@@ -720,10 +700,10 @@ def guarantee_checks(
     # geo-indistinguishability: ε per km chosen so that the bound is 1
     km12 = float(places.km(j1, np.array([j2]))[0])
     eps_km = 1.0 / km12
-    tree = _tree(places, cand)
+    tree = candidate_tree(places, cand)
     g = g_for("geoind")
-    a = _geoind_samples(places, j1, eps_km, draws, g, tree, cand)
-    b = _geoind_samples(places, j2, eps_km, draws, g, tree, cand)
+    a = geoind_samples(places, j1, eps_km, draws, g, cand, tree=tree)
+    b = geoind_samples(places, j2, eps_km, draws, g, cand, tree=tree)
     empirical(
         f"geoind (ε={eps_km:.3g}/km, {km12:.0f} km)",
         a,

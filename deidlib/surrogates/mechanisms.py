@@ -58,6 +58,7 @@ __all__ = [
     "planar_laplace_offset",
     "offset_latlon",
     "haversine_km",
+    "EARTH_KM",
 ]
 
 
@@ -243,7 +244,9 @@ def exponential_probabilities(distances, epsilon: float, *, factor: float = 1.0)
 
 
 # ----------------------------------------------------------------------------- geo-indistinguishability
-_EARTH_KM = 6371.0088
+#: mean Earth radius in km (IUGG), for the planar Laplace offsets and haversine distances
+EARTH_KM = 6371.0088
+_EARTH_KM = EARTH_KM
 
 
 def planar_laplace_offset(epsilon_per_km: float, rng: SurrogateRNG) -> tuple[float, float]:
