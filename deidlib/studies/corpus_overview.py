@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..corpus import CATEGORIES, Document
@@ -69,8 +70,6 @@ def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Ser
 
 def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus"):
     """Two panels: PHI mentions per category and site (stacked bars), label distribution (log)."""
-    import matplotlib.pyplot as plt
-
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.4]})
     data = phi_by_site.drop(columns="total", errors="ignore")
     bottom = None

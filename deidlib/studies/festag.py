@@ -54,7 +54,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
@@ -67,10 +69,14 @@ from ..collaborative import (
     simulate,
     tagger_trainer,
 )
-from ..corpus.labels import tag_set
-from ..corpus.splits import subsample
+from ..corpus.datasets import load_corpus
+from ..corpus.labels import downsample_negatives, tag_set, tagged_sentences
+from ..corpus.splits import partition_by_patient, subsample
 from ..evaluation import prf
 from ..models import build_tagger
+from ..plotting import COLORS, apply_style
+from ..results import fingerprint_documents
+from ..rng import derive_seed
 from ..training.api import build_inputs
 from .params import StudyParams, profiles
 
@@ -96,7 +102,6 @@ SCHEME, ENCODING = "i2b2", "IO"
 @dataclass(frozen=True)
 class FestagParams(StudyParams):
     """All knobs of the study (defaults = the paper; profiles override some)."""
-
     STUDY: ClassVar[str] = "festag"
     MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
 
@@ -180,12 +185,6 @@ def prepare_data(
     params: FestagParams | None = None,
 ) -> StudyData:
     """Load the corpus, split training documents by patient into sites, tag sentences."""
-    from ..corpus.datasets import load_corpus
-    from ..corpus.labels import downsample_negatives, tagged_sentences
-    from ..corpus.splits import partition_by_patient
-    from ..results import fingerprint_documents
-    from ..rng import derive_seed
-
     params = params or params_for(profile)
     splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=profile, seed=seed, split="patient")
     parts = partition_by_patient(list(splits.train), params.n_sites, seed=seed)
@@ -374,8 +373,6 @@ def _on_device(factory, device):
 
 def curves(results: dict[str, Any]):
     """Long table: experiment, seed, epoch, site, f1 (+ precision, recall, train_loss)."""
-    import pandas as pd
-
     rows = []
     for run in results["runs"]:
         for r in run["records"]:
@@ -389,8 +386,6 @@ def table3(results: dict[str, Any], metric: str = "f1"):
     For C and D the spread is over the 5 workers (and seeds); for A and B over seeds
     (the paper has one run, so its table shows only the mean for A and B).
     """
-    import pandas as pd
-
     df = curves(results)
     rows = []
     for name in results["experiments"]:
@@ -402,10 +397,6 @@ def table3(results: dict[str, Any], metric: str = "f1"):
 
 def figure6(results: dict[str, Any], metric: str = "f1"):
     """Figure 6 analog: two panels; A black, B magenta, C green band, D red band."""
-    import matplotlib.pyplot as plt
-
-    from ..plotting import COLORS, apply_style
-
     apply_style()
     df = curves(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)

@@ -227,8 +227,8 @@ def test_category_table_matches_direct_scorer_call_handmade():
     rep = evaluate([gold], [sys_])
     rec = {
         "seed": 0,
-        "per_category": am._per(rep.per_category["token"]),
-        "per_type": am._per(rep.per_type["token"]),
+        "per_category": am.runs._per(rep.per_category["token"]),
+        "per_type": am.runs._per(rep.per_type["token"]),
     }
     t = am.category_table([rec]).set_index("category")
     for cat, (prf, (tp, _fp, fn)) in rep.per_category["token"].items():
