@@ -40,7 +40,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -64,6 +64,7 @@ from .params import StudyParams, profiles
 __all__ = [
     "PROFILE_PARAMS",
     "DPParams",
+    "DPStudyResults",
     "params_for",
     "SiteData",
     "prepare_sites",
@@ -373,6 +374,26 @@ def fine_tuning_table(
     return pd.DataFrame(rows)
 
 
+class DPStudyResults(TypedDict):
+    """What :func:`run_study` returns (tables as DataFrames; :func:`results_json` makes it JSON-able)."""
+
+    params: dict[str, Any]  #: asdict(DPParams)
+    profile: str
+    corpus: str
+    seed: int
+    epsilon_table: pd.DataFrame  #: Table 5.3 analog
+    thesis_sequences: pd.DataFrame
+    curve: pd.DataFrame  #: F1 vs ε
+    members: dict[str, dict[str, Any]]  #: per site: epsilon, ledger (dict), sentences, seconds
+    scenario_a: pd.DataFrame  #: Table 5.1 analog
+    scenario_b: pd.DataFrame  #: Table 5.2 analog
+    rules: pd.DataFrame  #: k-of-n aggregation
+    fine_tuning: pd.DataFrame | None  #: Table A.3 analog
+    guarantee: dict[str, Any]  #: the ensemble's (ε, δ) and composition
+    fingerprint: str
+    seconds: float
+
+
 def run_study(
     params: DPParams,
     *,
@@ -382,7 +403,7 @@ def run_study(
     device: str = "cpu",
     progress: bool = False,
     fine_tune: bool = True,
-) -> dict[str, Any]:
+) -> DPStudyResults:
     """Everything of the notebook: ε tables, the F1-vs-ε curve (on ``corpus``), members per
     synthetic site, scenario A/B tables, rule trade-off, fine-tuning, guarantee. Returns
     DataFrames and JSON-able records (:func:`results_json`). With a real ``corpus``
@@ -407,7 +428,7 @@ def run_study(
         cur_train, cur_test = list(sp.train), subsample(list(sp.test), params.max_eval_documents, seed)
         sites.append(SiteData(corpus, cur_train, list(sp.dev), cur_test))
     site_sizes = {s.name: len(_sentences(s.train, None, seed)) for s in sites}
-    out: dict[str, Any] = {"params": asdict(params), "profile": profile, "corpus": corpus, "seed": seed}
+    out: DPStudyResults = {"params": asdict(params), "profile": profile, "corpus": corpus, "seed": seed}  # type: ignore[typeddict-item]
     out["epsilon_table"] = epsilon_table(
         site_sizes, params, accountants=("rdp", "gdp") if profile == "smoke" else ("prv", "rdp", "gdp")
     )

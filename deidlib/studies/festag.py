@@ -52,7 +52,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -84,6 +84,7 @@ __all__ = [
     "PROFILE_PARAMS",
     "EXPERIMENTS",
     "FestagParams",
+    "FestagResults",
     "params_for",
     "prepare_data",
     "binary_token_evaluator",
@@ -290,6 +291,20 @@ def binary_token_evaluator(test: Sequence[Any], *, batch_size: int = 64, device:
 # --------------------------------------------------------------------------- study
 
 
+class FestagResults(TypedDict):
+    """What :func:`run_study` returns (JSON-able; the input of :func:`curves`, :func:`table3`,
+    :func:`figure6` and :func:`shape_checks`)."""
+
+    study: str
+    profile: str
+    corpus: str
+    params: dict[str, Any]  #: asdict(FestagParams)
+    seeds: list[int]
+    experiments: list[str]
+    runs: list[dict[str, Any]]  #: experiment, seed, seconds and the simulation history
+    data: list[dict[str, Any]]  #: per seed: sentences/documents/patients per site, test size, fingerprint
+
+
 def _strategy(name: str, params: FestagParams):
     cfg = DSSGDConfig(theta_d=params.theta_d, theta_u=params.theta_u, gamma=params.gamma, tau=params.tau)
     return {
@@ -310,7 +325,7 @@ def run_study(
     experiments: Sequence[str] = EXPERIMENTS,
     device: str = "cpu",
     progress: bool = True,
-) -> dict[str, Any]:
+) -> FestagResults:
     """Run the experiments for every seed; returns a JSON-able dict of histories and parameters.
 
     ``params`` come from :func:`params_for` / :meth:`FestagParams.resolve` (resolved once,
@@ -322,7 +337,7 @@ def run_study(
     bad = [e for e in experiments if e not in EXPERIMENTS]
     if bad:
         raise ValueError(f"unknown experiments {bad}; choose from {EXPERIMENTS}")
-    out: dict[str, Any] = {
+    out: FestagResults = {
         "study": "festag",
         "profile": profile,
         "corpus": corpus,

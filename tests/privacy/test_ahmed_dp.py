@@ -58,6 +58,7 @@ def test_member_ledger_and_fine_tuning(smoke_sites):
 @pytest.mark.slow
 def test_run_study_smoke():
     out = ad.run_study(ad.params_for("smoke"))
+    assert set(out) == set(ad.DPStudyResults.__annotations__)
     assert set(out["scenario_a"].target) == {"site0", "site1", "site2"}
     assert len(out["scenario_b"]) == 3 * 3
     g = out["guarantee"]

@@ -127,6 +127,7 @@ def test_tagger_hparams_map_study_knobs():
 
 
 def test_tables_shapes_and_values(results):
+    assert set(results) == set(am.AhmedResults.__annotations__)
     assert len(results["runs"]) == 2 * len(results["configs"])
     json.dumps(results)  # JSON-able
     rows = results["table_rows"]

@@ -101,7 +101,7 @@ from .params import (
     table_configs,
     tagger_hparams,
 )
-from .runs import RunOutput, StudyData, prepare_data, run_config, run_study
+from .runs import AhmedResults, RunOutput, StudyData, prepare_data, run_config, run_study
 from .tables import (
     best_config,
     category_table,
@@ -136,6 +136,7 @@ __all__ = [
     "StudyData",
     "prepare_data",
     "RunOutput",
+    "AhmedResults",
     "run_config",
     "run_study",
     "runs_frame",

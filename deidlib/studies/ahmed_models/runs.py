@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
@@ -204,6 +204,23 @@ def _per(table) -> dict[str, dict[str, float]]:
     return {k: {**_prf(p), "tp": n[0], "fp": n[1], "fn": n[2]} for k, (p, n) in table.items()}
 
 
+class AhmedResults(TypedDict):
+    """What :func:`run_study` returns (JSON-able; the input of the table and figure functions)."""
+
+    study: str
+    profile: str
+    corpus: str
+    tables: list[str]
+    params: dict[str, Any]  #: asdict(AhmedParams)
+    seeds: list[int]
+    data: dict[str, Any]  #: counts, split and fingerprint of the data (no text)
+    train_instances: dict[str, dict[str, int]]
+    configs: dict[str, dict[str, Any]]
+    table_rows: dict[str, list[str]]
+    runs: list[dict[str, Any]]  #: one record per (configuration, seed), see run_config
+    torch_threads: int
+
+
 def run_study(
     params: AhmedParams,
     *,
@@ -215,7 +232,7 @@ def run_study(
     tables: Sequence[str] = TABLES,
     device: str = "cpu",
     progress: bool = True,
-) -> dict[str, Any]:
+) -> AhmedResults:
     """Train every configuration the ``tables`` need for every seed; a JSON-able dict.
 
     ``params`` come from :func:`params_for` / :meth:`AhmedParams.resolve` (resolved once,
@@ -231,7 +248,7 @@ def run_study(
     data_seed = seeds[0] if data_seed is None else int(data_seed)
     grid = config_grid(params, tables)
     data = prepare_data(corpus, data_dir, profile, data_seed, params, split)
-    out: dict[str, Any] = {
+    out: AhmedResults = {  # type: ignore[typeddict-item]  (torch_threads is set below)
         "study": "ahmed",
         "profile": profile,
         "corpus": corpus,
