@@ -45,9 +45,9 @@ from typing import Any, ClassVar, TypedDict
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..corpus.datasets import load_corpus
 from ..corpus.labels import tagged_sentences, thin_negatives
 from ..corpus.splits import split_by_patient, subsample
+from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
 from ..plotting import apply_style
 from ..privacy.accounting import table_5_3, thesis_sequence_counts

@@ -69,9 +69,9 @@ from ..collaborative import (
     simulate,
     tagger_trainer,
 )
-from ..corpus.datasets import load_corpus
 from ..corpus.labels import downsample_negatives, tag_set, tagged_sentences
 from ..corpus.splits import partition_by_patient, subsample
+from ..datasets import load_corpus
 from ..evaluation import prf
 from ..models import build_tagger
 from ..plotting import COLORS, apply_style

@@ -30,7 +30,7 @@ Setup (thesis §4.1–4.3):
   (:func:`deidlib.evaluation.evaluate`, measure ``binary_token``); the thesis calls its
   Table 4.2 measure "binary HIPAA token-based", which is also recorded
   (``hipaa_precision``/``hipaa_recall``/``hipaa_f1``, measure ``binary_hipaa_token``);
-* data: :func:`deidlib.corpus.datasets.load_corpus` (PhysioNet nursing notes: the thesis's
+* data: :func:`deidlib.datasets.load_corpus` (PhysioNet nursing notes: the thesis's
   document-level 80/20 split, 1,948/486 notes, with 20 % of the training notes as dev;
   ``split="patient"`` for a patient-level split). The data split is fixed by
   ``data_seed``; the listed ``seeds`` vary initialisation, dropout and batch order, and

@@ -12,13 +12,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ...corpus.datasets import load_corpus
 from ...corpus.labels import downsample_negatives, tag_set, tagged_sentences
 from ...corpus.phi import TYPE_TO_CATEGORY
 from ...corpus.splits import subsample
+from ...datasets import load_corpus
 from ...evaluation import evaluate
-from ...models import build_featurizer, build_tagger, count_parameters
-from ...models.taggers import PRESETS
+from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
 from ...results import fingerprint_documents
 from ...rng import derive_seed
 from ...training import predict_documents, train

@@ -1,0 +1,185 @@
+"""Adversarial representation (Friedrich et al. 2019, section 5): trainable noise, phases that
+update only what they should, and adversaries that can (identity) and cannot (pure noise) win."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from deidlib.corpus.labels import TaggedSentence
+from deidlib.corpus.tokenize import Token
+from deidlib.embeddings.neighbours import NeighbourIndex
+from deidlib.embeddings.public import PublicEmbeddings
+from deidlib.privacy.adversarial import (
+    L_RANDOM,
+    PHASES,
+    AdversarialModel,
+    AdversarialTrainer,
+    Adversaries,
+    DeidHead,
+    RepresentationModel,
+    adversary_loss,
+    encode_sentences,
+    frozen_adversary_accuracy,
+    representation_loss,
+    train_dann,
+    train_three_phase,
+)
+
+LABELS = ["O", "B-PHI", "I-PHI"]
+EMB = 8
+
+
+def _embeddings():
+    rng = np.random.default_rng(0)
+    words = [f"name{i}" for i in range(60)] + [f"word{i}" for i in range(40)]
+    return PublicEmbeddings("toy", words, rng.normal(size=(len(words), EMB)).astype(np.float32))
+
+
+def _sentences(n, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        T = int(rng.integers(4, 8))
+        words = [f"word{rng.integers(40)}" for _ in range(T)]
+        tags = ["O"] * T
+        for _ in range(int(rng.integers(1, 3))):
+            i = int(rng.integers(T))
+            words[i], tags[i] = f"name{rng.integers(60)}", "B-PHI"
+        out.append(TaggedSentence(f"d{k}", [Token(w, 0, len(w)) for w in words], tags))
+    return out
+
+
+@pytest.fixture(scope="module")
+def data():
+    emb = _embeddings()
+    index = NeighbourIndex(emb)
+    train = encode_sentences(_sentences(160, 1), emb, LABELS)
+    test = encode_sentences(_sentences(200, 2), emb, LABELS)
+    return emb, index, train, test
+
+
+def _trainer(data, model, **kw):
+    emb, index, train, test = data
+    kw.setdefault("n_neighbours", 10)
+    kw.setdefault("batch_size", 16)
+    kw.setdefault("lr", 1e-2)
+    return AdversarialTrainer(model, emb, index, train, test[:40], seed=0, **kw)
+
+
+def _small(seed=0, d=6):
+    return AdversarialModel.build(EMB, LABELS, d=d, deid_hidden=6, deid_layers=1, adv_hidden=6, seed=seed)
+
+
+def test_loss_functions():
+    p = torch.tensor([0.5, 0.5])
+    assert adversary_loss(p, torch.tensor([1.0, 0.0])).item() == pytest.approx(L_RANDOM)
+    assert L_RANDOM == pytest.approx(-math.log(0.5))
+    ld = torch.tensor(2.0)
+    assert representation_loss(ld, torch.tensor(L_RANDOM)).item() == pytest.approx(2.0)
+    assert representation_loss(ld, torch.tensor(0.1), lam=1.0).item() == pytest.approx(2.0 + L_RANDOM - 0.1)
+    assert representation_loss(ld, torch.tensor(1.5), lam=0.5).item() == pytest.approx(2.0 + 0.5 * (1.5 - L_RANDOM))
+
+
+def test_noise_standard_deviations_are_trainable_per_dimension():
+    rep = RepresentationModel(EMB, d=6, init_std=0.3)
+    assert rep.noise_in.std.shape == (EMB,) and rep.noise_out.std.shape == (6,)
+    torch.testing.assert_close(rep.noise_in.std, torch.full((EMB,), 0.3))
+    x = torch.randn(3, 5, EMB)
+    out = rep(x, torch.tensor([5, 4, 2]))
+    assert out.shape == (3, 5, 6)
+    (out**2).sum().backward()
+    for layer in (rep.noise_in, rep.noise_out):
+        assert layer.rho.grad is not None and layer.rho.grad.shape == layer.rho.shape
+        assert (layer.rho.grad.abs() > 0).all()  # every dimension's std gets a gradient
+    # the noise is random at use too (attack A2): two passes differ
+    assert not torch.equal(rep(x, torch.tensor([5, 4, 2])), rep(x, torch.tensor([5, 4, 2])))
+
+
+def test_representation_size_must_be_even():
+    with pytest.raises(ValueError, match="even"):
+        RepresentationModel(EMB, d=7)
+
+
+def _params(model, comp):
+    return {n: p.detach().clone() for n, p in model.component(comp).named_parameters()}
+
+
+@pytest.mark.parametrize("phase", list(PHASES))
+def test_each_phase_updates_only_its_components(data, phase):
+    model = _small()
+    t = _trainer(data, model)
+    before = {c: _params(model, c) for c in ("representation", "deid", "adversary")}
+    t.run_epoch(phase)
+    for c, ps in before.items():
+        after = dict(model.component(c).named_parameters())
+        changed = [n for n, p in ps.items() if not torch.equal(p, after[n])]
+        if c in PHASES[phase]:
+            assert changed, f"{phase}: {c} should have been trained"
+            if c == "representation":
+                assert "noise_in.rho" in changed and "noise_out.rho" in changed
+        else:
+            assert not changed, f"{phase}: frozen {c} changed: {changed}"
+    assert all(p.requires_grad for p in model.parameters())  # freezing is undone after the phase
+
+
+class Identity(nn.Module):
+    out_dim = EMB
+
+    def forward(self, emb, lengths):
+        return emb
+
+
+class PureNoise(nn.Module):
+    out_dim = EMB
+
+    def forward(self, emb, lengths):
+        return torch.randn_like(emb)
+
+
+def _adversary_accuracy(data, rep, epochs):
+    torch.manual_seed(0)
+    model = AdversarialModel(rep, DeidHead(EMB, LABELS, hidden=4, layers=1), Adversaries(EMB, EMB, hidden=16))
+    t = _trainer(data, model)
+    res = frozen_adversary_accuracy(t, data[3], epochs=epochs)
+    return res
+
+
+def test_adversary_wins_on_the_identity_representation(data):
+    res = _adversary_accuracy(data, Identity(), epochs=40)
+    assert res["pairs"] >= 300
+    assert res["accuracy"] > 0.9, res["accuracy"]
+
+
+def test_adversary_is_at_chance_on_pure_noise(data):
+    res = _adversary_accuracy(data, PureNoise(), epochs=40)
+    n = res["pairs"]
+    bound = 4 * math.sqrt(0.25 / n)  # 4 binomial standard deviations around 1/2 (n >= 300: 0.115)
+    assert n >= 300
+    assert abs(res["accuracy"] - 0.5) < bound, (res["accuracy"], bound)
+
+
+def test_procedures_run_and_frozen_evaluation_leaves_the_model_unchanged(data):
+    model = _small(seed=1)
+    t = _trainer(data, model)
+    hist = train_three_phase(t, p1_epochs=2, p2_epochs=2, p3_epochs=2, patience=1)
+    stages = [h["stage"] for h in hist]
+    assert stages[0] == "P1" and "P2" in stages and "P3a" in stages and stages[-1] == "P3b"
+    snap = {n: p.detach().clone() for n, p in model.named_parameters()}
+    res = frozen_adversary_accuracy(t, data[3][:60], epochs=1)
+    assert 0 <= res["accuracy"] <= 1 and res["pairs"] > 0
+    assert all(torch.equal(p, snap[n]) for n, p in model.named_parameters())
+    tags = t.predict(data[3][:5])
+    assert [len(x) for x in tags] == [len(s.words) for s in data[3][:5]]
+    d = _trainer(data, _small(seed=2))
+    hd = train_dann(d, epochs=2, patience=1)
+    assert [h["stage"] for h in hd] == ["DANN"] * len(hd) and len(hd) >= 1
+
+
+def test_seeded_determinism(data):
+    a = _trainer(data, _small(seed=3))
+    b = _trainer(data, _small(seed=3))
+    assert a.run_epoch("dann") == b.run_epoch("dann")
+    assert a.evaluate() == b.evaluate()
