@@ -1,8 +1,9 @@
 """Run profiles: ``smoke`` (CI), ``cpu`` (default, laptop), ``paper`` (GPU, real data).
 
 A profile scales the data and the number of epochs; it never changes an algorithm.
-Studies keep their own per-profile tables (``deidlib.studies.<study>.PROFILE_PARAMS``);
-this module holds what all of them share: the size of the embedded synthetic corpus.
+Studies keep their own per-profile tables (``deidlib.studies.<study>.PROFILE_PARAMS``,
+resolved by :meth:`deidlib.studies.params.StudyParams.resolve`); this module holds what
+all of them share: the size of the embedded synthetic corpus.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ class Profile:
     #: synthetic corpus size
     patients: int
     sites: int
-    #: multiplies each study's epoch counts (paper = 1.0)
+    #: what the profile is for (one line)
     description: str
 
 

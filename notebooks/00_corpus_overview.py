@@ -41,6 +41,7 @@ from deidlib.datasets import load_corpus
 from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
 from deidlib.plotting import apply_style, savefig
 from deidlib.profiles import get_profile
+from deidlib.reporting import annotated_html, write_table
 from deidlib.studies import corpus_overview as co
 
 apply_style()
@@ -56,12 +57,12 @@ print(f"profile={profile}: {prof.patients} synthetic patients over {prof.sites} 
 splits = load_corpus("synthetic", profile=profile, seed=seed)
 docs = splits.train + splits.dev + splits.test
 table = co.corpus_table(docs, by="site")
-table.to_csv(out / "synthetic_sites.csv")
+write_table(table, "synthetic_sites", out, index=True)
 table
 
 # %%
 phi = co.phi_table(docs, "category", by="site")
-phi.to_csv(out / "synthetic_phi_by_category.csv")
+write_table(phi, "synthetic_phi_by_category", out, index=True)
 phi
 
 # %%
@@ -79,7 +80,7 @@ plt.show()
 # %%
 example = max(splits.train[:50], key=lambda d: len({s.subtype for s in d.spans}))
 print(example.id, example.site, example.metadata.get("note_type"))
-display(HTML(co.annotated_html(example, max_chars=2500)))
+display(HTML(annotated_html(example, max_chars=2500)))
 
 # %% [markdown]
 # ## PhysioNet deid nursing notes (counts only)

@@ -55,13 +55,12 @@ max_test_sentences = None  # None: the profile's cap on test sentences (cpu 1500
 negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free sentences per PHI sentence
 
 # %%
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.results import Result, save_result
+from deidlib.reporting import write_json, write_result, write_table
 from deidlib.studies import festag
 
 out = Path(out_dir)
@@ -76,8 +75,7 @@ print(f"profile={profile} corpus={corpus} seeds={seeds}")
 params
 
 # %%
-results = festag.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seeds=seeds, device=device,
-                           engine=engine, **overrides)
+results = festag.run_study(params, corpus=corpus, data_dir=data_dir, seeds=seeds, device=device, engine=engine)
 for d in results["data"]:
     print(f"seed {d['seed']}: sentences per site {d['site_sentences']}, patients per site {d['site_patients']}, "
           f"test: {d['test_sentences']} sentences / {d['test_tokens']} tokens")
@@ -100,7 +98,7 @@ plt.show()
 
 # %%
 t3 = festag.table3(results)
-t3.to_csv(out / "festag_table3.csv")
+write_table(t3, "festag_table3", out, index=True)
 t3.round(3)
 
 # %%
@@ -108,11 +106,7 @@ checks = festag.shape_checks(results)
 checks
 
 # %%
-save_result(
-    Result(study="festag", name="figure6_table3", params={**results["params"], "corpus": corpus, "profile": profile},
-           metrics={"table3": t3.reset_index().to_dict(orient="records"), "checks": checks}, seeds=seeds,
-           data_fingerprint=results["data"][0]["fingerprint"]),
-    out / "festag_result.json",
-)
-(out / "festag_runs.json").write_text(json.dumps(results, default=float))
+write_result(out, "festag", "figure6_table3", params={**results["params"], "corpus": corpus},
+             metrics={"table3": t3, "checks": checks}, seeds=seeds, data_fingerprint=results["data"][0]["fingerprint"])
+write_json(results, out / "festag_runs.json", indent=None)
 print("written to", out)

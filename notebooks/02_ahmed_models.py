@@ -48,13 +48,12 @@ negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free trai
 max_eval_documents = None  # None: the profile's caps on dev and test documents (cpu 30 / 80)
 
 # %%
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.results import Result, save_result
+from deidlib.reporting import to_markdown, write_json, write_result, write_table
 from deidlib.studies import ahmed_models as am
 
 out = Path(out_dir)
@@ -67,27 +66,17 @@ print(f"profile={profile} corpus={corpus} split={split} seeds={seeds} epochs={pa
 print("configurations:", ", ".join(am.config_grid(params)))
 
 # %%
-results = am.run_study(
-    profile=profile,
-    corpus=corpus,
-    data_dir=data_dir,
-    seeds=seeds,
-    data_seed=seed,
-    split=split,
-    device=device,
-    epochs=epochs,
-    lr=lr,
-    **caps,
-)
-(out / "ahmed_models_runs.json").write_text(json.dumps(results, default=float))
+results = am.run_study(params, corpus=corpus, data_dir=data_dir, seeds=seeds, data_seed=seed, split=split,
+                       device=device)
+write_json(results, out / "ahmed_models_runs.json", indent=None)
 results["data"]  # counts only (no text)
 
 
 # %%
-def write_table(df, name):
-    df.to_csv(out / f"{name}.csv", index=False)
-    (out / f"{name}.md").write_text(am.to_markdown(df) + "\n")
-    print(am.to_markdown(df))
+def show_table(df, name):
+    """CSV and markdown table in out_dir (deidlib.reporting), printed as markdown."""
+    write_table(df, name, out, index=False, markdown=True)
+    print(to_markdown(df))
 
 
 # %% [markdown]
@@ -97,7 +86,7 @@ def write_table(df, name):
 
 # %%
 t42 = am.table_4_2(results)
-write_table(t42, "ahmed_table_4_2")
+show_table(t42, "ahmed_table_4_2")
 fig = am.figure_4_2(results)
 savefig(fig, "ahmed_table_4_2", out)
 plt.show()
@@ -109,7 +98,7 @@ plt.show()
 
 # %%
 t43 = am.table_4_3(results)
-write_table(t43, "ahmed_table_4_3")
+show_table(t43, "ahmed_table_4_3")
 
 # %% [markdown]
 # ## Table 4.4 analog: recall penalty δ_p (self-attention)
@@ -117,7 +106,7 @@ write_table(t43, "ahmed_table_4_3")
 
 # %%
 t44 = am.table_4_4(results)
-write_table(t44, "ahmed_table_4_4")
+show_table(t44, "ahmed_table_4_4")
 
 # %% [markdown]
 # ## Table 4.10 analog: execution time on this machine
@@ -126,7 +115,7 @@ write_table(t44, "ahmed_table_4_4")
 
 # %%
 t410 = am.table_4_10(results)
-write_table(t410, "ahmed_table_4_10")
+show_table(t410, "ahmed_table_4_10")
 
 # %% [markdown]
 # ## Table A.1 and Figure A.1 analogs: per category, best model (highest mean dev F1)
@@ -136,31 +125,24 @@ write_table(t410, "ahmed_table_4_10")
 best = am.best_config(results)
 print("best configuration:", best)
 ta1 = am.table_a1(results, best)
-write_table(ta1, "ahmed_table_a1")
+show_table(ta1, "ahmed_table_a1")
 fa1 = am.figure_a1_data(results, best, level="type")
-fa1.to_csv(out / "ahmed_figure_a1_types.csv", index=False)
-am.figure_a1_data(results, best).to_csv(out / "ahmed_figure_a1_categories.csv", index=False)
+write_table(fa1, "ahmed_figure_a1_types", out, index=False)
+write_table(am.figure_a1_data(results, best), "ahmed_figure_a1_categories", out, index=False)
 fig = am.figure_a1(results, best)
 savefig(fig, "ahmed_figure_a1", out)
 plt.show()
 
 # %%
-save_result(
-    Result(
-        study="ahmed",
-        name="chapter4_models",
-        params={**results["params"], "corpus": corpus, "profile": profile, "split": results["data"]["split"]},
-        metrics={
-            "table_4_2": t42.to_dict(orient="records"),
-            "table_4_3": t43.to_dict(orient="records"),
-            "table_4_4": t44.to_dict(orient="records"),
-            "table_4_10": t410.to_dict(orient="records"),
-            "best_config": best,
-            "table_a1": ta1.to_dict(orient="records"),
-        },
-        seeds=seeds,
-        data_fingerprint=results["data"]["fingerprint"],
-    ),
-    out / "ahmed_models_result.json",
+write_result(
+    out,
+    "ahmed",
+    "chapter4_models",
+    params={**results["params"], "corpus": corpus, "split": results["data"]["split"]},
+    metrics={"table_4_2": t42, "table_4_3": t43, "table_4_4": t44, "table_4_10": t410, "best_config": best,
+             "table_a1": ta1},
+    seeds=seeds,
+    data_fingerprint=results["data"]["fingerprint"],
+    filename="ahmed_models_result.json",
 )
 print("written to", out)

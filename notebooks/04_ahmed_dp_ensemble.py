@@ -42,16 +42,15 @@ out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON
 epochs = None  # None: the profile's value (paper: 100)
 train_sentence_rate = None  # None: the profile's fraction of training sentences per member (cpu 0.35, keyed per-sentence coins)
 negative_keep_rate = None  # None: keep all; r keeps each PHI-free training sentence with probability r
-max_eval_docs = None  # None: the profile's cap on evaluation documents (cpu 60)
+max_eval_documents = None  # None: the profile's cap on evaluation (test) documents per site (cpu 60)
 
 # %%
-import json
 from pathlib import Path
 
-import pandas as pd
 import torch
 
 from deidlib.plotting import savefig
+from deidlib.reporting import write_json, write_result, write_table
 from deidlib.studies import ahmed_dp as ad
 
 torch.set_num_threads(
@@ -59,29 +58,23 @@ torch.set_num_threads(
 )  # the DP microbatches are small: more threads only add spin-waiting on 2 shared cores
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
-overrides = dict(epochs=epochs, train_sentence_rate=train_sentence_rate, negative_keep_rate=negative_keep_rate,
-                 max_eval_docs=max_eval_docs)
-params = ad.params_for(profile, **overrides)
+params = ad.params_for(profile, epochs=epochs, train_sentence_rate=train_sentence_rate,
+                       negative_keep_rate=negative_keep_rate, max_eval_documents=max_eval_documents)
 print(
     f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epochs} lot={params.batch_size} "
     f"member sigma={params.member_noise} accountant={params.accountant}"
 )
 
 
-def write_table(df, name):
-    """CSV next to the figures (`deidlib reproduce` copies the manifest's tables to figures/)."""
-    df.to_csv(out / f"{name}.csv", index=not isinstance(df.index, pd.RangeIndex))
-
-
 # %%
-res = ad.run_study(profile=profile, corpus=corpus, data_dir=data_dir, seed=seed, device=device, **overrides)
+res = ad.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
 print(f"{res['seconds']:.1f} s")
 
 # %% [markdown]
 # ## Table 5.3 analog: ε per accountant (training sequences of the three synthetic sites)
 
 # %%
-write_table(res["epsilon_table"], "ahmed_dp_table_5_3")
+write_table(res["epsilon_table"], "ahmed_dp_table_5_3", out)
 res["epsilon_table"].round(2)
 
 # %% [markdown]
@@ -89,7 +82,7 @@ res["epsilon_table"].round(2)
 # with about one N (see `deidlib.privacy.accounting`'s docstring for the reasoning):
 
 # %%
-write_table(res["thesis_sequences"], "ahmed_dp_thesis_sequences")
+write_table(res["thesis_sequences"], "ahmed_dp_thesis_sequences", out)
 res["thesis_sequences"].round(2)
 
 # %% [markdown]
@@ -99,21 +92,21 @@ res["thesis_sequences"].round(2)
 curve = res["curve"]
 fig = ad.plot_curve(curve, title=f"DP-SGD {params.kind} on {corpus}")
 savefig(fig, "ahmed_dp_f1_vs_epsilon", out)
-write_table(curve, "ahmed_dp_f1_vs_epsilon")
+write_table(curve, "ahmed_dp_f1_vs_epsilon", out)
 curve.round({"epsilon": 3, "precision": 3, "recall": 3, "f1": 3, "seconds": 1})
 
 # %% [markdown]
 # ## Scenario A (Table 5.1 analog): owner without labels
 
 # %%
-write_table(res["scenario_a"], "ahmed_dp_table_5_1")
+write_table(res["scenario_a"], "ahmed_dp_table_5_1", out)
 res["scenario_a"].round(3)
 
 # %% [markdown]
 # ## Scenario B (Table 5.2 analog): owner with labels
 
 # %%
-write_table(res["scenario_b"], "ahmed_dp_table_5_2")
+write_table(res["scenario_b"], "ahmed_dp_table_5_2", out)
 res["scenario_b"].round(3)
 
 # %% [markdown]
@@ -122,7 +115,7 @@ res["scenario_b"].round(3)
 # %%
 fig = ad.plot_rules(res["rules"])
 savefig(fig, "ahmed_dp_rules", out)
-write_table(res["rules"], "ahmed_dp_rules")
+write_table(res["rules"], "ahmed_dp_rules", out)
 res["rules"].round(3)
 
 # %% [markdown]
@@ -130,7 +123,7 @@ res["rules"].round(3)
 
 # %%
 if res["fine_tuning"] is not None:
-    write_table(res["fine_tuning"], "ahmed_dp_table_a3")
+    write_table(res["fine_tuning"], "ahmed_dp_table_a3", out)
 res["fine_tuning"].round(3) if res["fine_tuning"] is not None else None
 
 # %% [markdown]
@@ -141,4 +134,15 @@ res["fine_tuning"].round(3) if res["fine_tuning"] is not None else None
 print(res["guarantee"]["text"])
 for name, m in res["members"].items():
     print(name, f"eps={m['epsilon']:.3f}", f"sentences={m['sentences']}")
-(out / "results.json").write_text(json.dumps(ad.results_json(res), indent=1))
+write_json(res, out / "results.json")
+# the Result record carries the privacy ledger of every published member and the ensemble's guarantee
+write_result(
+    out,
+    "ahmed_dp",
+    "chapter5_dp_ensemble",
+    params={**res["params"], "corpus": corpus},
+    metrics={k: res[k] for k in ("epsilon_table", "curve", "scenario_a", "scenario_b", "rules", "fine_tuning")},
+    seeds=[seed],
+    data_fingerprint=res["fingerprint"],
+    privacy_ledger={"members": {n: m["ledger"] for n, m in res["members"].items()}, "ensemble": res["guarantee"]},
+)

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -54,9 +56,8 @@ import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
 from deidlib.plotting import apply_style, savefig
-from deidlib.results import Result, save_result
+from deidlib.reporting import annotated_html, write_result, write_table
 from deidlib.studies import tchouka
-from deidlib.studies.corpus_overview import annotated_html
 
 apply_style()
 out = Path(out_dir)
@@ -102,7 +103,7 @@ print("after (fixed):", thread_fixed["surrogate"].text)
 
 # %%
 fig6 = tchouka.figure6_data(places, "Dijon", params.figure6_epsilons, k=params.k, max_km=params.max_km)
-fig6.to_csv(out / "tchouka_figure6.csv", index=False)
+write_table(fig6, "tchouka_figure6", out, index=False)
 fig = tchouka.plot_figure6(fig6, "Dijon")
 savefig(fig, "tchouka_figure6", out)
 plt.show()
@@ -117,7 +118,7 @@ fig6.round(4)
 timelines = tchouka.simulate_timelines(params.timeline_patients, seed)
 print(f"{timelines.n_patients} patients, {len(timelines.days)} dates, {len(timelines.admission)} stays")
 du = tchouka.date_utility(timelines, params.date_epsilons, seed=seed, shift_max_days=params.shift_max_days)
-du.to_csv(out / "tchouka_date_utility.csv", index=False)
+write_table(du, "tchouka_date_utility", out, index=False)
 fig = tchouka.plot_date_utility(du)
 savefig(fig, "tchouka_dates_utility", out)
 plt.show()
@@ -139,7 +140,7 @@ lu = tchouka.location_utility(
     max_km=params.max_km,
     seed=seed,
 )
-lu.to_csv(out / "tchouka_location_utility.csv", index=False)
+write_table(lu, "tchouka_location_utility", out, index=False)
 print(f"L = {tchouka.km_per_unit(places):.0f} km per unit of d")
 fig = tchouka.plot_location_utility(lu)
 savefig(fig, "tchouka_locations_utility", out)
@@ -158,7 +159,7 @@ lu.round(4)
 attack = tchouka.known_date_attack(
     timelines, params.date_epsilons, seed=seed, shift_max_days=params.shift_max_days
 )
-attack.to_csv(out / "tchouka_attack.csv", index=False)
+write_table(attack, "tchouka_attack", out, index=False)
 attack.round(3)
 
 # %%
@@ -171,7 +172,7 @@ checks, hists = tchouka.guarantee_checks(
     max_km=params.max_km,
     shift_max_days=params.shift_max_days,
 )
-checks.to_csv(out / "tchouka_guarantee_checks.csv", index=False)
+write_table(checks, "tchouka_guarantee_checks", out, index=False)
 fig = tchouka.plot_privacy(attack, checks, hists)
 savefig(fig, "tchouka_privacy", out)
 plt.show()
@@ -195,15 +196,6 @@ ba["replacements"]
 summary = tchouka.summary(thread, fig6, du, lu, attack, checks, ba)
 summary["thread_fixed"] = thread_fixed["surrogate"].text
 summary["places"] = places_desc
-save_result(
-    Result(
-        study="tchouka",
-        name="surrogates",
-        params={**vars(params), "profile": profile, "corpus": corpus},
-        metrics=summary,
-        seeds=[seed],
-    ),
-    out / "tchouka_result.json",
-)
+write_result(out, "tchouka", "surrogates", params={**vars(params), "corpus": corpus}, metrics=summary, seeds=[seed])
 print(json.dumps({k: summary[k] for k in ("thread",)}, ensure_ascii=False, indent=1, default=str)[:1500])
 print("written to", out)

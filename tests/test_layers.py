@@ -23,7 +23,7 @@ from pathlib import Path
 LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the package root: __version__ only
     ("rng", "numwords", "profiles", "results", "plotting"),  # foundations: seeds, number words, sizes, Result files
-    ("corpus",),  # data model, readers, tokenization, labels, splits
+    ("corpus", "reporting"),  # data model, readers, tokenization, labels, splits; what notebooks write
     ("synthetic", "evaluation", "embeddings"),  # generator; i2b2 scorer; word vectors and char ids
     ("datasets", "models", "surrogates"),  # load_corpus; taggers; surrogate generation
     ("training",),  # trainer, fit_tagger, predict

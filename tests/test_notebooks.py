@@ -28,6 +28,18 @@ def test_notebook_runs_under_smoke(entry, tmp_path, monkeypatch):
     for t in entry.tables:
         lines = (out / f"{t}.csv").read_text().splitlines()
         assert len(lines) >= 2, f"{t}.csv has no rows"
+    # every study notebook saves a Result record through deidlib.reporting; the DP one with its ledger
+    from deidlib.results import load_result
+
+    records = [load_result(p) for p in out.glob("*_result.json")]
+    assert len(records) == (entry.study != "corpus")
+    for r in records:
+        assert r.params["profile"] == "smoke" and r.seeds and r.metrics
+        if entry.study == "ahmed_dp":
+            assert r.data_fingerprint and set(r.privacy_ledger["members"]) and r.privacy_ledger["ensemble"]["epsilon"] > 0
+            assert all(m["epsilon"] > 0 for m in r.privacy_ledger["members"].values())
+        else:
+            assert r.privacy_ledger is None
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
@@ -67,3 +79,23 @@ def test_reproduce_param_option_parses_literals_and_rejects_undeclared_names(tmp
     with pytest.raises(ValueError, match="its own option"):
         reproduce("smoke", only=["festag"], parameters={"seed": 1}, runs_dir=tmp_path, copy_figures=False)
     assert not any(tmp_path.iterdir())
+
+
+def test_notebook_parameters_use_the_documented_vocabulary():
+    """Every parameter of every notebook is a row of notebooks/README.md's table, and every
+    row names a parameter some notebook has (one vocabulary, no stale rows)."""
+    import re
+
+    from deidlib.notebooks import notebook_parameters
+
+    table = (notebooks_dir() / "README.md").read_text(encoding="utf-8").split("## Parameter names", 1)[1]
+    documented = set()
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            documented |= set(re.findall(r"`([a-z_0-9]+)`", line.split("|")[1]))
+    used = set()
+    for entry in ENTRIES:
+        names = notebook_parameters(entry)
+        assert names <= documented, f"{entry.name}: undocumented parameters {sorted(names - documented)}"
+        used |= names
+    assert documented == used, f"documented but unused: {sorted(documented - used)}"

@@ -21,6 +21,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..rng import as_generator
 from .document import CorpusError, Document
 
@@ -31,6 +33,7 @@ __all__ = [
     "split_by_patient",
     "split_by_document",
     "partition_by_patient",
+    "subsample",
     "read_split_dirs",
     "write_split_dirs",
 ]
@@ -181,6 +184,22 @@ def partition_by_patient(docs: Sequence[Document], k: int, seed: int = 0) -> lis
         j = min(range(k), key=lambda s: (len(sites[s]), s))
         sites[j].extend(groups[p])
     return [sorted(s, key=lambda d: d.id) for s in sites]
+
+
+def subsample(items: Sequence, n: int | None, seed: int) -> list:
+    """A seeded random subset of ``n`` of ``items``, in their original order; all of them
+    (as a new list) when ``n`` is ``None`` or not smaller than ``len(items)``.
+
+    The subset is ``numpy.random.default_rng(seed).choice(len(items), n, replace=False)``,
+    sorted: the same seed and length always pick the same positions. Its membership depends
+    on the whole list, so it is a data-set cap, not a DP sampling step.
+    """
+    if n is None or len(items) <= n:
+        return list(items)
+    if n < 0:
+        raise ValueError(f"cannot keep {n} items")
+    idx = np.sort(np.random.default_rng(seed).choice(len(items), n, replace=False))
+    return [items[i] for i in idx]
 
 
 #: folder names accepted for each part by :func:`read_split_dirs` (the official n2c2

@@ -49,14 +49,35 @@ and i2b2 are not available here):
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, TypedDict
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ..corpus.labels import keyed_subsample, tagged_sentences, thin_negatives
+from ..corpus.splits import split_by_patient, subsample
+from ..datasets import load_corpus
+from ..evaluation import binary_token_prf
+from ..plotting import apply_style
+from ..privacy.accounting import table_5_3, thesis_sequence_counts
+from ..privacy.dpsgd import train_dp
+from ..privacy.ensemble import aggregate_documents, ensemble_guarantee, rule_scores
+from ..profiles import get_profile
+from ..reporting import json_ready
+from ..results import fingerprint_documents
+from ..rng import derive_seed
+from ..synthetic import generate
+from ..training import evaluate_tagger, predict_documents, prepare_tagger, train
+from .params import StudyParams, profiles
 
 __all__ = [
     "PROFILE_PARAMS",
     "DPParams",
+    "DPStudyResults",
     "params_for",
     "SiteData",
     "prepare_sites",
@@ -76,7 +97,10 @@ SCHEME, ENCODING = "binary", "BIO"
 
 
 @dataclass(frozen=True)
-class DPParams:
+class DPParams(StudyParams):
+    STUDY: ClassVar[str] = "ahmed_dp"
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
+
     kind: str = "transformer"
     tagger: dict[str, Any] = field(default_factory=dict)  # build_tagger overrides
     n_sites: int = 3
@@ -98,13 +122,13 @@ class DPParams:
     #: keep every PHI sentence and each PHI-free one with this probability (None: all), before
     #: the subsampling; per-sentence keyed coins as well (thin_negatives)
     negative_keep_rate: float | None = None
-    max_eval_docs: int | None = None
+    max_eval_documents: int | None = None
     embeddings: str | None = None  # None: random init (word2vec would read the training text)
     table_noises: tuple[float, ...] = (0.25, 0.45, 0.55)
     fine_tune_per_target: int | None = None  # pre-trained members fine-tuned per target (None: all others)
 
 
-PROFILE_PARAMS: dict[str, DPParams] = {
+PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
     "smoke": DPParams(
         tagger=dict(word_dim=16, char_emb_dim=8, char_hidden=8, layers=1, heads=2, ff_hidden=32),
         patients=30,
@@ -113,7 +137,7 @@ PROFILE_PARAMS: dict[str, DPParams] = {
         curve_noises=(1.0,),
         train_sentence_rate=0.15,  # sites: 335 / 236 / 637 sentences -> ~50 / 35 / 96
         curve_sentence_rate=0.04,  # 1,208 sentences -> ~48
-        max_eval_docs=4,
+        max_eval_documents=4,
         fine_tune_per_target=1,
     ),
     "cpu": DPParams(
@@ -124,25 +148,16 @@ PROFILE_PARAMS: dict[str, DPParams] = {
         curve_noises=(0.25, 0.55, 1.0),
         train_sentence_rate=0.35,  # sites: 3,031 / 1,138 / 2,616 sentences -> ~1,060 / 400 / 916
         curve_sentence_rate=0.15,  # 6,785 sentences -> ~1,018
-        max_eval_docs=60,
+        max_eval_documents=60,
         fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each ~1-4 min on 2 loaded cores)
     ),
     "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16),
-}
+})
 
 
 def params_for(profile: str, **overrides: Any) -> DPParams:
-    try:
-        base = PROFILE_PARAMS[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}") from None
-    kw = {k: v for k, v in overrides.items() if v is not None}
-    unknown = set(kw) - set(DPParams.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown ahmed_dp parameters: {sorted(unknown)}")
-    if "tagger" in kw:
-        kw["tagger"] = {**base.tagger, **kw["tagger"]}
-    return replace(base, **kw)
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`)."""
+    return DPParams.resolve(profile, **overrides)
 
 
 @dataclass
@@ -153,25 +168,8 @@ class SiteData:
     test: list
 
 
-def _cap(items: list, n: int | None, seed: int) -> list:
-    """A seeded fixed-size subset of *evaluation* documents (never of training data: a
-    fixed-size subset of training data breaks the add/remove guarantee, see
-    :func:`_thin_and_subsample`)."""
-    import numpy as np
-
-    if n is None or len(items) <= n:
-        return list(items)
-    idx = np.sort(np.random.default_rng(seed).choice(len(items), n, replace=False))
-    return [items[i] for i in idx]
-
-
 def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None = None) -> list[SiteData]:
     """Three (``n_sites``) synthetic hospitals, each split by patient into train/dev/test."""
-    from ..corpus.splits import split_by_patient
-    from ..profiles import get_profile
-    from ..rng import derive_seed
-    from ..synthetic import generate
-
     params = params or params_for(profile)
     n = params.patients or get_profile(profile).patients
     docs = generate(patients=n, sites=params.n_sites, seed=seed)
@@ -186,7 +184,7 @@ def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None =
                 name,
                 list(sp.train),
                 list(sp.dev),
-                _cap(list(sp.test), params.max_eval_docs, derive_seed(seed, "eval", name)),
+                subsample(list(sp.test), params.max_eval_documents, derive_seed(seed, "eval", name)),
             )
         )
     return sites
@@ -195,10 +193,6 @@ def prepare_sites(profile: str = "cpu", seed: int = 0, params: DPParams | None =
 def epsilon_table(sizes: dict[str, int], params: DPParams | None = None, accountants=("prv", "rdp", "gdp")):
     """Table 5.3 analog as a DataFrame: ε per data set (number of training sequences), σ and
     accountant, with the thesis' batch size 16, 100 epochs and δ = 1e-5."""
-    import pandas as pd
-
-    from ..privacy.accounting import table_5_3
-
     params = params or DPParams()
     rows = table_5_3(
         sizes, params.table_noises, batch_size=16, epochs=100, delta=1e-5, accountants=tuple(accountants)
@@ -209,16 +203,10 @@ def epsilon_table(sizes: dict[str, int], params: DPParams | None = None, account
 
 def thesis_sequence_table(accountants=("rdp",)):
     """For each row of the thesis' Table 5.3, the N (training sequences) reproducing its ε."""
-    import pandas as pd
-
-    from ..privacy.accounting import thesis_sequence_counts
-
     return pd.DataFrame(thesis_sequence_counts(tuple(accountants))).drop(columns=["note"])
 
 
 def _sentences(docs, rate: float | None, seed: int, keep_rate: float | None = None):
-    from ..corpus.labels import tagged_sentences
-
     sents = [s for s in tagged_sentences(docs, SCHEME, ENCODING, "default") if s.tokens]
     return _thin_and_subsample(sents, rate, seed, keep_rate)
 
@@ -227,9 +215,6 @@ def _thin_and_subsample(sents, rate: float | None, seed: int, keep_rate: float |
     """Non-empty sentences, PHI-free ones thinned (``keep_rate``), then each kept with
     probability ``rate``; both by per-sentence coins keyed by the sentence (seeded keys), so
     one sentence more or less changes no other decision."""
-    from ..corpus.labels import keyed_subsample, thin_negatives
-    from ..rng import derive_seed
-
     sents = [s for s in sents if s.tokens]
     if keep_rate is not None:
         sents = thin_negatives(sents, keep_rate, derive_seed(seed, "dp-thin"))
@@ -255,9 +240,6 @@ def train_member(
     ``params.train_sentence_rate``). DP-SGD runs with seeded noise and lots (``secure=False``,
     reproducible; the ledger's ``rng_note`` says the guarantee does not hold against anyone
     holding the seed). Returns {"tagger", "history", "ledger", "seconds", "sentences"}."""
-    from ..privacy.dpsgd import train_dp
-    from ..training import prepare_tagger, train
-
     t0 = time.perf_counter()
     rate = params.train_sentence_rate if sentence_rate is None else sentence_rate
     if base is None:
@@ -318,7 +300,6 @@ def train_member(
 
 
 def _prf(tagger, docs) -> dict[str, float]:
-    from ..training import evaluate_tagger
 
     p, r, f = evaluate_tagger(tagger, docs)
     return {"precision": p, "recall": r, "f1": f}
@@ -326,10 +307,6 @@ def _prf(tagger, docs) -> dict[str, float]:
 
 def privacy_utility_curve(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):
     """F1 vs ε: one model per σ in ``params.curve_noises`` plus a non-private one (ε = ∞)."""
-    import math
-
-    import pandas as pd
-
     rows = []
     for s in (None, *params.curve_noises):
         m = train_member(
@@ -361,16 +338,10 @@ def scenario_tables(
     Scenario A: for each target site, the members trained on the *other* sites alone and
     their ensemble under each rule. Scenario B: the target's own member alone, and the
     ensemble of all members. Also the precision/recall of every k-of-n rule (scenario B)."""
-    import pandas as pd
-
-    from ..privacy.ensemble import aggregate_documents, rule_scores
-    from ..training import predict_documents
-
     preds = {
         name: {s.name: predict_documents(m["tagger"], s.test) for s in sites} for name, m in members.items()
     }
     a_rows, b_rows, k_rows = [], [], []
-    from ..evaluation import binary_token_prf
 
     def score(docs, gold):
         p, r, f = binary_token_prf(gold, docs)
@@ -409,8 +380,6 @@ def fine_tuning_table(
     """Appendix A.3 analog: for each target site, a DP model pre-trained on each other site,
     fine-tuned with DP-SGD on the target's training data; ε of the fine-tuning phase (the
     target's data enter only there)."""
-    import pandas as pd
-
     rows = []
     for t in sites:
         others = [n for n in members if n != t.name][: params.fine_tune_per_target]
@@ -436,29 +405,49 @@ def fine_tuning_table(
     return pd.DataFrame(rows)
 
 
+class DPStudyResults(TypedDict):
+    """What :func:`run_study` returns (tables as DataFrames; :func:`results_json` makes it JSON-able)."""
+
+    params: dict[str, Any]  #: asdict(DPParams)
+    profile: str
+    corpus: str
+    seed: int
+    epsilon_table: pd.DataFrame  #: Table 5.3 analog
+    thesis_sequences: pd.DataFrame
+    curve: pd.DataFrame  #: F1 vs ε
+    members: dict[str, dict[str, Any]]  #: per site: epsilon, ledger (dict), sentences, seconds
+    scenario_a: pd.DataFrame  #: Table 5.1 analog
+    scenario_b: pd.DataFrame  #: Table 5.2 analog
+    rules: pd.DataFrame  #: k-of-n aggregation
+    fine_tuning: pd.DataFrame | None  #: Table A.3 analog
+    guarantee: dict[str, Any]  #: the ensemble's (ε, δ) and composition
+    fingerprint: str
+    seconds: float
+
+
 def run_study(
-    profile: str = "cpu",
+    params: DPParams,
+    *,
     corpus: str = "synthetic",
     data_dir: str | None = None,
     seed: int = 0,
     device: str = "cpu",
     progress: bool = False,
     fine_tune: bool = True,
-    **overrides: Any,
-) -> dict[str, Any]:
+) -> DPStudyResults:
     """Everything of the notebook: ε tables, the F1-vs-ε curve (on ``corpus``), members per
     synthetic site, scenario A/B tables, rule trade-off, fine-tuning, guarantee. Returns
     DataFrames and JSON-able records (:func:`results_json`). With a real ``corpus``
     (``"physionet"``: the thesis' nursing notes) the curve is computed on it and it joins the
     three synthetic sites as a fourth member / target (its ε table row counts its sentences).
     Outputs computed on real data must not be committed (they are aggregate scores, but the
-    repository holds synthetic results only)."""
-    from ..datasets import load_corpus
-    from ..privacy.ensemble import ensemble_guarantee
-
+    repository holds synthetic results only). ``params`` come from :func:`params_for` /
+    :meth:`DPParams.resolve` (resolved once, by the caller)."""
     if device != "cpu":
         raise ValueError("the DP study runs on CPU here (device='cpu')")
-    params = params_for(profile, **overrides)
+    if not isinstance(params, DPParams):
+        raise TypeError("run_study takes resolved DPParams (ahmed_dp.params_for(profile, ...))")
+    profile = params.profile
     t0 = time.perf_counter()
     sites = prepare_sites(profile, seed, params)
     if corpus == "synthetic":
@@ -467,10 +456,10 @@ def run_study(
     else:
         # a real corpus (the PhysioNet nursing notes) is the curve's data set and one more member/site
         sp = load_corpus(corpus, data_dir=data_dir, profile=profile, seed=seed)
-        cur_train, cur_test = list(sp.train), _cap(list(sp.test), params.max_eval_docs, seed)
+        cur_train, cur_test = list(sp.train), subsample(list(sp.test), params.max_eval_documents, seed)
         sites.append(SiteData(corpus, cur_train, list(sp.dev), cur_test))
     site_sizes = {s.name: len(_sentences(s.train, None, seed)) for s in sites}
-    out: dict[str, Any] = {"params": asdict(params), "profile": profile, "corpus": corpus, "seed": seed}
+    out: DPStudyResults = {"params": asdict(params), "profile": profile, "corpus": corpus, "seed": seed}  # type: ignore[typeddict-item]
     out["epsilon_table"] = epsilon_table(
         site_sizes, params, accountants=("rdp", "gdp") if profile == "smoke" else ("prv", "rdp", "gdp")
     )
@@ -502,36 +491,19 @@ def run_study(
         "epsilon": g.epsilon, "delta": g.delta, "composition": g.composition, "unit": g.unit,
         "text": f"{g}; seeded noise (reproducible study): does not hold against anyone holding the seed",
     }
+    out["fingerprint"] = fingerprint_documents([d for s in sites for d in (*s.train, *s.dev, *s.test)])
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
 def results_json(out: dict[str, Any]) -> dict[str, Any]:
-    """JSON-able copy of :func:`run_study`'s output (DataFrames as records)."""
-    import math
-
-    import pandas as pd
-
-    def conv(v):
-        if isinstance(v, pd.DataFrame):
-            return conv(v.reset_index().to_dict(orient="records"))
-        if isinstance(v, dict):
-            return {str(k): conv(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [conv(x) for x in v]
-        if isinstance(v, float) and not math.isfinite(v):
-            return str(v)
-        return v
-
-    return conv({k: v for k, v in out.items()})
+    """JSON-able copy of :func:`run_study`'s output (DataFrames as records; :func:`deidlib.reporting.json_ready`)."""
+    return json_ready(out)
 
 
 def plot_curve(curve, title: str = "F1 vs ε"):
-    import math
 
-    import matplotlib.pyplot as plt
 
-    from ..plotting import apply_style
 
     apply_style()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
@@ -558,9 +530,7 @@ def plot_curve(curve, title: str = "F1 vs ε"):
 
 
 def plot_rules(rules):
-    import matplotlib.pyplot as plt
 
-    from ..plotting import apply_style
 
     apply_style()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))

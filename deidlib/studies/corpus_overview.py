@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..corpus import CATEGORIES, Document
 from ..corpus.labels import span_label
 from ..corpus.tokenize import tokenize
 
-__all__ = ["corpus_table", "phi_table", "label_distribution", "annotated_html", "plot_overview"]
+__all__ = ["corpus_table", "phi_table", "label_distribution", "plot_overview"]
 
 
 def corpus_table(docs: Sequence[Document], by: str = "site") -> pd.DataFrame:
@@ -67,31 +68,8 @@ def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Ser
     return pd.Series(c, dtype=int).sort_values(ascending=False)
 
 
-def annotated_html(doc: Document, max_chars: int = 3000) -> str:
-    """The note as HTML with PHI highlighted and labelled.
-
-    It shows raw note text: callers use it on synthetic documents only (notebook 00 does).
-    """
-    import html
-
-    out, pos = [], 0
-    for s in doc.spans:
-        if s.start >= max_chars:
-            break
-        out.append(html.escape(doc.text[pos : s.start]))
-        out.append(
-            f'<mark title="{s.category}/{s.subtype}" style="background:#ffe08a">{html.escape(doc.text[s.start:s.end])}'
-            f'<sub style="color:#a15c00">{s.subtype}</sub></mark>'
-        )
-        pos = s.end
-    out.append(html.escape(doc.text[pos:max_chars]))
-    return '<pre style="white-space:pre-wrap;font-size:85%">' + "".join(out) + "</pre>"
-
-
 def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus"):
     """Two panels: PHI mentions per category and site (stacked bars), label distribution (log)."""
-    import matplotlib.pyplot as plt
-
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.4]})
     data = phi_by_site.drop(columns="total", errors="ignore")
     bottom = None

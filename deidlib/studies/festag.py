@@ -39,7 +39,7 @@ Deviations and choices, all visible in the returned parameters:
 * **Sparse PHI** (``negatives_per_positive``, default off). In the PhysioNet nursing notes
   only 4 % of training sentences (875 of 21,228) hold PHI, 0.4 % of tokens; a cpu-profile
   site of 300 random sentences then holds about a dozen PHI sentences and no experiment
-  learns (measured, 2 seeds: final F1 A 0.23, B 0.35, C/D means 0.05-0.11). With
+  learns (the README's results section has the measured scores). With
   ``negatives_per_positive=k`` each site keeps all of its sentences with PHI and a seeded
   random ``k`` per such sentence of those without, before the ``max_site_sentences`` cap.
   The global test set is never down-sampled (only capped), so the precision cost of
@@ -52,9 +52,11 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar, TypedDict
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
@@ -67,11 +69,22 @@ from ..collaborative import (
     simulate,
     tagger_trainer,
 )
+from ..corpus.labels import downsample_negatives, tag_set, tagged_sentences
+from ..corpus.splits import partition_by_patient, subsample
+from ..datasets import load_corpus
+from ..evaluation import prf
+from ..models import build_tagger
+from ..plotting import COLORS, apply_style
+from ..results import fingerprint_documents
+from ..rng import derive_seed
+from ..training.api import build_inputs
+from .params import StudyParams, profiles
 
 __all__ = [
     "PROFILE_PARAMS",
     "EXPERIMENTS",
     "FestagParams",
+    "FestagResults",
     "params_for",
     "prepare_data",
     "binary_token_evaluator",
@@ -88,8 +101,10 @@ SCHEME, ENCODING = "i2b2", "IO"
 
 
 @dataclass(frozen=True)
-class FestagParams:
+class FestagParams(StudyParams):
     """All knobs of the study (defaults = the paper; profiles override some)."""
+    STUDY: ClassVar[str] = "festag"
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
 
     n_sites: int = 5
     epochs: int = 200
@@ -121,8 +136,12 @@ class FestagParams:
     word_vectors: str = "word2vec"
     word2vec_epochs: int = 5
 
+    def check(self) -> None:
+        if self.word_vectors not in ("word2vec", "random"):
+            raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
 
-PROFILE_PARAMS: dict[str, FestagParams] = {
+
+PROFILE_PARAMS: dict[str, FestagParams] = profiles(FestagParams, {
     "smoke": FestagParams(
         epochs=2,
         batch_size=8,
@@ -141,22 +160,12 @@ PROFILE_PARAMS: dict[str, FestagParams] = {
         max_test_sentences=1500,
     ),
     "paper": FestagParams(),
-}
+})
 
 
 def params_for(profile: str, **overrides: Any) -> FestagParams:
-    """The profile's parameters with ``overrides`` (``None`` values are ignored)."""
-    try:
-        base = PROFILE_PARAMS[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}") from None
-    kw = {k: v for k, v in overrides.items() if v is not None}
-    if "tagger" in kw:
-        kw["tagger"] = {**base.tagger, **kw["tagger"]}
-    unknown = set(kw) - set(FestagParams.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown festag parameters: {sorted(unknown)}")
-    return replace(base, **kw)
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`)."""
+    return FestagParams.resolve(profile, **overrides)
 
 
 # ----------------------------------------------------------------------------- data
@@ -172,24 +181,11 @@ class StudyData:
     fingerprint: str
 
 
-def _cap(items: list, n: int | None, seed: int) -> list:
-    if n is None or len(items) <= n:
-        return items
-    idx = np.sort(np.random.default_rng(seed).choice(len(items), n, replace=False))
-    return [items[i] for i in idx]
-
-
 def prepare_data(
     corpus: str = "synthetic", data_dir: str | None = None, profile: str = "cpu", seed: int = 0,
     params: FestagParams | None = None,
 ) -> StudyData:
     """Load the corpus, split training documents by patient into sites, tag sentences."""
-    from ..corpus.labels import downsample_negatives, tagged_sentences
-    from ..corpus.splits import partition_by_patient
-    from ..datasets import load_corpus
-    from ..results import fingerprint_documents
-    from ..rng import derive_seed
-
     params = params or params_for(profile)
     splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=profile, seed=seed, split="patient")
     parts = partition_by_patient(list(splits.train), params.n_sites, seed=seed)
@@ -201,10 +197,10 @@ def prepare_data(
         sents = [s for s in tagged_sentences(p, SCHEME, ENCODING) if s.tokens]
         if params.negatives_per_positive is not None:
             sents = downsample_negatives(sents, params.negatives_per_positive, derive_seed(seed, "site-negatives", i))
-        sites.append(_cap(sents, params.max_site_sentences, derive_seed(seed, "site-cap", i)))
+        sites.append(subsample(sents, params.max_site_sentences, derive_seed(seed, "site-cap", i)))
     test_docs = list(splits.test)
     test = [s for s in tagged_sentences(test_docs, SCHEME, ENCODING, use_spans=False) if s.tokens]
-    test = _cap(test, params.max_test_sentences, derive_seed(seed, "test-cap"))
+    test = subsample(test, params.max_test_sentences, derive_seed(seed, "test-cap"))
     return StudyData(
         sites=sites,
         test=test,
@@ -228,24 +224,18 @@ def tagger_factory(sentences: Sequence[Any], params: FestagParams, *, seed: int 
     training. The word embeddings are frozen (``freeze_embeddings``, default True): the
     paper's parameter vector ``p`` holds only the LSTM and feed-forward weights, so only
     those are trained and exchanged. ``word_vectors="random"`` uses seeded random vectors.
+    Word2Vec is trained on the raw words (``keys="raw"`` of :func:`deidlib.training.build_inputs`;
+    the other studies train on the featurizer's normalised keys).
     """
-    from ..corpus.labels import tag_set
-    from ..models import build_featurizer, build_tagger
-
     hp = dict(params.tagger)
     feat_kw = {k: hp.pop(k) for k in list(hp) if k in ("lowercase", "max_vocab", "min_count")}
-    words = [s.words for s in sentences]
-    featurizer = build_featurizer("festag", words, labels=tag_set(SCHEME, ENCODING), **feat_kw)
     hp.setdefault("freeze_embeddings", True)
-    embeddings = None
-    if params.word_vectors == "word2vec":
-        from ..embeddings.vectors import embedding_matrix, train_word_vectors
-
-        dim = int(hp.get("word_dim", 300))
-        kv = train_word_vectors(words, dim=dim, epochs=params.word2vec_epochs, seed=seed, cache=cache_vectors)
-        embeddings, _ = embedding_matrix(featurizer.words, kv, seed=seed)
-    elif params.word_vectors != "random":
-        raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {params.word_vectors!r}")
+    inputs = build_inputs(
+        "festag", [s.words for s in sentences], tag_set(SCHEME, ENCODING), word_dim=int(hp.get("word_dim", 300)),
+        vectors="word2vec" if params.word_vectors == "word2vec" else None, keys="raw",
+        vector_epochs=params.word2vec_epochs, seed=seed, cache=cache_vectors, **feat_kw,
+    )
+    featurizer, embeddings = inputs.featurizer, inputs.embeddings
 
     def factory(init_seed: int) -> nn.Module:
         return build_tagger("festag", featurizer, seed=int(init_seed) & 0x7FFF_FFFF, embeddings=embeddings, **hp)
@@ -261,7 +251,8 @@ def binary_token_evaluator(test: Sequence[Any], *, batch_size: int = 64, device:
 
     A token counts as predicted PHI when its predicted label is not ``"O"``, as gold PHI
     when its gold tag is not ``"O"`` (Dernoncourt et al.'s binary token scoring, used in
-    Festag & Spreckelsen's Results). Test batches are encoded once per featurizer.
+    Festag & Spreckelsen's Results); P/R/F1 of the counts come from the scorer's
+    :func:`deidlib.evaluation.prf`. Test batches are encoded once per featurizer.
     """
     order = sorted(range(len(test)), key=lambda i: len(test[i].tokens))
     chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
@@ -290,18 +281,28 @@ def binary_token_evaluator(test: Sequence[Any], *, batch_size: int = 64, device:
         pred_all = np.concatenate(preds) if preds else np.zeros(0, bool)
         if pred_all.shape != gold_all.shape:
             raise RuntimeError(f"tagger returned {pred_all.size} labels for {gold_all.size} test tokens")
-        tp = int((pred_all & gold_all).sum())
-        fp = int((pred_all & ~gold_all).sum())
-        fn = int((~pred_all & gold_all).sum())
-        p = tp / (tp + fp) if tp + fp else 0.0
-        r = tp / (tp + fn) if tp + fn else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        return {"precision": p, "recall": r, "f1": f}
+        score = prf(int((pred_all & gold_all).sum()), int((pred_all & ~gold_all).sum()),
+                    int((~pred_all & gold_all).sum()))
+        return {"precision": score.precision, "recall": score.recall, "f1": score.f1}
 
     return evaluate
 
 
 # --------------------------------------------------------------------------- study
+
+
+class FestagResults(TypedDict):
+    """What :func:`run_study` returns (JSON-able; the input of :func:`curves`, :func:`table3`,
+    :func:`figure6` and :func:`shape_checks`)."""
+
+    study: str
+    profile: str
+    corpus: str
+    params: dict[str, Any]  #: asdict(FestagParams)
+    seeds: list[int]
+    experiments: list[str]
+    runs: list[dict[str, Any]]  #: experiment, seed, seconds and the simulation history
+    data: list[dict[str, Any]]  #: per seed: sentences/documents/patients per site, test size, fingerprint
 
 
 def _strategy(name: str, params: FestagParams):
@@ -316,7 +317,8 @@ def _strategy(name: str, params: FestagParams):
 
 
 def run_study(
-    profile: str = "cpu",
+    params: FestagParams,
+    *,
     corpus: str = "synthetic",
     data_dir: str | None = None,
     seeds: Sequence[int] = (0,),
@@ -324,22 +326,23 @@ def run_study(
     device: str = "cpu",
     progress: bool = True,
     engine: str = "simulator",
-    **overrides: Any,
-) -> dict[str, Any]:
+) -> FestagResults:
     """Run the experiments for every seed; returns a JSON-able dict of histories and parameters.
 
-    ``overrides`` are :class:`FestagParams` fields (``epochs``, ``lr``, ``theta_d``, ...).
-    Each seed re-splits the data into sites and re-initialises the shared network.
+    ``params`` come from :func:`params_for` / :meth:`FestagParams.resolve` (resolved once,
+    by the caller). Each seed re-splits the data into sites and re-initialises the shared network.
     ``engine="flower"`` runs B and C as Flower apps (:mod:`deidlib.collaborative.flower`,
     bit-identical to the simulator); A and D exchange no messages and stay in-process.
     """
+    if not isinstance(params, FestagParams):
+        raise TypeError("run_study takes resolved FestagParams (festag.params_for(profile, ...))")
     if engine not in ("simulator", "flower"):
         raise ValueError(f"unknown engine {engine!r}; choose 'simulator' or 'flower'")
-    params = params_for(profile, **overrides)
+    profile = params.profile
     bad = [e for e in experiments if e not in EXPERIMENTS]
     if bad:
         raise ValueError(f"unknown experiments {bad}; choose from {EXPERIMENTS}")
-    out: dict[str, Any] = {
+    out: FestagResults = {
         "study": "festag",
         "profile": profile,
         "corpus": corpus,
@@ -400,8 +403,6 @@ def _on_device(factory, device):
 
 def curves(results: dict[str, Any]):
     """Long table: experiment, seed, epoch, site, f1 (+ precision, recall, train_loss)."""
-    import pandas as pd
-
     rows = []
     for run in results["runs"]:
         for r in run["records"]:
@@ -415,8 +416,6 @@ def table3(results: dict[str, Any], metric: str = "f1"):
     For C and D the spread is over the 5 workers (and seeds); for A and B over seeds
     (the paper has one run, so its table shows only the mean for A and B).
     """
-    import pandas as pd
-
     df = curves(results)
     rows = []
     for name in results["experiments"]:
@@ -428,10 +427,6 @@ def table3(results: dict[str, Any], metric: str = "f1"):
 
 def figure6(results: dict[str, Any], metric: str = "f1"):
     """Figure 6 analog: two panels; A black, B magenta, C green band, D red band."""
-    import matplotlib.pyplot as plt
-
-    from ..plotting import COLORS, apply_style
-
     apply_style()
     df = curves(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)

@@ -45,13 +45,20 @@ the geographic distance). :func:`uniform_mechanism`: a uniformly random place of
 from __future__ import annotations
 
 import functools
+import math
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .mechanisms import exponential_probabilities, haversine_km, offset_latlon, planar_laplace_offset
+from .mechanisms import (
+    EARTH_KM,
+    exponential_probabilities,
+    haversine_km,
+    offset_latlon,
+    planar_laplace_offset,
+)
 from .randomness import SurrogateRNG
 
 __all__ = [
@@ -62,6 +69,8 @@ __all__ = [
     "paper_mechanism",
     "fixed_mechanism",
     "geoind_mechanism",
+    "geoind_samples",
+    "candidate_tree",
     "uniform_mechanism",
     "mechanism_distribution",
     "figure6_table",
@@ -271,6 +280,32 @@ def geoind_mechanism(table: PlaceTable, j: int, epsilon_per_km: float, rng: Surr
     e, n = planar_laplace_offset(epsilon_per_km, rng)
     la, lo = offset_latlon(float(table.lat[j]), float(table.lon[j]), e, n)
     return table.nearest(la, lo, candidates)
+
+
+def candidate_tree(table: PlaceTable, candidates: np.ndarray):
+    """A haversine BallTree over ``candidates`` (for :func:`geoind_samples`' nearest-place step)."""
+    from sklearn.neighbors import BallTree
+
+    return BallTree(np.radians(np.column_stack([table.lat[candidates], table.lon[candidates]])), metric="haversine")
+
+
+def geoind_samples(table: PlaceTable, j: int, epsilon_per_km: float, n: int, generator: np.random.Generator,
+                   candidates: np.ndarray, tree=None) -> np.ndarray:
+    """``n`` independent draws of :func:`geoind_mechanism` for place ``j`` at once (indices
+    into ``table``): planar Laplace offsets (uniform angle, radius Gamma(2, 1/ε), drawn in
+    that order from the NumPy ``generator``), moved as :func:`offset_latlon` does, then the
+    nearest place of ``candidates``. For simulations and audits; a release uses
+    :func:`geoind_mechanism` with a secure source. ``tree``: :func:`candidate_tree` of
+    ``candidates``, to reuse across calls."""
+    tree = candidate_tree(table, candidates) if tree is None else tree
+    theta = generator.uniform(0, 2 * np.pi, n)
+    r = generator.gamma(2.0, 1.0 / epsilon_per_km, n)
+    east, north = r * np.cos(theta), r * np.sin(theta)
+    lat0, lon0 = float(table.lat[j]), float(table.lon[j])
+    lat = np.clip(lat0 + np.degrees(north / EARTH_KM), -90, 90)
+    lon = (lon0 + np.degrees(east / (EARTH_KM * max(math.cos(math.radians(lat0)), 1e-6))) + 180) % 360 - 180
+    _, i = tree.query(np.radians(np.column_stack([lat, lon])), k=1)
+    return np.asarray(candidates)[i[:, 0]]
 
 
 def uniform_mechanism(table: PlaceTable, j: int, rng: SurrogateRNG, candidates: np.ndarray | None = None) -> int:

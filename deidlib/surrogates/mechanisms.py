@@ -59,6 +59,7 @@ __all__ = [
     "planar_laplace_offset",
     "offset_latlon",
     "haversine_km",
+    "EARTH_KM",
 ]
 
 
@@ -244,9 +245,8 @@ def exponential_probabilities(distances, epsilon: float, *, factor: float = 1.0)
 
 
 # ----------------------------------------------------------------------------- geo-indistinguishability
-#: mean Earth radius (km, IUGG) used by the planar offsets and haversine distances
+#: mean Earth radius in km (IUGG), for the planar Laplace offsets and haversine distances
 EARTH_KM = 6371.0088
-_EARTH_KM = EARTH_KM  # the former private name (deidlib.studies.tchouka imports it)
 
 
 def planar_laplace_offset(epsilon_per_km: float, rng: SurrogateRNG) -> tuple[float, float]:
@@ -259,9 +259,9 @@ def planar_laplace_offset(epsilon_per_km: float, rng: SurrogateRNG) -> tuple[flo
 
 def offset_latlon(lat: float, lon: float, east_km: float, north_km: float) -> tuple[float, float]:
     """Move a point by a local east/north offset (equirectangular; exact enough for < 1000 km)."""
-    nlat = lat + math.degrees(north_km / _EARTH_KM)
+    nlat = lat + math.degrees(north_km / EARTH_KM)
     coslat = max(math.cos(math.radians(lat)), 1e-6)
-    nlon = lon + math.degrees(east_km / (_EARTH_KM * coslat))
+    nlon = lon + math.degrees(east_km / (EARTH_KM * coslat))
     nlat = max(-90.0, min(90.0, nlat))
     nlon = (nlon + 180.0) % 360.0 - 180.0
     return nlat, nlon
@@ -273,4 +273,4 @@ def haversine_km(lat1, lon1, lat2, lon2) -> np.ndarray:
     dphi = p2 - p1
     dl = np.radians(np.asarray(lon2) - np.asarray(lon1))
     a = np.sin(dphi / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
-    return 2 * _EARTH_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+    return 2 * EARTH_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))

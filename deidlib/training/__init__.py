@@ -1,6 +1,6 @@
 """The training engine shared by every study (see :mod:`.trainer`)."""
 
-from .api import fit_tagger, prepare_tagger
+from .api import TaggerInputs, build_inputs, fit_tagger, prepare_tagger, word_embeddings
 from .batching import bucket_batches, epoch_order
 from .io import load_tagger, save_tagger
 from .loop import OPTIMIZERS, make_optimizer, step, train_epoch
@@ -13,6 +13,9 @@ __all__ = [
     "TrainingInterrupted",
     "fit_tagger",
     "prepare_tagger",
+    "build_inputs",
+    "word_embeddings",
+    "TaggerInputs",
     "make_optimizer",
     "step",
     "train_epoch",

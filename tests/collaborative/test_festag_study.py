@@ -107,6 +107,39 @@ def test_binary_token_evaluator_hand_computed():
     assert s["f1"] == pytest.approx(2 / 3)
 
 
+def _former_festag_scores(test, model):
+    """festag's own P/R/F1 before it called the scorer (kept here as the reference)."""
+    labels = model.featurizer.labels
+    gold = np.concatenate([[t != "O" for t in s.tags] for s in test]).astype(bool)
+    pred = np.concatenate([[labels[int(w)] != "O" for w in s.words] for s in test]).astype(bool)
+    tp, fp, fn = int((pred & gold).sum()), int((pred & ~gold).sum()), int((~pred & gold).sum())
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {"precision": p, "recall": r, "f1": f}, gold, pred
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_binary_token_evaluator_gives_the_former_numbers_through_the_scorer(seed):
+    """Same numbers, bit for bit, as festag's former hand-written P/R/F1, and as sklearn's
+    binary scores; includes sets with no predicted or no gold PHI (scores 0)."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    rng = np.random.default_rng(seed)
+    phi_rate = (0.0, 0.05, 0.3, 0.5, 0.9, 1.0)[seed]
+    test = []
+    for _ in range(int(rng.integers(1, 12))):
+        n = int(rng.integers(1, 9))
+        tags = ["O" if rng.random() >= phi_rate else "I-DATE" for _ in range(n)]
+        words = [str(int(rng.integers(0, 3))) if seed else "0" for _ in range(n)]
+        test.append(_Sent(words, tags))
+    got = festag.binary_token_evaluator(test, batch_size=3)(_EchoModel())
+    want, gold, pred = _former_festag_scores(test, _EchoModel())
+    assert got == want
+    p, r, f, _ = precision_recall_fscore_support(gold, pred, average="binary", zero_division=0)
+    assert (got["precision"], got["recall"], got["f1"]) == pytest.approx((p, r, f))
+
+
 def _deps_missing() -> str | None:
     try:
         from deidlib.corpus.splits import partition_by_patient  # noqa: F401
@@ -119,7 +152,9 @@ def _deps_missing() -> str | None:
 
 @pytest.mark.skipif(_deps_missing() is not None, reason=f"dependencies not available: {_deps_missing()}")
 def test_run_study_smoke_end_to_end():
-    r = festag.run_study(profile="smoke", seeds=[0], experiments=["A", "C_0.1", "D"], progress=False, epochs=1)
+    r = festag.run_study(festag.params_for("smoke", epochs=1), seeds=[0], experiments=["A", "C_0.1", "D"],
+                         progress=False)
+    assert set(r) == set(festag.FestagResults.__annotations__) and r["params"]["profile"] == "smoke"
     t = festag.table3(r)
     assert set(t.index) == {"A", "C_0.1", "D"}
     assert np.isfinite(t["mean"]).all() and (t["max"] <= 1).all()

@@ -150,3 +150,21 @@ def test_split_dirs_errors(tmp_path):
     with pytest.raises(CorpusError):
         write_split_dirs(bad, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_subsample_is_the_seeded_sorted_choice_and_keeps_order():
+    import numpy as np
+
+    from deidlib.corpus.splits import subsample
+
+    items = [f"s{i}" for i in range(50)]
+    got = subsample(items, 7, seed=3)
+    idx = np.sort(np.random.default_rng(3).choice(50, 7, replace=False))
+    assert got == [items[i] for i in idx]  # the studies' former _cap, position for position
+    assert got == sorted(got, key=items.index) and len(set(got)) == 7
+    assert subsample(items, 7, seed=3) == got and subsample(items, 7, seed=4) != got
+    for n in (None, 50, 99):
+        out = subsample(items, n, seed=0)
+        assert out == items and out is not items
+    with pytest.raises(ValueError, match="cannot keep -1"):
+        subsample(items, -1, seed=0)

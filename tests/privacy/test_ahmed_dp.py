@@ -60,7 +60,8 @@ def test_member_ledger_and_fine_tuning(smoke_sites):
 
 @pytest.mark.slow
 def test_run_study_smoke():
-    out = ad.run_study("smoke")
+    out = ad.run_study(ad.params_for("smoke"))
+    assert set(out) == set(ad.DPStudyResults.__annotations__)
     assert set(out["scenario_a"].target) == {"site0", "site1", "site2"}
     assert len(out["scenario_b"]) == 3 * 3
     g = out["guarantee"]
@@ -77,7 +78,7 @@ def test_run_study_smoke():
 @pytest.mark.slow
 @pytest.mark.realdata
 def test_run_study_smoke_physionet_member(physionet_dir):
-    out = ad.run_study("smoke", corpus="physionet", data_dir=str(physionet_dir), fine_tune=False)
+    out = ad.run_study(ad.params_for("smoke"), corpus="physionet", data_dir=str(physionet_dir), fine_tune=False)
     assert "physionet" in out["members"] and len(out["members"]) == 4
     assert "physionet" in set(out["scenario_b"].target)
     assert out["epsilon_table"].index.get_level_values("dataset").str.contains("physionet").any()

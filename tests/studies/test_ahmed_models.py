@@ -12,6 +12,7 @@ import pytest
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf, evaluate
 from deidlib.models import build_tagger, count_parameters
+from deidlib.reporting import to_markdown
 from deidlib.studies import ahmed_models as am
 
 # tiny everything: one or two epochs over a few dozen sentences
@@ -29,7 +30,7 @@ TINY = dict(
 
 @pytest.fixture(scope="module")
 def results():
-    return am.run_study("smoke", seeds=(0, 1), progress=False, **TINY)
+    return am.run_study(am.params_for("smoke", **TINY), seeds=(0, 1), progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +127,7 @@ def test_tagger_hparams_map_study_knobs():
 
 
 def test_tables_shapes_and_values(results):
+    assert set(results) == set(am.AhmedResults.__annotations__)
     assert len(results["runs"]) == 2 * len(results["configs"])
     json.dumps(results)  # JSON-able
     rows = results["table_rows"]
@@ -157,7 +159,7 @@ def test_tables_shapes_and_values(results):
     n = t410.set_index("config")["n_parameters"]
     assert n["gru_gru-crf-d0.5"] > n["gru-crf-d0.5"] and n["festag-crf"] > n["festag-softmax"]
 
-    md = am.to_markdown(t42)
+    md = to_markdown(t42)
     assert md.count("\n") == len(t42) + 1 and "±" in md
 
 
@@ -193,7 +195,7 @@ def test_to_markdown_mean_sd():
     df = pd.DataFrame(
         {"model": ["GRU"], "F1_mean": [97.2812], "F1_sd": [0.5], "P_mean": [1.0], "P_sd": [math.nan]}
     )
-    assert am.to_markdown(df).splitlines() == [
+    assert to_markdown(df).splitlines() == [
         "| model | F1 | P |",
         "|---|---|---|",
         "| GRU | 97.28 ± 0.50 | 1.00 |",
@@ -226,8 +228,8 @@ def test_category_table_matches_direct_scorer_call_handmade():
     rep = evaluate([gold], [sys_])
     rec = {
         "seed": 0,
-        "per_category": am._per(rep.per_category["token"]),
-        "per_type": am._per(rep.per_type["token"]),
+        "per_category": am.runs._per(rep.per_category["token"]),
+        "per_type": am.runs._per(rep.per_type["token"]),
     }
     t = am.category_table([rec]).set_index("category")
     for cat, (prf, (tp, _fp, fn)) in rep.per_category["token"].items():
@@ -288,7 +290,8 @@ def test_run_study_restores_torch_threads():
 
     torch.set_num_threads(2)
     try:
-        res = am.run_study("smoke", seeds=(0,), tables=("4.4",), progress=False, **{**TINY, "deltas": (1,)})
+        res = am.run_study(am.params_for("smoke", **{**TINY, "deltas": (1,)}), seeds=(0,), tables=("4.4",),
+                           progress=False)
         assert torch.get_num_threads() == 2 and res["torch_threads"] == 1
     finally:
         torch.set_num_threads(1)

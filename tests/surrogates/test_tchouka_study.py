@@ -210,3 +210,28 @@ def test_load_french_places_joins_health_features_from_a_csv(tmp_path):
     assert int((table.features[:, 1] > 0).sum()) == 2
     with pytest.raises(FileNotFoundError):
         T.load_french_places(5000, eurostat_dir=tmp_path / "missing")
+
+
+def test_vectorised_geoind_samples_follow_geoind_mechanism(places):
+    """surrogates.locations.geoind_samples (the study's simulations) draws from the same law
+    as the per-call geoind_mechanism: the output frequencies over the candidates agree
+    within sampling error (total variation), and one generator seed gives one sample."""
+    from deidlib.surrogates import SeededRNG
+    from deidlib.surrogates.locations import candidate_tree, geoind_mechanism, geoind_samples
+
+    j = places.lookup("Dijon")
+    cand = np.arange(len(places))
+    n, eps_km = 4000, 1 / 40
+    a = geoind_samples(places, j, eps_km, n, np.random.default_rng(1), cand)
+    tree = candidate_tree(places, cand)
+    assert np.array_equal(a, geoind_samples(places, j, eps_km, n, np.random.default_rng(1), cand, tree=tree))
+    rng = SeededRNG(2)
+    b = np.array([geoind_mechanism(places, j, eps_km, rng, cand) for _ in range(n)])
+    # same law: the km between the secret city and its substitute agree (two-sample KS test)
+    from scipy.stats import ks_2samp
+
+    ka, kb = places.km(j, a), places.km(j, b)
+    assert ks_2samp(ka, kb).pvalue > 1e-3 and abs(np.median(ka) - np.median(kb)) < 0.1 * np.median(kb)
+    assert ks_2samp(ka, places.km(j, geoind_samples(places, j, 4 * eps_km, n, np.random.default_rng(1), cand))).pvalue < 1e-6
+    other = np.random.default_rng(3)
+    assert not np.array_equal(a, geoind_samples(places, j, eps_km, n, other, cand))

@@ -1,0 +1,149 @@
+"""What every notebook writes: tables (CSV, optional markdown), annotated HTML of a
+synthetic note, and :class:`~deidlib.results.Result` records with provenance.
+
+Notebooks call these instead of writing files themselves, so every study's outputs have the
+same shape: ``out_dir/<name>.csv`` (the manifest's ``tables``, copied next to the figures
+by ``deidlib reproduce``), ``out_dir/<name>.md`` for tables shown in the README, and
+``out_dir/<study>_result.json``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .results import Result, atomic_write_text, save_result
+
+__all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready"]
+
+
+def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
+    """A GitHub markdown table; ``X_mean``/``X_sd`` column pairs become ``mean ± sd``;
+    booleans ✓/×, missing values –, floats with ``digits`` decimals."""
+    cols = list(df.columns)
+    out_cols: list[str] = []
+    cells: list[list[str]] = [[] for _ in range(len(df))]
+
+    def fmt(v) -> str:
+        if isinstance(v, (bool, np.bool_)):
+            return "✓" if v else "×"
+        if isinstance(v, (int, np.integer)):
+            return str(int(v))
+        if isinstance(v, (float, np.floating)):
+            return "–" if math.isnan(v) else f"{v:.{digits}f}"
+        return "–" if v is None else str(v)
+
+    for c in cols:
+        if c.endswith("_sd") and c[:-3] + "_mean" in cols:
+            continue
+        if c.endswith("_mean") and c[:-5] + "_sd" in cols:
+            out_cols.append(c[:-5])
+            for i, (m, s) in enumerate(zip(df[c], df[c[:-5] + "_sd"])):
+                cells[i].append(
+                    fmt(m)
+                    if s is None or (isinstance(s, float) and math.isnan(s))
+                    else f"{fmt(m)} ± {fmt(s)}"
+                )
+        else:
+            out_cols.append(str(c))
+            for i, v in enumerate(df[c]):
+                cells[i].append(fmt(v))
+    lines = ["| " + " | ".join(out_cols) + " |", "|" + "|".join("---" for _ in out_cols) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in cells]
+    return "\n".join(lines)
+
+
+def write_table(
+    df: pd.DataFrame,
+    name: str,
+    out_dir: str | os.PathLike,
+    *,
+    index: bool | None = None,
+    markdown: bool = False,
+    digits: int = 2,
+) -> Path:
+    """Write ``out_dir/name.csv`` (and ``name.md`` with :func:`to_markdown` when ``markdown``);
+    return the CSV path. ``index``: write the row index (``None``: unless it is a plain
+    ``RangeIndex``, i.e. only when it carries names such as the experiment)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if index is None:
+        index = not isinstance(df.index, pd.RangeIndex)
+    path = out / f"{name}.csv"
+    df.to_csv(path, index=index)
+    if markdown:
+        atomic_write_text(out / f"{name}.md", to_markdown(df, digits) + "\n")
+    return path
+
+
+def annotated_html(doc, max_chars: int = 3000) -> str:
+    """The note as HTML with PHI highlighted and labelled (``category/subtype`` on hover).
+
+    It shows raw note text: callers use it on synthetic documents only (notebooks 00 and 08 do).
+    """
+    out, pos = [], 0
+    for s in doc.spans:
+        if s.start >= max_chars:
+            break
+        out.append(html.escape(doc.text[pos : s.start]))
+        out.append(
+            f'<mark title="{s.category}/{s.subtype}" style="background:#ffe08a">{html.escape(doc.text[s.start:s.end])}'
+            f'<sub style="color:#a15c00">{s.subtype}</sub></mark>'
+        )
+        pos = s.end
+    out.append(html.escape(doc.text[pos:max_chars]))
+    return '<pre style="white-space:pre-wrap;font-size:85%">' + "".join(out) + "</pre>"
+
+
+def json_ready(v: Any) -> Any:
+    """A JSON-able copy: DataFrames as records, dict keys as strings, tuples as lists,
+    non-finite floats as strings (``"inf"``), NumPy scalars as Python numbers."""
+    if isinstance(v, pd.DataFrame):
+        return json_ready(v.reset_index().to_dict(orient="records"))
+    if isinstance(v, dict):
+        return {str(k): json_ready(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_ready(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return v
+
+
+def write_json(obj: Any, path: str | os.PathLike, *, indent: int | None = 1) -> Path:
+    """``obj`` (through :func:`json_ready`) as JSON, written atomically."""
+    return atomic_write_text(path, json.dumps(json_ready(obj), indent=indent, default=str))
+
+
+def write_result(
+    out_dir: str | os.PathLike,
+    study: str,
+    name: str,
+    *,
+    params: dict[str, Any],
+    metrics: dict[str, Any],
+    seeds: list[int],
+    data_fingerprint: str = "",
+    privacy_ledger: dict[str, Any] | None = None,
+    filename: str | None = None,
+) -> Path:
+    """Save a :class:`~deidlib.results.Result` (version, git SHA, data fingerprint and, for
+    DP studies, the privacy ledger) as ``out_dir/<filename or study_result.json>``."""
+    result = Result(
+        study=study,
+        name=name,
+        params=json_ready(params),
+        metrics=json_ready(metrics),
+        seeds=[int(s) for s in seeds],
+        data_fingerprint=data_fingerprint,
+        privacy_ledger=json_ready(privacy_ledger) if privacy_ledger is not None else None,
+    )
+    return save_result(result, Path(out_dir) / (filename or f"{study}_result.json"))

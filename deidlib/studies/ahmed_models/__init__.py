@@ -1,0 +1,154 @@
+"""Ahmed (PhD thesis, chapter 4 and appendix A): GRU, stacked-RNN and self-attention PHI
+taggers compared with a Dernoncourt-style BiLSTM, at the profile's scale.
+
+Notebook ``02_ahmed_models`` calls :func:`run_study` and turns its JSON-able result into
+
+* :func:`table_4_2` — binary-token P/R/F1 of the Dernoncourt-style BiLSTM (``festag``
+  kind, softmax and CRF), GRU, GRU-GRU, LSTM-GRU and self-attention (``transformer``)
+  taggers (thesis Table 4.2; Khin et al. has no implementation here and is left out);
+* :func:`table_4_3` — GRU without/with character embedding, dropout 0 / 0.25 / 0.5, CRF
+  vs softmax, and the self-attention tagger at dropout 0.1 / 0.25 / 0.5 and with softmax
+  (Table 4.3);
+* :func:`table_4_4` — the recall penalty δ_p ∈ {1, 3, 5, 10, 15} on the self-attention
+  tagger (Table 4.4; §4.1.5, eq. 4.7–4.9, implemented in :mod:`deidlib.models.taggers`);
+* :func:`table_4_10` — training seconds per epoch, prediction seconds on the test split
+  and trainable parameter count (Table 4.10);
+* :func:`table_a1` — per-category P/R/F1 of the best Table 4.2 model (Table A.1);
+* :func:`figure_a1_data` / :func:`figure_a1` — per-category (and per-TYPE) test F1
+  against the number of PHI instances in the training data (Figure A.1);
+* :func:`figure_4_2` — Table 4.2 as a bar chart with ± sd error bars.
+
+Setup (thesis §4.1–4.3):
+
+* labels: the PHI sub-categories (``i2b2`` scheme, festag's 28 TYPEs + O) in the
+  **BIOES** encoding (§4.1.4 and §4.3: "We used the BIOES tagging scheme");
+* every model trains with Adam, gradient-norm clipping 5.0 and early stopping on the dev
+  split's binary-token F1 with patience 10 (§4.2.2); the paper profile keeps the thesis's
+  initial learning rate 1e-5 and 100 epochs, the smoke/cpu profiles use a larger rate and
+  few epochs so that small models learn something in minutes;
+* the score is the binary token-level P/R/F1 of the i2b2 2014 scorer
+  (:func:`deidlib.evaluation.evaluate`, measure ``binary_token``); the thesis calls its
+  Table 4.2 measure "binary HIPAA token-based", which is also recorded
+  (``hipaa_precision``/``hipaa_recall``/``hipaa_f1``, measure ``binary_hipaa_token``);
+* data: :func:`deidlib.datasets.load_corpus` (PhysioNet nursing notes: the thesis's
+  document-level 80/20 split, 1,948/486 notes, with 20 % of the training notes as dev;
+  ``split="patient"`` for a patient-level split). The data split is fixed by
+  ``data_seed``; the listed ``seeds`` vary initialisation, dropout and batch order, and
+  tables report mean ± sd over them.
+
+Deviations and choices (also visible in the returned ``params``):
+
+* **Word vectors.** The thesis used GloVe 6B 100-d (RNNs) and BERT WordPiece (attention);
+  neither can be downloaded here. All taggers get gensim Word2Vec vectors trained on the
+  training sentences only (one set per ``word_dim``, seeded by ``data_seed``), fine-tuned
+  during training as in §4.2.2 ("Fine Tuning"). ``word_vectors="random"`` disables them.
+* **Self-attention.** The thesis fine-tunes a pre-trained BERT-base (12 blocks, 12 heads,
+  768 hidden, ~110 M parameters). No pre-trained encoder is available, so the
+  ``transformer`` kind is trained from scratch; the paper profile uses the thesis's
+  sizes, smoke/cpu small ones. BERT sees sub-words; a word-level encoder trained from
+  scratch would see no sub-word information at all, so the tagger keeps its character
+  GRU (the thesis's SAT rows have no character embedding, "-" in Table 4.3).
+* **Dropout knob.** For the ahmed RNNs, dropout ``d`` is applied to the token features
+  and to the context layer output before the label decoding layer (§4.2.2), i.e.
+  ``input_dropout = output_dropout = d`` and, for stacked models, ``between_dropout = d``.
+  The thesis applies the attention model's dropout "only before the label decoding
+  layer"; :class:`deidlib.models.TransformerTagger` has no dropout there, so ``d`` sets
+  its ``input_dropout`` and ``attn_dropout`` (encoder dropout) instead.
+* **Dernoncourt baseline.** The thesis ran Dernoncourt et al.'s NeuroNER implementation;
+  here it is the ``festag`` kind (char BiLSTM + word embedding → BiLSTM → tanh FNN →
+  softmax, or CRF), trained with the same optimiser and schedule as the ahmed models so
+  that the comparison isolates the architecture (NeuroNER itself uses SGD). Its
+  dropout stays the preset's (0.5 on the token features).
+* **Khin et al.** (Table 4.2's second row) is not reimplemented.
+* **Batch size** is not given in the thesis; 32 sentences (length-bucketed) is our choice
+  (16 in the smoke/cpu profiles, for more steps on little data).
+* **Threads.** smoke and cpu run torch on one intra-op thread (``num_threads=1``, restored
+  afterwards): on a shared 2-core machine, two threads under load were several times
+  slower than one (busy-waiting threads; measured in the README). Table 4.10 timings are
+  therefore single-thread CPU seconds (``results["torch_threads"]``), not GPU seconds.
+* **Best model** for Table A.1 is the Table 4.2 configuration with the highest mean dev
+  F1 (the thesis shows its self-attention model); with no dev split, the highest mean
+  test F1.
+* **Training instances** (Figure A.1) are PHI mentions (``B-``/``S-`` tags) in the
+  training sentences actually used (after the profile's sentence cap).
+* **Sparse PHI** (``negatives_per_positive``, off by default): only 4 % of the nursing
+  notes' training sentences hold PHI, so a 1,000-sentence cap leaves about 40 of them;
+  ``negatives_per_positive=k`` keeps every PHI sentence and ``k`` PHI-free ones per PHI
+  sentence before the cap. Dev and test keep their natural distribution.
+* **CRF** outputs are constrained to well-formed BIOES paths (``deidlib.models.crf``);
+  without that, the char-GRU-CRF rows did not leave the all-O phase in the cpu profile.
+* Per-category scores use the typed ``token`` mode of the scorer (a token counts for a
+  category only with the right TYPE), per-category for Table A.1 and per-TYPE for the
+  second panel of Figure A.1.
+"""
+
+from __future__ import annotations
+
+from . import figures, params, runs, tables
+from .figures import figure_4_2, figure_a1
+from .params import (
+    ENCODING,
+    METRICS,
+    PROFILE_PARAMS,
+    RNN_KINDS,
+    SCHEME,
+    SHORT,
+    TABLES,
+    AhmedParams,
+    RunConfig,
+    config_grid,
+    params_for,
+    table_configs,
+    tagger_hparams,
+)
+from .runs import AhmedResults, RunOutput, StudyData, prepare_data, run_config, run_study
+from .tables import (
+    best_config,
+    category_table,
+    figure_a1_data,
+    runs_frame,
+    summarize,
+    table_4_2,
+    table_4_3,
+    table_4_4,
+    table_4_10,
+    table_a1,
+)
+
+__all__ = [
+    "params",
+    "runs",
+    "tables",
+    "figures",
+    "METRICS",
+    "RNN_KINDS",
+    "SHORT",
+    "SCHEME",
+    "ENCODING",
+    "TABLES",
+    "AhmedParams",
+    "PROFILE_PARAMS",
+    "RunConfig",
+    "params_for",
+    "config_grid",
+    "table_configs",
+    "tagger_hparams",
+    "StudyData",
+    "prepare_data",
+    "RunOutput",
+    "AhmedResults",
+    "run_config",
+    "run_study",
+    "runs_frame",
+    "summarize",
+    "table_4_2",
+    "table_4_3",
+    "table_4_4",
+    "table_4_10",
+    "best_config",
+    "table_a1",
+    "category_table",
+    "figure_a1_data",
+    "figure_4_2",
+    "figure_a1",
+]

@@ -1,0 +1,280 @@
+"""ahmed chapter 4: the study's parameters (profiles) and the configurations each table trains."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..params import StudyParams, profiles
+
+SCHEME, ENCODING = "i2b2", "BIOES"
+TABLES = ("4.2", "4.3", "4.4")
+RNN_KINDS = ("gru", "gru_gru", "lstm_gru")
+METRICS = ("precision", "recall", "f1")
+SHORT = {"precision": "P", "recall": "R", "f1": "F1"}
+
+
+# ------------------------------------------------------------------------ parameters
+
+
+def _paper_sizes() -> dict[str, dict[str, Any]]:
+    rnn = {"word_dim": 100, "char_emb_dim": 50, "char_hidden": 25, "hidden": 150, "ff_dim": 150}
+    return {
+        # the festag/Dernoncourt preset: one-hot chars, char BiLSTM 128, word 300, BiLSTM 100, FNN 100
+        "festag": {},
+        "gru": dict(rnn),
+        "gru_gru": dict(rnn),
+        "lstm_gru": dict(rnn),
+        # thesis Table 4.1: 12 blocks, 12 heads, hidden 768 (word 700 + char 2x25 + casing 7 = 757 -> d_model 768)
+        "transformer": {
+            "word_dim": 700,
+            "char_emb_dim": 50,
+            "char_hidden": 25,
+            "layers": 12,
+            "heads": 12,
+            "ff_hidden": 3072,
+        },
+    }
+
+
+@dataclass(frozen=True)
+class AhmedParams(StudyParams):
+    """All knobs of the study (defaults = the thesis; profiles override some)."""
+
+    STUDY: ClassVar[str] = "ahmed_models"
+    MERGED: ClassVar[tuple[str, ...]] = ("sizes",)
+
+    epochs: int = 100
+    patience: int | None = 10
+    optimizer: str = "adam"
+    lr: float = 1e-5
+    clip: float | None = 5.0
+    batch_size: int = 32
+    #: number of training seeds (mean ± sd over them)
+    n_seeds: int = 3
+    #: tagger sizes per kind, passed to build_tagger on top of its preset
+    sizes: dict[str, dict[str, Any]] = field(default_factory=_paper_sizes)
+    #: Table 4.3 dropout rates of the GRU model and of the self-attention model
+    gru_dropouts: tuple[float, ...] = (0.0, 0.25, 0.5)
+    sat_dropouts: tuple[float, ...] = (0.1, 0.25, 0.5)
+    #: dropout of the main (Table 4.2) GRU-type models and self-attention model
+    rnn_dropout: float = 0.5
+    sat_dropout: float = 0.25
+    #: Table 4.4 recall penalties δ_p
+    deltas: tuple[float, ...] = (1.0, 3.0, 5.0, 10.0, 15.0)
+    #: "word2vec": gensim vectors from the training sentences (GloVe stand-in); "random"
+    word_vectors: str = "word2vec"
+    word2vec_epochs: int = 5
+    #: caps (None: all) on training sentences and on dev/test documents
+    max_train_sentences: int | None = None
+    #: keep every training sentence with PHI and this many PHI-free ones per PHI sentence
+    #: (None: all), before the max_train_sentences cap; dev and test are never down-sampled
+    negatives_per_positive: float | None = None
+    max_dev_documents: int | None = None
+    max_test_documents: int | None = None
+    eval_batch_size: int = 64
+    #: torch intra-op threads while the study runs (None: leave torch's setting); tiny models
+    #: run faster on one thread, and a shared CPU does not stall on busy-waiting threads
+    num_threads: int | None = None
+
+    def _merge(self, name: str, value: dict) -> dict:
+        bad = set(value) - set(self.sizes)
+        if bad:
+            raise ValueError(f"sizes for unknown tagger kinds {sorted(bad)}")
+        return {k: {**v, **value.get(k, {})} for k, v in self.sizes.items()}
+
+    def check(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.n_seeds < 1:
+            raise ValueError("epochs, batch_size and n_seeds must be >= 1")
+        if any(d < 1 for d in self.deltas):
+            raise ValueError(f"recall penalties δ_p must be >= 1, got {self.deltas}")
+        if any(not 0 <= d < 1 for d in (*self.gru_dropouts, *self.sat_dropouts, self.rnn_dropout, self.sat_dropout)):
+            raise ValueError("dropout rates must lie in [0, 1)")
+        if self.word_vectors not in ("word2vec", "random"):
+            raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
+
+
+_SMALL_RNN = {"word_dim": 16, "char_emb_dim": 8, "char_hidden": 8, "hidden": 16, "ff_dim": 16}
+_CPU_RNN = {"word_dim": 50, "char_emb_dim": 16, "char_hidden": 16, "hidden": 48, "ff_dim": 48}
+
+PROFILE_PARAMS: dict[str, AhmedParams] = profiles(AhmedParams, {
+    "smoke": AhmedParams(
+        epochs=2,
+        patience=None,
+        lr=1e-2,
+        batch_size=16,
+        n_seeds=1,
+        sizes={
+            "festag": {**_SMALL_RNN, "char_onehot": False},
+            "gru": dict(_SMALL_RNN),
+            "gru_gru": dict(_SMALL_RNN),
+            "lstm_gru": dict(_SMALL_RNN),
+            "transformer": {
+                "word_dim": 16,
+                "char_emb_dim": 8,
+                "char_hidden": 8,
+                "layers": 1,
+                "heads": 2,
+                "ff_hidden": 32,
+            },
+        },
+        word2vec_epochs=1,
+        max_train_sentences=120,
+        max_dev_documents=3,
+        max_test_documents=6,
+        num_threads=1,
+    ),
+    "cpu": AhmedParams(
+        epochs=6,
+        # no early stop within 6 epochs (the small RNNs predict only O for 2-4 epochs, and
+        # patience 3 stopped them there); the best dev epoch's weights are restored
+        patience=6,
+        lr=8e-3,
+        batch_size=16,
+        n_seeds=2,
+        sizes={
+            "festag": {**_CPU_RNN, "char_onehot": False},
+            "gru": dict(_CPU_RNN),
+            "gru_gru": dict(_CPU_RNN),
+            "lstm_gru": dict(_CPU_RNN),
+            "transformer": {
+                "word_dim": 64,
+                "char_emb_dim": 16,
+                "char_hidden": 16,
+                "layers": 2,
+                "heads": 4,
+                "ff_hidden": 128,
+            },
+        },
+        max_train_sentences=1000,
+        max_dev_documents=30,
+        max_test_documents=80,
+        num_threads=1,
+    ),
+    "paper": AhmedParams(),
+})
+
+
+def params_for(profile: str, **overrides: Any) -> AhmedParams:
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`; ``sizes``
+    is merged per kind)."""
+    return AhmedParams.resolve(profile, **overrides)
+
+
+# ------------------------------------------------------------------- configurations
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One trained model: a tagger kind and the study knobs the thesis varies."""
+
+    name: str
+    kind: str
+    label: str
+    crf: bool = True
+    char: bool = True
+    dropout: float | None = None  # None: the kind's preset (the festag baseline)
+    delta_p: float = 1.0
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def config_grid(params: AhmedParams, tables: Sequence[str] = TABLES) -> dict[str, RunConfig]:
+    """Every distinct configuration the requested tables need (shared rows are trained once:
+    Table 4.3's GRU/CE/CRF/0.5 row is Table 4.2's GRU, and Table 4.4's δ_p = 1 row and
+    Table 4.3's SAT/CRF row at the main dropout are Table 4.2's self-attention model)."""
+    bad = [t for t in tables if t not in TABLES]
+    if bad:
+        raise ValueError(f"unknown tables {bad}; choose from {TABLES}")
+    rd, sd = params.rnn_dropout, params.sat_dropout
+
+    def gru(crf=True, char=True, d=rd):
+        return RunConfig(
+            f"gru{'' if char else '-nochar'}-{'crf' if crf else 'softmax'}-d{_fmt(d)}",
+            "gru",
+            "GRU",
+            crf,
+            char,
+            d,
+        )
+
+    def sat(crf=True, d=sd, delta=1.0):
+        tail = f"-dp{_fmt(delta)}" if delta != 1 else ""
+        return RunConfig(
+            f"sat-{'crf' if crf else 'softmax'}-d{_fmt(d)}{tail}",
+            "transformer",
+            "Self-attention",
+            crf,
+            True,
+            d,
+            delta,
+        )
+
+    out: list[RunConfig] = []
+    if "4.2" in tables:
+        out += [
+            RunConfig("festag-softmax", "festag", "BiLSTM (Dernoncourt)", crf=False),
+            RunConfig("festag-crf", "festag", "BiLSTM-CRF (Dernoncourt)", crf=True),
+            gru(),
+            RunConfig(f"gru_gru-crf-d{_fmt(rd)}", "gru_gru", "GRU-GRU", True, True, rd),
+            RunConfig(f"lstm_gru-crf-d{_fmt(rd)}", "lstm_gru", "LSTM-GRU", True, True, rd),
+            sat(),
+        ]
+    if "4.3" in tables:
+        out.append(gru(char=False))
+        out += [gru(d=d) for d in params.gru_dropouts]
+        out.append(gru(crf=False))
+        out += [sat(d=d) for d in params.sat_dropouts]
+        out.append(sat(crf=False))
+    if "4.4" in tables:
+        out += [sat(delta=dp) for dp in params.deltas]
+    grid: dict[str, RunConfig] = {}
+    for c in out:
+        grid.setdefault(c.name, c)
+    return grid
+
+
+def table_configs(params: AhmedParams) -> dict[str, list[str]]:
+    """Config names making up the rows of each table, in row order."""
+    rd, sd = params.rnn_dropout, params.sat_dropout
+    rows_43 = [f"gru-nochar-crf-d{_fmt(rd)}"] + [f"gru-crf-d{_fmt(d)}" for d in params.gru_dropouts]
+    rows_43.append(f"gru-softmax-d{_fmt(rd)}")
+    sat_rows = [f"sat-crf-d{_fmt(d)}" for d in params.sat_dropouts]
+    soft = f"sat-softmax-d{_fmt(sd)}"
+    main = f"sat-crf-d{_fmt(sd)}"
+    # the thesis's order: the softmax row right after the CRF row at the main dropout
+    sat_rows.insert(sat_rows.index(main) + 1 if main in sat_rows else len(sat_rows), soft)
+    return {
+        "4.2": [
+            "festag-softmax",
+            "festag-crf",
+            f"gru-crf-d{_fmt(rd)}",
+            f"gru_gru-crf-d{_fmt(rd)}",
+            f"lstm_gru-crf-d{_fmt(rd)}",
+            f"sat-crf-d{_fmt(sd)}",
+        ],
+        "4.3": rows_43 + sat_rows,
+        "4.4": [f"sat-crf-d{_fmt(sd)}" + (f"-dp{_fmt(dp)}" if dp != 1 else "") for dp in params.deltas],
+    }
+
+
+def tagger_hparams(config: RunConfig, params: AhmedParams) -> dict[str, Any]:
+    """``build_tagger`` keyword arguments for a configuration (see the module docstring
+    for how the dropout knob maps onto each kind)."""
+    hp: dict[str, Any] = dict(params.sizes.get(config.kind, {}))
+    hp["crf"] = config.crf
+    hp["recall_penalty"] = float(config.delta_p) if config.delta_p != 1 else None
+    if not config.char:
+        hp["char"] = None
+    d = config.dropout
+    if d is not None:
+        if config.kind == "transformer":
+            hp.update(input_dropout=d, attn_dropout=d)
+        else:
+            hp.update(input_dropout=d, output_dropout=d)
+            if config.kind in ("gru_gru", "lstm_gru"):
+                hp["between_dropout"] = d
+    return hp

@@ -1,0 +1,275 @@
+"""ahmed chapter 4: data preparation and the training/scoring of one configuration or the whole study."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypedDict
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ...corpus.labels import downsample_negatives, tag_set, tagged_sentences
+from ...corpus.phi import TYPE_TO_CATEGORY
+from ...corpus.splits import subsample
+from ...datasets import load_corpus
+from ...evaluation import evaluate
+from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
+from ...results import fingerprint_documents
+from ...rng import derive_seed
+from ...training import predict_documents, train
+from ...training.api import word_embeddings
+from .params import (
+    ENCODING,
+    SCHEME,
+    TABLES,
+    AhmedParams,
+    RunConfig,
+    config_grid,
+    params_for,
+    table_configs,
+    tagger_hparams,
+)
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass
+class StudyData:
+    train_sentences: list[Any]
+    dev_docs: list[Any]
+    test_docs: list[Any]
+    featurizer: Any
+    #: PHI mentions in the training sentences, per category and per TYPE
+    train_instances: dict[str, dict[str, int]]
+    info: dict[str, Any]
+    _vectors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+
+def _instances(sentences) -> dict[str, dict[str, int]]:
+    by_type: dict[str, int] = {}
+    for s in sentences:
+        for t in s.tags:
+            if t[:2] in ("B-", "S-"):
+                by_type[t[2:]] = by_type.get(t[2:], 0) + 1
+    by_cat: dict[str, int] = {}
+    for t, n in by_type.items():
+        c = TYPE_TO_CATEGORY.get(t, t)
+        by_cat[c] = by_cat.get(c, 0) + n
+    return {"category": dict(sorted(by_cat.items())), "type": dict(sorted(by_type.items()))}
+
+
+def prepare_data(
+    corpus: str = "synthetic",
+    data_dir: str | None = None,
+    profile: str = "cpu",
+    data_seed: int = 0,
+    params: AhmedParams | None = None,
+    split: str | None = None,
+) -> StudyData:
+    """Load and split the corpus, tag the training sentences (BIOES over TYPEs), apply the
+    profile's caps and build the shared featurizer (vocabulary from training text only)."""
+    params = params or params_for(profile)
+    splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=profile, seed=data_seed, split=split)
+    if not splits.train or not splits.test:
+        raise ValueError(f"corpus {corpus!r} gave an empty training or test split")
+    sents = [s for s in tagged_sentences(splits.train, SCHEME, ENCODING) if s.tokens]
+    if params.negatives_per_positive is not None:
+        sents = downsample_negatives(sents, params.negatives_per_positive, derive_seed(data_seed, "ahmed-negatives"))
+    sents = subsample(sents, params.max_train_sentences, derive_seed(data_seed, "ahmed-train-cap"))
+    dev = subsample(list(splits.dev), params.max_dev_documents, derive_seed(data_seed, "ahmed-dev-cap"))
+    test = subsample(list(splits.test), params.max_test_documents, derive_seed(data_seed, "ahmed-test-cap"))
+    fz = build_featurizer("gru", [s.words for s in sents], labels=tag_set(SCHEME, ENCODING))
+    info = {
+        "corpus": corpus,
+        "split": split or ("document" if corpus == "physionet" else "patient"),
+        "data_seed": data_seed,
+        "train_documents": len(splits.train),
+        "train_sentences": len(sents),
+        "train_tokens": int(sum(len(s.tokens) for s in sents)),
+        "dev_documents": len(dev),
+        "test_documents": len(test),
+        "test_gold_spans": int(sum(len(d.spans) for d in test)),
+        "vocabulary": fz.num_words,
+        "fingerprint": fingerprint_documents(list(splits.train) + dev + test),
+    }
+    return StudyData(sents, dev, test, fz, _instances(sents), info)
+
+
+def _word_vectors(data: StudyData, dim: int, params: AhmedParams) -> np.ndarray | None:
+    """Embedding matrix of ``dim`` (one per dimension, trained once): Word2Vec on the training
+    sentences' normalised keys (:func:`deidlib.training.word_embeddings`)."""
+    if params.word_vectors == "random":
+        return None
+    if dim not in data._vectors:
+        data._vectors[dim] = word_embeddings(
+            data.featurizer, [s.words for s in data.train_sentences], vectors="word2vec", dim=dim,
+            keys="normalized", epochs=params.word2vec_epochs, seed=int(data.info["data_seed"]),
+            cache=data.info["corpus"] == "synthetic",  # never cache vectors of real text
+        )
+    return data._vectors[dim]
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+@dataclass
+class RunOutput:
+    record: dict[str, Any]
+    tagger: Any
+    predictions: list[Any]
+    report: Any
+
+
+def _prf(p) -> dict[str, float]:
+    return {"precision": p.precision, "recall": p.recall, "f1": p.f1}
+
+
+def run_config(
+    config: RunConfig,
+    data: StudyData,
+    params: AhmedParams,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: bool = False,
+) -> RunOutput:
+    """Build, train (early stopping on dev) and score one configuration for one seed.
+
+    The returned record is JSON-able: binary-token test P/R/F1, the binary HIPAA token
+    scores, per-category and per-TYPE typed token scores (``per_category``/``per_type``:
+    name -> {precision, recall, f1, tp, fp, fn}), seconds per training epoch (mean over
+    the epochs run), test prediction seconds, trainable parameters and epochs run.
+    """
+    hp = tagger_hparams(config, params)
+    dim = int(hp.get("word_dim", PRESETS[config.kind]["word_dim"]))
+    vectors = _word_vectors(data, dim, params)
+    tagger = build_tagger(config.kind, data.featurizer, seed=seed, embeddings=vectors, **hp)
+    tagger.task = {"scheme": SCHEME, "encoding": ENCODING, "mode": "default"}
+    hist = train(
+        tagger,
+        data.train_sentences,
+        data.dev_docs or None,
+        None,
+        epochs=params.epochs,
+        batch_size=params.batch_size,
+        optimizer=params.optimizer,
+        lr=params.lr,
+        clip=params.clip,
+        patience=params.patience if data.dev_docs else None,
+        seed=seed,
+        device=device,
+        progress=progress,
+    )
+    t0 = time.perf_counter()
+    preds = predict_documents(tagger, data.test_docs, batch_size=params.eval_batch_size, device=device)
+    predict_seconds = time.perf_counter() - t0
+    rep = evaluate(data.test_docs, preds)
+    secs = hist.column("train_seconds")
+    test_tokens = int(sum(len(d.text.split()) for d in data.test_docs))
+    record = {
+        "config": config.name,
+        "kind": config.kind,
+        "model": config.label,
+        "crf": config.crf,
+        "char": config.char,
+        "dropout": config.dropout,
+        "delta_p": config.delta_p,
+        "seed": seed,
+        **_prf(rep.prf("binary_token")),
+        **{f"hipaa_{k}": v for k, v in _prf(rep.prf("binary_hipaa_token")).items()},
+        "typed_token_f1": rep.f1("token"),
+        "epochs_run": len(hist.epochs),
+        "best_epoch": hist.best_epoch,
+        "best_dev_f1": hist.best_dev_f1,
+        "stopped_early": hist.stopped_early,
+        "train_seconds_per_epoch": float(np.mean(secs)) if secs else math.nan,
+        "train_seconds_total": float(np.sum(secs)),
+        "predict_seconds": predict_seconds,
+        "test_whitespace_tokens": test_tokens,
+        "n_parameters": count_parameters(tagger),
+        "hparams": tagger.config()["hparams"],
+        "history": hist.epochs,
+        "per_category": _per(rep.per_category["token"]),
+        "per_type": _per(rep.per_type["token"]),
+    }
+    return RunOutput(record, tagger, preds, rep)
+
+
+def _per(table) -> dict[str, dict[str, float]]:
+    return {k: {**_prf(p), "tp": n[0], "fp": n[1], "fn": n[2]} for k, (p, n) in table.items()}
+
+
+class AhmedResults(TypedDict):
+    """What :func:`run_study` returns (JSON-able; the input of the table and figure functions)."""
+
+    study: str
+    profile: str
+    corpus: str
+    tables: list[str]
+    params: dict[str, Any]  #: asdict(AhmedParams)
+    seeds: list[int]
+    data: dict[str, Any]  #: counts, split and fingerprint of the data (no text)
+    train_instances: dict[str, dict[str, int]]
+    configs: dict[str, dict[str, Any]]
+    table_rows: dict[str, list[str]]
+    runs: list[dict[str, Any]]  #: one record per (configuration, seed), see run_config
+    torch_threads: int
+
+
+def run_study(
+    params: AhmedParams,
+    *,
+    corpus: str = "synthetic",
+    data_dir: str | None = None,
+    seeds: Sequence[int] | None = None,
+    data_seed: int | None = None,
+    split: str | None = None,
+    tables: Sequence[str] = TABLES,
+    device: str = "cpu",
+    progress: bool = True,
+) -> AhmedResults:
+    """Train every configuration the ``tables`` need for every seed; a JSON-able dict.
+
+    ``params`` come from :func:`params_for` / :meth:`AhmedParams.resolve` (resolved once,
+    by the caller). ``seeds`` default to ``0 .. n_seeds-1`` of the profile; ``data_seed``
+    (default: the first seed) fixes the corpus split, caps and word vectors.
+    """
+    if not isinstance(params, AhmedParams):
+        raise TypeError("run_study takes resolved AhmedParams (ahmed_models.params_for(profile, ...))")
+    profile = params.profile
+    seeds = list(range(params.n_seeds)) if seeds is None else [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("give at least one seed")
+    data_seed = seeds[0] if data_seed is None else int(data_seed)
+    grid = config_grid(params, tables)
+    data = prepare_data(corpus, data_dir, profile, data_seed, params, split)
+    out: AhmedResults = {  # type: ignore[typeddict-item]  (torch_threads is set below)
+        "study": "ahmed",
+        "profile": profile,
+        "corpus": corpus,
+        "tables": list(tables),
+        "params": asdict(params),
+        "seeds": seeds,
+        "data": data.info,
+        "train_instances": data.train_instances,
+        "configs": {k: asdict(v) for k, v in grid.items()},
+        "table_rows": {k: v for k, v in table_configs(params).items() if k in tables},
+        "runs": [],
+    }
+    jobs = [(c, s) for s in seeds for c in grid.values()]
+    bar = tqdm(jobs, desc="ahmed models", unit="model", disable=not progress)
+    threads = torch.get_num_threads()
+    if params.num_threads:
+        torch.set_num_threads(params.num_threads)
+    out["torch_threads"] = torch.get_num_threads()
+    try:
+        for c, s in bar:
+            bar.set_postfix_str(f"{c.name} seed {s}")
+            out["runs"].append(run_config(c, data, params, seed=s, device=device).record)
+    finally:
+        torch.set_num_threads(threads)
+    return out

@@ -1,0 +1,163 @@
+"""ahmed chapter 4: the paper-table analogs (Tables 4.2-4.4, 4.10, A.1) from run_study's records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ...corpus.labels import scheme_labels
+from ...corpus.phi import TYPE_TO_CATEGORY
+from .params import (
+    METRICS,
+    SCHEME,
+    SHORT,
+)
+
+# -------------------------------------------------------------------------- tables
+
+
+def runs_frame(results: dict[str, Any]):
+    """One row per (config, seed) with the scalar fields of the run records."""
+    skip = {"hparams", "history", "per_category", "per_type"}
+    return pd.DataFrame.from_records([{k: v for k, v in r.items() if k not in skip} for r in results["runs"]])
+
+
+def summarize(df, by: Sequence[str] | str, metrics: Sequence[str] = METRICS, scale: float = 100.0):
+    """Mean and sample sd (ddof=1; NaN for one seed) of ``metrics`` per group, times ``scale``;
+    columns ``<M>_mean``, ``<M>_sd`` (M = P, R, F1 for precision/recall/f1) and ``n``."""
+    by = [by] if isinstance(by, str) else list(by)
+    g = df.groupby(by, sort=False)
+    cols: dict[str, Any] = {}
+    for m in metrics:
+        s = SHORT.get(m, m)
+        cols[f"{s}_mean"] = g[m].mean() * scale
+        cols[f"{s}_sd"] = g[m].std(ddof=1) * scale
+    cols["n"] = g[metrics[0]].count()
+    return pd.DataFrame(cols)
+
+
+def _rows(results: dict[str, Any], table: str):
+    rows = results.get("table_rows", {}).get(table)
+    if rows is None:
+        raise ValueError(f"these results have no Table {table} (ran tables {results.get('tables')})")
+    return rows
+
+
+def _table(results: dict[str, Any], table: str, columns: Sequence[str], metrics: Sequence[str] = METRICS):
+    df = runs_frame(results)
+    rows = _rows(results, table)
+    df = df[df.config.isin(rows)]
+    s = summarize(df, "config", metrics).reindex(rows)
+    first = df.drop_duplicates("config").set_index("config").reindex(rows)
+    t = first[list(columns)].join(s)
+    return t.reset_index()
+
+
+def table_4_2(results: dict[str, Any]):
+    """Table 4.2 analog: binary-token P/R/F1 (%) mean ± sd over seeds per model."""
+    return _table(results, "4.2", ["model", "kind", "crf"])
+
+
+def table_4_3(results: dict[str, Any]):
+    """Table 4.3 analog: GRU with/without character embedding (CE), CRF vs softmax,
+    dropout; self-attention (SAT) dropout and CRF vs softmax."""
+    t = _table(results, "4.3", ["model", "char", "crf", "dropout"])
+    t.insert(1, "CE", t.pop("char"))
+    t.insert(3, "softmax", ~t["crf"].astype(bool))
+    t["model"] = t["model"].replace({"Self-attention": "SAT"})
+    return t
+
+
+def table_4_4(results: dict[str, Any]):
+    """Table 4.4 analog: the recall penalty δ_p on the self-attention model."""
+    return _table(results, "4.4", ["delta_p"])
+
+
+def table_4_10(results: dict[str, Any]):
+    """Table 4.10 analog: seconds per training epoch, prediction seconds on the test split
+    (mean ± sd over seeds), trainable parameters and prediction throughput, for the
+    Table 4.2 models (all configurations when Table 4.2 was not run)."""
+    df = runs_frame(results)
+    rows = results.get("table_rows", {}).get("4.2") or list(dict.fromkeys(df.config))
+    df = df[df.config.isin(rows)].copy()
+    df["predict_tokens_per_s"] = df["test_whitespace_tokens"] / df["predict_seconds"]
+    g = df.groupby("config", sort=False)
+    t = pd.DataFrame(
+        {
+            "model": g["model"].first(),
+            "crf": g["crf"].first(),
+            "train_s_per_epoch_mean": g["train_seconds_per_epoch"].mean(),
+            "train_s_per_epoch_sd": g["train_seconds_per_epoch"].std(ddof=1),
+            "predict_s_mean": g["predict_seconds"].mean(),
+            "predict_s_sd": g["predict_seconds"].std(ddof=1),
+            "predict_tokens_per_s": g["predict_tokens_per_s"].mean(),
+            "n_parameters": g["n_parameters"].first(),
+            "epochs_run_mean": g["epochs_run"].mean(),
+        }
+    ).reindex(rows)
+    return t.reset_index()
+
+
+def best_config(results: dict[str, Any]) -> str:
+    """The Table 4.2 configuration with the highest mean dev F1 (test F1 without dev)."""
+    df = runs_frame(results)
+    rows = results.get("table_rows", {}).get("4.2") or list(dict.fromkeys(df.config))
+    df = df[df.config.isin(rows)]
+    key = "best_dev_f1" if df["best_dev_f1"].notna().all() else "f1"
+    means = df.groupby("config", sort=False)[key].mean()
+    return str(means.idxmax())
+
+
+def _predictable(level: str) -> set[str]:
+    """TYPEs (or categories) the ``i2b2`` label scheme can predict (not ROOM, DEPARTMENT,
+    OTHER: they are folded into LOCATION-OTHER or treated as non-PHI)."""
+    types = {t for t in scheme_labels(SCHEME) if t in TYPE_TO_CATEGORY}
+    return types if level == "type" else {TYPE_TO_CATEGORY[t] for t in types}
+
+
+def category_table(records: Sequence[dict[str, Any]], level: str = "category", predictable_only: bool = True):
+    """Per-category (``level="category"``) or per-TYPE (``"type"``) typed token P/R/F1 (%)
+    mean ± sd over the given run records (one configuration, several seeds), with the
+    gold test counts (TP + FN) of the first record. ``predictable_only`` drops the
+    categories/TYPEs the label scheme has no label for (OTHER; ROOM, DEPARTMENT)."""
+    key = {"category": "per_category", "type": "per_type"}.get(level)
+    if key is None:
+        raise ValueError(f"level must be 'category' or 'type', got {level!r}")
+    if not records:
+        raise ValueError("no run records")
+    keep = _predictable(level) if predictable_only else None
+    rows = [
+        {level: name, "seed": r["seed"], **v}
+        for r in records
+        for name, v in r[key].items()
+        if keep is None or name in keep
+    ]
+    df = pd.DataFrame.from_records(rows)
+    s = summarize(df, level)
+    gold = {name: v["tp"] + v["fn"] for name, v in records[0][key].items()}
+    s.insert(0, "test_gold", [gold.get(n, 0) for n in s.index])
+    return s.reset_index()
+
+
+def table_a1(results: dict[str, Any], config: str | None = None, level: str = "category"):
+    """Table A.1 analog: per-category P/R/F1 (%) of ``config`` (default :func:`best_config`)."""
+    config = config or best_config(results)
+    recs = [r for r in results["runs"] if r["config"] == config]
+    if not recs:
+        raise ValueError(f"no runs of configuration {config!r}")
+    t = category_table(recs, level)
+    t.insert(0, "config", config)
+    return t
+
+
+def figure_a1_data(results: dict[str, Any], config: str | None = None, level: str = "category"):
+    """Figure A.1 analog data: per category (or TYPE), the PHI instances in the training
+    sentences and the mean ± sd test F1 (%) of ``config`` (default :func:`best_config`).
+    Categories absent from the test gold standard are left out (their F1 is undefined)."""
+    t = table_a1(results, config, level)
+    t = t[t["test_gold"] > 0].copy()
+    inst = results["train_instances"][level]
+    t.insert(2, "train_instances", [int(inst.get(n, 0)) for n in t[level]])
+    return t.reset_index(drop=True)
