@@ -37,8 +37,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
-from deidlib.datasets import load_corpus
 from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
+from deidlib.datasets import load_corpus
 from deidlib.plotting import apply_style, savefig
 from deidlib.profiles import get_profile
 from deidlib.reporting import annotated_html, write_table
