@@ -29,8 +29,8 @@ import time
 
 import torch
 
-from deidlib.corpus.datasets import load_corpus
-from deidlib.models.taggers import PRESETS
+from deidlib.datasets import load_corpus
+from deidlib.models.presets import PRESETS
 from deidlib.privacy.dpsgd import dp_step
 from deidlib.training import prepare_tagger
 from deidlib.training.batching import bucket_batches

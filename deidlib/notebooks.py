@@ -158,10 +158,8 @@ def reproduce(
 
     ``threads``: intra-op threads of the notebook kernels (``OMP_NUM_THREADS``/``MKL_NUM_THREADS``).
     ``None`` means 1 for the smoke and cpu profiles on the CPU and the library default
-    otherwise; a value already set in the environment wins. Measured on the 2-core
-    development machine under load: the festag cpu notebook finished in 14.5 min with 1
-    thread and had not finished after 80 min with torch's default of 2 (these models are
-    small; thread synchronisation costs more than it saves).
+    otherwise; a value already set in the environment wins. These models are small: thread
+    synchronisation costs more than it saves (README, "Measurements behind design choices").
 
     ``parameters``: extra papermill parameters given to every selected notebook (e.g.
     ``{"n_seeds": 3}``); a name that a notebook does not declare raises ``ValueError``

@@ -6,6 +6,7 @@ Nothing in deidlib reads numpy's or torch's global RNG state; functions take a
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import numpy as np
@@ -29,7 +30,5 @@ def as_random(seed: int | random.Random | None) -> random.Random:
 
 def derive_seed(seed: int, *keys: object) -> int:
     """A stable child seed for ``keys`` (e.g. a site name and an epoch), independent of hash salting."""
-    import hashlib
-
     h = hashlib.sha256(repr((seed,) + keys).encode()).digest()
     return int.from_bytes(h[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF

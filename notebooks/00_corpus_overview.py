@@ -20,7 +20,7 @@
 # (generated from a seed, several sites with different writing styles) and, when it is on
 # this machine, the **PhysioNet deid** nursing notes (counts only: no real text is shown).
 #
-# Library calls: `deidlib.corpus.datasets.load_corpus`, `deidlib.corpus.physionet.read_physionet`,
+# Library calls: `deidlib.datasets.load_corpus`, `deidlib.corpus.physionet.read_physionet`,
 # `deidlib.studies.corpus_overview`.
 
 # %% tags=["parameters"]
@@ -37,7 +37,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
-from deidlib.corpus.datasets import load_corpus
+from deidlib.datasets import load_corpus
 from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
 from deidlib.plotting import apply_style, savefig
 from deidlib.profiles import get_profile

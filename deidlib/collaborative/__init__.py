@@ -6,7 +6,7 @@ server, ``sites`` the data-holding workers, ``strategies`` the four experiments 
 interface, ``simulator`` the glue, ``dp_upload`` Shokri & Shmatikov's DP upload.
 """
 
-from .dp_upload import DPUpload, PrivacyLedger, dp_select_upload
+from .dp_upload import DPUpload, UploadLedger, dp_select_upload
 from .dssgd import (
     apply_download,
     apply_upload,
@@ -22,7 +22,16 @@ from .local import SGDTrainer, tagger_trainer
 from .server import ParameterServer, ServerCall
 from .simulator import make_sites, simulate
 from .sites import Site
-from .strategies import DSSGD, STRATEGIES, Centralized, DSSGDConfig, History, LocalOnly, RoundRobin, Strategy
+from .strategies import (
+    DSSGD,
+    STRATEGIES,
+    Centralized,
+    CollaborativeHistory,
+    DSSGDConfig,
+    LocalOnly,
+    RoundRobin,
+    Strategy,
+)
 
 __all__ = [
     "apply_download",
@@ -35,7 +44,7 @@ __all__ = [
     "select_upload",
     "threshold_and_clip",
     "DPUpload",
-    "PrivacyLedger",
+    "UploadLedger",
     "dp_select_upload",
     "SGDTrainer",
     "tagger_trainer",
@@ -50,6 +59,6 @@ __all__ = [
     "DSSGD",
     "DSSGDConfig",
     "LocalOnly",
-    "History",
+    "CollaborativeHistory",
     "STRATEGIES",
 ]

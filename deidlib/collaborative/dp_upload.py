@@ -22,7 +22,7 @@ their Algorithm 2 and should be checked against it). By the SVT analysis with ``
 is ε₁-DP (the threshold and query scales above are the conservative Dwork–Roth
 calibration) and the ``c`` released values are ε₂-DP by the Laplace mechanism and basic
 composition, so one upload costs ``ε`` and a worker's uploads compose sequentially:
-:class:`PrivacyLedger` adds them up (basic composition, no advanced accounting).
+:class:`UploadLedger` adds them up (basic composition, no advanced accounting).
 
 **Sensitivity.** ``Δ`` defaults to ``2γ``: a clipped coordinate lies in ``[-γ, γ]``.
 Like Shokri & Shmatikov's, this guarantee is *per coordinate*: it bounds the influence
@@ -45,7 +45,7 @@ import torch
 
 from .dssgd import fraction_count
 
-__all__ = ["laplace", "dp_select_upload", "DPUpload", "PrivacyLedger", "SELECTION_SHARE"]
+__all__ = ["laplace", "dp_select_upload", "DPUpload", "UploadLedger", "SELECTION_SHARE"]
 
 #: share ε₁/ε of an upload's budget spent on selection (Shokri & Shmatikov: 8/9)
 SELECTION_SHARE = 8.0 / 9.0
@@ -122,7 +122,7 @@ def dp_select_upload(
 
 
 @dataclass
-class PrivacyLedger:
+class UploadLedger:
     """One worker's privacy spending over its uploads (basic sequential composition).
 
     ``budget`` (optional) is the worker's total ε; :meth:`can_spend` tells the simulator

@@ -16,7 +16,7 @@ from torch import nn
 from ..rng import derive_seed
 from .server import ParameterServer
 from .sites import ModelFactory, Site, Trainer
-from .strategies import History, Strategy
+from .strategies import CollaborativeHistory, Strategy
 
 __all__ = ["make_sites", "simulate"]
 
@@ -51,7 +51,7 @@ def simulate(
     names: Sequence[str] | None = None,
     server: ParameterServer | None = None,
     progress: bool = False,
-) -> History:
-    """Run ``strategy`` on fresh sites built from ``partitions``; returns its :class:`History`."""
+) -> CollaborativeHistory:
+    """Run ``strategy`` on fresh sites built from ``partitions``; returns its :class:`CollaborativeHistory`."""
     sites = make_sites(partitions, model_factory=model_factory, trainer=trainer, seed=seed, names=names)
     return strategy.run(sites, epochs=epochs, evaluate=evaluate, seed=seed, server=server, progress=progress)

@@ -9,7 +9,7 @@ C_θ        :class:`DSSGD`          θ_d·|p| global parameters down, ≤ θ_u·
 D          :class:`LocalOnly`      nothing
 =========  ======================  =====================================================
 
-All strategies share one interface, :meth:`Strategy.run`, and return a :class:`History`
+All strategies share one interface, :meth:`Strategy.run`, and return a :class:`CollaborativeHistory`
 of test-set evaluations: after every global epoch for A and B (the paper evaluates B
 "after every full epoch (ie, after 5 local epochs)"), after every local epoch of every
 worker for C and D ("5 results for every epoch").
@@ -43,13 +43,13 @@ import torch
 from torch import nn
 
 from ..rng import derive_seed
-from .dp_upload import PrivacyLedger, dp_select_upload
+from .dp_upload import UploadLedger, dp_select_upload
 from .dssgd import make_generator, select_upload, threshold_and_clip
 from .server import ParameterServer
 from .sites import Site
 
 __all__ = [
-    "History",
+    "CollaborativeHistory",
     "Strategy",
     "Centralized",
     "RoundRobin",
@@ -69,7 +69,7 @@ def _metrics(value: Any) -> dict[str, float]:
 
 
 @dataclass
-class History:
+class CollaborativeHistory:
     """Test-set evaluations of one run: one record per (epoch, evaluated model)."""
 
     strategy: str
@@ -107,7 +107,7 @@ def _progress(total: int, desc: str, enabled: bool):
 
 
 class Strategy:
-    """Common interface: ``run(sites, epochs=..., evaluate=..., seed=...) -> History``.
+    """Common interface: ``run(sites, epochs=..., evaluate=..., seed=...) -> CollaborativeHistory``.
 
     ``server`` may be passed to any strategy (e.g. a recording server in tests); only
     :class:`DSSGD` uses one, the others must leave it untouched.
@@ -124,7 +124,7 @@ class Strategy:
         seed: int,
         server: ParameterServer | None = None,
         progress: bool = False,
-    ) -> History:
+    ) -> CollaborativeHistory:
         if not sites:
             raise ValueError("no sites given")
         names = [s.name for s in sites]
@@ -134,7 +134,7 @@ class Strategy:
             raise ValueError(f"epochs must be >= 0, got {epochs}")
         return self._run(list(sites), int(epochs), evaluate, int(seed), server, progress)
 
-    def _run(self, sites, epochs, evaluate, seed, server, progress) -> History:  # pragma: no cover
+    def _run(self, sites, epochs, evaluate, seed, server, progress) -> CollaborativeHistory:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -144,7 +144,7 @@ class Centralized(Strategy):
     name = "centralized"
 
     def _run(self, sites, epochs, evaluate, seed, server, progress):
-        hist = History(self.name)
+        hist = CollaborativeHistory(self.name)
         central = Site.pooled("central", sites)
         hist.communication["examples_disclosed"] = central.num_examples
         with _progress(epochs, "A centralized", progress) as bar:
@@ -164,7 +164,7 @@ class RoundRobin(Strategy):
         self.local_steps = local_steps
 
     def _run(self, sites, epochs, evaluate, seed, server, progress):
-        hist = History(self.name)
+        hist = CollaborativeHistory(self.name)
         transferred = 0
         current = sites[0]
         with _progress(epochs * len(sites), "B round robin", progress) as bar:
@@ -247,13 +247,13 @@ class DSSGD(Strategy):
             raise ValueError(f"no DSSGD configuration for site {site.name!r}") from None
 
     def _run(self, sites, epochs, evaluate, seed, server, progress):
-        hist = History(self.name)
+        hist = CollaborativeHistory(self.name)
         init = sites[0].parameters()
         if server is None:
             server = ParameterServer(init)
         elif server.num_params != init.numel():
             raise ValueError(f"server holds {server.num_params} parameters, the model has {init.numel()}")
-        ledgers = {s.name: PrivacyLedger(s.name, self._cfg(s).dp_budget) for s in sites if self._cfg(s).dp_epsilon}
+        ledgers = {s.name: UploadLedger(s.name, self._cfg(s).dp_budget) for s in sites if self._cfg(s).dp_epsilon}
         position = {s.name: i for i, s in enumerate(sites)}
         with _progress(epochs * len(sites), "C DSSGD", progress) as bar:
             for e in range(1, epochs + 1):
@@ -272,7 +272,7 @@ class DSSGD(Strategy):
         return hist
 
     def _worker_epoch(self, site: Site, server: ParameterServer, epoch: int, seed: int, pos: int,
-                      ledger: PrivacyLedger | None) -> dict[str, float]:
+                      ledger: UploadLedger | None) -> dict[str, float]:
         cfg = self._cfg(site)
         gen = make_generator(derive_seed(seed, "dssgd", epoch, site.name))
         idx, vals = server.download(cfg.theta_d, worker=site.name, generator=gen, tie_break=cfg.tie_break)
@@ -311,7 +311,7 @@ class LocalOnly(Strategy):
         self.local_steps = local_steps
 
     def _run(self, sites, epochs, evaluate, seed, server, progress):
-        hist = History(self.name)
+        hist = CollaborativeHistory(self.name)
         with _progress(epochs * len(sites), "D local only", progress) as bar:
             for e in range(1, epochs + 1):
                 for i, site in enumerate(sites):

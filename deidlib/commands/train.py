@@ -84,7 +84,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ..corpus.datasets import load_corpus
+    from ..datasets import load_corpus
     from ..models.taggers import PRESETS
     from ..training import fit_tagger
 

@@ -2,8 +2,9 @@
 
 The data model and the PHI taxonomy are imported eagerly; readers, splits, tokenizers
 and label schemes are exported lazily (PEP 562), so ``import deidlib.corpus`` stays
-cheap and free of import cycles with :mod:`deidlib.synthetic` (which builds on the data
-model while :mod:`.datasets` builds on the generator). The ``tokenize`` function is not
+cheap. This package is the bottom of the data stack: it imports nothing above
+:mod:`deidlib.rng`/:mod:`deidlib.results`; loading a named corpus (synthetic or real)
+is :func:`deidlib.datasets.load_corpus`, one layer up. The ``tokenize`` function is not
 re-exported: its name is taken by the :mod:`.tokenize` submodule.
 """
 
@@ -25,7 +26,6 @@ _LAZY = {
          "write_split_dirs", "split_counts", "THESIS_NURSING_FRACTIONS"],
         "splits",
     ),
-    **dict.fromkeys(["load_corpus", "CORPORA"], "datasets"),
     **dict.fromkeys(["Token", "split_sentences", "document_sentences"], "tokenize"),
     **dict.fromkeys(
         ["LABEL_SCHEMES", "encode_tags", "decode_tags", "tag_set", "TaggedSentence", "tagged_sentences",

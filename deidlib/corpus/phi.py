@@ -64,20 +64,7 @@ HIPAA_TYPES: frozenset[tuple[str, str]] = frozenset(
     + [("LOCATION", t) for t in ("CITY", "STREET", "ZIP", "ORGANIZATION")]
     + [("DATE", "DATE"), ("AGE", "AGE")]
     + [("CONTACT", t) for t in ("PHONE", "FAX", "EMAIL")]
-    + [
-        ("ID", t)
-        for t in (
-            "SSN",
-            "MEDICALRECORD",
-            "HEALTHPLAN",
-            "ACCOUNT",
-            "LICENSE",
-            "VEHICLE",
-            "DEVICE",
-            "BIOID",
-            "IDNUM",
-        )
-    ]
+    + [("ID", t) for t in CATEGORIES["ID"]]  # every ID subtype is HIPAA PHI
 )
 
 

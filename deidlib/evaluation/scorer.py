@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..corpus.document import Document, Span
+from ..corpus.i2b2 import read_i2b2_dir
 from ..corpus.phi import CATEGORIES, TYPE_TO_CATEGORY
 from ..rng import as_generator
 from .keys import hipaa_filter, relaxed_counts, strict_keys, token_keys
@@ -259,8 +260,6 @@ def evaluate(
 
 def evaluate_dirs(gold_dir, system_dir, *, lenient: bool = False, **kw) -> ScoreReport:
     """:func:`evaluate` over two folders of i2b2 XML files."""
-    from ..corpus.i2b2 import read_i2b2_dir
-
     return evaluate(read_i2b2_dir(gold_dir, lenient=lenient), read_i2b2_dir(system_dir, lenient=lenient), **kw)
 
 

@@ -1,10 +1,15 @@
-"""Taggers (char+word BiLSTM, BiLSTM-CRF, GRU stacks, transformer), the CRF and the featurizer."""
+"""Taggers (char+word BiLSTM, BiLSTM-CRF, GRU stacks, transformer), the CRF and the featurizer.
+
+Inside the package: :mod:`.presets` (kinds and hyperparameters) and :mod:`.protocol` (the
+``Batch``/``Tagger`` interface) import nothing of it; :mod:`.features` and :mod:`.layers`
+build on them; :mod:`.taggers` builds on all of these.
+"""
 
 from .crf import CRF
 from .features import Featurizer, build_featurizer
+from .presets import DEFAULT_TRAINING, KINDS, PRESETS
 from .protocol import Batch, Tagger
 from .taggers import (
-    PRESETS,
     BaseTagger,
     RNNTagger,
     TransformerTagger,
@@ -23,6 +28,8 @@ __all__ = [
     "RNNTagger",
     "TransformerTagger",
     "PRESETS",
+    "KINDS",
+    "DEFAULT_TRAINING",
     "build_tagger",
     "tagger_from_config",
     "count_parameters",

@@ -20,6 +20,7 @@ from torch.nn.utils.rnn import pad_sequence
 
 from ..embeddings.chars import casing_id, char_ids
 from ..embeddings.vectors import normalize_token
+from .presets import check_kind
 from .protocol import Batch
 
 __all__ = ["Featurizer", "build_featurizer", "PAD", "UNK"]
@@ -172,9 +173,6 @@ def build_featurizer(
     defaults to 2). All kinds share one
     featurizer class today (char ids, casing and words are always encoded; a tagger uses
     what it needs); ``kind`` is validated and kept for future kind-specific inputs."""
-    from .taggers import PRESETS
-
-    if kind not in PRESETS:
-        raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
+    check_kind(kind)
     kw.setdefault("min_count", 2)  # train the UNK vector on singletons (see Featurizer.build)
     return Featurizer.build(token_lists, labels, max_size=max_vocab, **kw)

@@ -1,16 +1,19 @@
-"""Building blocks of the taggers: character encoders, locked dropout, RNN stacks."""
+"""Building blocks of the taggers: the token-feature encoder (word + characters + casing),
+character encoders, locked dropout, RNN stacks."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ..embeddings.chars import N_CHAR_IDS
+from ..embeddings.chars import CASINGS, N_CHAR_IDS
+from .protocol import Batch
 
-__all__ = ["CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn"]
+__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn"]
 
 
 def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -98,3 +101,63 @@ def sinusoidal_positions(n: int, dim: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(pos * div)
     pe[:, 1::2] = torch.cos(pos * div)[:, : dim // 2]
     return pe
+
+
+class TokenEncoder(nn.Module):
+    """The input of every tagger: per token, its word embedding, optionally followed by its
+    character encoding (:class:`CharEncoder`) and its casing vector, concatenated,
+    [B, T, :attr:`out_dim`].
+
+    Word embeddings: ``nn.Embedding(num_words, word_dim)`` (row 0 = padding), initialised
+    from ``embeddings`` (a ``[num_words, word_dim]`` matrix, e.g. word2vec; any other shape
+    is a ``ValueError``) when given, frozen when ``freeze_embeddings``. Casing: the
+    Reimers & Gurevych (2017) casing feature of :data:`deidlib.embeddings.chars.CASINGS`;
+    ``onehot_casing=True`` starts the vectors one-hot (the RNN taggers), ``False`` keeps
+    the random ``nn.Embedding`` start (the transformer tagger, as it has always trained).
+
+    Sub-modules are created in the order word, char, casing: with the same torch seed
+    a tagger draws the same initial parameters as when each tagger built these itself.
+    """
+
+    def __init__(
+        self,
+        num_words: int,
+        word_dim: int,
+        *,
+        char: str | None = None,
+        char_onehot: bool = True,
+        char_emb_dim: int = 25,
+        char_hidden: int = 128,
+        casing: bool = False,
+        casing_dim: int = len(CASINGS),
+        onehot_casing: bool = True,
+        embeddings: np.ndarray | None = None,
+        freeze_embeddings: bool = False,
+    ) -> None:
+        super().__init__()
+        self.word = nn.Embedding(num_words, word_dim, padding_idx=0)
+        if embeddings is not None:
+            if tuple(embeddings.shape) != (num_words, word_dim):
+                raise ValueError(f"embedding matrix {tuple(embeddings.shape)} != ({num_words}, {word_dim})")
+            with torch.no_grad():
+                self.word.weight.copy_(torch.as_tensor(embeddings))
+        self.word.weight.requires_grad_(not freeze_embeddings)
+        self.out_dim = word_dim
+        self.char = CharEncoder(char, char_hidden, char_onehot, char_emb_dim) if char else None
+        if self.char is not None:
+            self.out_dim += self.char.out_dim
+        self.casing = nn.Embedding(len(CASINGS), casing_dim, padding_idx=0) if casing else None
+        if self.casing is not None:
+            if onehot_casing:
+                with torch.no_grad():
+                    self.casing.weight.zero_()
+                    self.casing.weight[1:, : len(CASINGS) - 1] = torch.eye(len(CASINGS) - 1)[:, :casing_dim]
+            self.out_dim += casing_dim
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        parts = [self.word(batch.word_ids)]
+        if self.char is not None:
+            parts.append(self.char(batch.char_ids, batch.char_lengths)[batch.token_to_unique])
+        if self.casing is not None:
+            parts.append(self.casing(batch.casing_ids))
+        return torch.cat(parts, -1) if len(parts) > 1 else parts[0]

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-__all__ = ["Batch", "Tagger", "Featurizer"]
+__all__ = ["Batch", "Tagger", "FeaturizerProtocol"]
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Batch:
 
 
 @runtime_checkable
-class Featurizer(Protocol):
+class FeaturizerProtocol(Protocol):
     """Owns the vocabularies (words, characters, labels) of one tagger."""
 
     labels: list[str]  # tag strings in id order, e.g. ["O", "B-DATE", "I-DATE", ...]
@@ -74,7 +74,7 @@ class Featurizer(Protocol):
 class Tagger(Protocol):
     """What every tagger module offers (all of them are ``torch.nn.Module``)."""
 
-    featurizer: Featurizer
+    featurizer: FeaturizerProtocol
 
     def loss(self, batch: Batch) -> torch.Tensor:
         """Mean loss per sentence of the batch (CRF NLL or token cross-entropy)."""

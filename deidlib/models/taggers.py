@@ -53,53 +53,35 @@ from torch import nn
 from ..embeddings.chars import CASINGS
 from .crf import CRF
 from .features import Featurizer
-from .layers import CharEncoder, RNNStack, sinusoidal_positions
+from .layers import RNNStack, TokenEncoder, sinusoidal_positions
+from .presets import ALIASES, DEFAULT_TRAINING, PRESETS, check_kind
 from .protocol import Batch
 
-__all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "PRESETS", "build_tagger", "tagger_from_config", "count_parameters"]
-
-PRESETS: dict[str, dict[str, Any]] = {
-    "festag": dict(char="lstm", char_onehot=True, char_hidden=128, word_dim=300, casing=False, input_dropout=0.5,
-                   cells=("lstm",), hidden=100, between_dropout=0.0, output_dropout=0.0, ff_dim=100, crf=False),
-    "friedrich": dict(char=None, word_dim=300, casing=True, input_dropout=0.1, cells=("lstm", "lstm"), hidden=128,
-                      between_dropout=0.25, output_dropout=0.5, ff_dim=0, crf=True),
-    "gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
-                input_dropout=0.5, cells=("gru",), hidden=150, output_dropout=0.0, ff_dim=150, crf=True),
-    "gru_gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
-                    input_dropout=0.5, cells=("gru", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
-    "lstm_gru": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
-                     input_dropout=0.5, cells=("lstm", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
-    "transformer": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=128, casing=True,
-                        layers=2, heads=4, ff_hidden=256, input_dropout=0.1, attn_dropout=0.1, crf=True),
-}
-
-#: accepted alternative hyperparameter names of the RNN taggers (the festag study's vocabulary) -> canonical name;
-#: ``dropout`` is the dropout on the token features (festag's single dropout 0.5)
-ALIASES: dict[str, str] = {"char_dim": "char_emb_dim", "token_hidden": "hidden", "ff_hidden": "ff_dim",
-                           "dropout": "input_dropout"}
-
-#: optimiser hints the trainer applies unless told otherwise. festag: the paper's plain SGD
-#: with learning rate 0.9; our loss sums token losses per sentence (the paper's Keras loss is
-#: a per-token mean), so without a bound the first steps diverge (measured: loss ~2e3 after
-#: 3 epochs, F1 0.16 on the smoke corpus) -- we add NeuroNER's gradient-norm clip of 5.0.
-DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
-    "festag": {"optimizer": "sgd", "lr": 0.9, "clip": 5.0},
-    "friedrich": {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0},
-    "gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
-    "gru_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
-    "lstm_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
-    "transformer": {"optimizer": "adam", "lr": 1e-3, "clip": 1.0},
-}
-
+__all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "build_tagger", "tagger_from_config", "count_parameters"]
 
 def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
 
 
+#: sub-modules of :class:`TokenEncoder` that taggers held directly before it existed
+_TOKEN_PARTS = ("word.", "char.", "casing.")
+
+
+def _legacy_token_keys(state_dict, prefix, *_args) -> None:
+    """``load_state_dict`` pre-hook: weights saved when ``word``/``char``/``casing`` sat on
+    the tagger itself (``word.weight``) load into :attr:`BaseTagger.tokens` (``tokens.word.weight``)."""
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        rest = key[len(prefix):]
+        if rest.startswith(_TOKEN_PARTS):
+            state_dict[f"{prefix}tokens.{rest}"] = state_dict.pop(key)
+
+
 class BaseTagger(nn.Module):
-    """Shared output layer (softmax or CRF), loss, recall penalty, prediction, config."""
+    """Shared token input (:class:`TokenEncoder`, built by the subclass as ``self.tokens``),
+    output layer (softmax or CRF), loss, recall penalty, prediction, config."""
 
     kind = "base"
+    tokens: TokenEncoder
 
     def __init__(self, featurizer: Featurizer, *, crf: bool, recall_penalty: float | None, hparams: dict[str, Any],
                  constrain_crf: bool = True):
@@ -111,6 +93,22 @@ class BaseTagger(nn.Module):
         self.hparams = dict(hparams, crf=crf, recall_penalty=recall_penalty, constrain_crf=constrain_crf)
         self.o_index = featurizer.label_index.get("O", 0)
         self.default_training = dict(DEFAULT_TRAINING.get(self.kind, {"optimizer": "adam", "lr": 1e-3, "clip": 5.0}))
+        self._register_load_state_dict_pre_hook(_legacy_token_keys)
+
+    @property
+    def word(self) -> nn.Embedding:
+        """The word embedding (``self.tokens.word``)."""
+        return self.tokens.word
+
+    @property
+    def char(self) -> nn.Module | None:
+        """The character encoder, or ``None`` (``self.tokens.char``)."""
+        return self.tokens.char
+
+    @property
+    def casing(self) -> nn.Embedding | None:
+        """The casing embedding, or ``None`` (``self.tokens.casing``)."""
+        return self.tokens.casing
 
     def default_optimizer(self) -> dict[str, Any]:
         """Optimiser hints of the paper ({"optimizer", "lr", "clip"}) the trainer reads."""
@@ -192,40 +190,17 @@ class RNNTagger(BaseTagger):
                   between_dropout=between_dropout, output_dropout=output_dropout, ff_dim=ff_dim,
                   freeze_embeddings=freeze_embeddings)
         super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp, constrain_crf=constrain_crf)
-        self.word = nn.Embedding(featurizer.num_words, word_dim, padding_idx=0)
-        if embeddings is not None:
-            if embeddings.shape != (featurizer.num_words, word_dim):
-                raise ValueError(f"embedding matrix {embeddings.shape} != ({featurizer.num_words}, {word_dim})")
-            with torch.no_grad():
-                self.word.weight.copy_(torch.as_tensor(embeddings))
-        self.word.weight.requires_grad_(not freeze_embeddings)
-        d = word_dim
-        self.char = CharEncoder(char, char_hidden, char_onehot, char_emb_dim) if char else None
-        if self.char is not None:
-            d += self.char.out_dim
-        self.casing = nn.Embedding(len(CASINGS), casing_dim, padding_idx=0) if casing else None
-        if self.casing is not None:
-            with torch.no_grad():  # one-hot casing vectors, as Reimers & Gurevych
-                self.casing.weight.zero_()
-                self.casing.weight[1:, : len(CASINGS) - 1] = torch.eye(len(CASINGS) - 1)[:, : casing_dim]
-            d += casing_dim
+        self.tokens = TokenEncoder(featurizer.num_words, word_dim, char=char, char_onehot=char_onehot,
+                                   char_emb_dim=char_emb_dim, char_hidden=char_hidden, casing=casing,
+                                   casing_dim=casing_dim, embeddings=embeddings, freeze_embeddings=freeze_embeddings)
         self.in_drop = nn.Dropout(input_dropout)
-        self.rnn = RNNStack(d, tuple(cells), hidden, between_dropout)
+        self.rnn = RNNStack(self.tokens.out_dim, tuple(cells), hidden, between_dropout)
         self.out_drop = nn.Dropout(output_dropout)
         self.ff = nn.Sequential(nn.Linear(self.rnn.out_dim, ff_dim), nn.Tanh()) if ff_dim else None
         self.out = nn.Linear(ff_dim or self.rnn.out_dim, featurizer.num_labels)
 
-    def token_features(self, batch: Batch) -> torch.Tensor:
-        parts = [self.word(batch.word_ids)]
-        if self.char is not None:
-            per_unique = self.char(batch.char_ids, batch.char_lengths)
-            parts.append(per_unique[batch.token_to_unique])
-        if self.casing is not None:
-            parts.append(self.casing(batch.casing_ids))
-        return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
-
     def emissions(self, batch: Batch) -> torch.Tensor:
-        x = self.in_drop(self.token_features(batch))
+        x = self.in_drop(self.tokens(batch))
         h = self.out_drop(self.rnn(x, batch.mask.sum(1)))
         if self.ff is not None:
             h = self.ff(h)
@@ -263,18 +238,10 @@ class TransformerTagger(BaseTagger):
                   casing=casing, layers=layers, heads=heads, ff_hidden=ff_hidden, input_dropout=input_dropout,
                   attn_dropout=attn_dropout, max_len=max_len, freeze_embeddings=freeze_embeddings)
         super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp, constrain_crf=constrain_crf)
-        self.word = nn.Embedding(featurizer.num_words, word_dim, padding_idx=0)
-        if embeddings is not None:
-            with torch.no_grad():
-                self.word.weight.copy_(torch.as_tensor(embeddings))
-        self.word.weight.requires_grad_(not freeze_embeddings)
-        d = word_dim
-        self.char = CharEncoder(char, char_hidden, char_onehot, char_emb_dim) if char else None
-        if self.char is not None:
-            d += self.char.out_dim
-        self.casing = nn.Embedding(len(CASINGS), len(CASINGS), padding_idx=0) if casing else None
-        if casing:
-            d += len(CASINGS)
+        self.tokens = TokenEncoder(featurizer.num_words, word_dim, char=char, char_onehot=char_onehot,
+                                   char_emb_dim=char_emb_dim, char_hidden=char_hidden, casing=casing,
+                                   onehot_casing=False, embeddings=embeddings, freeze_embeddings=freeze_embeddings)
+        d = self.tokens.out_dim
         self.d_model = heads * max(8, round(d / heads / 8) * 8) if d % heads else d
         self.proj = nn.Linear(d, self.d_model)
         self.register_buffer("positions", sinusoidal_positions(max_len, self.d_model), persistent=False)
@@ -284,12 +251,7 @@ class TransformerTagger(BaseTagger):
         self.out = nn.Linear(self.d_model, featurizer.num_labels)
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        parts = [self.word(batch.word_ids)]
-        if self.char is not None:
-            parts.append(self.char(batch.char_ids, batch.char_lengths)[batch.token_to_unique])
-        if self.casing is not None:
-            parts.append(self.casing(batch.casing_ids))
-        x = self.proj(torch.cat(parts, -1))
+        x = self.proj(self.tokens(batch))
         T = x.shape[1]
         if T > self.positions.shape[0]:
             raise ValueError(f"sentence of {T} tokens is longer than max_len={self.positions.shape[0]}")
@@ -303,8 +265,7 @@ def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings
     (canonical names or the :data:`ALIASES`; ``config()`` stores canonical names).
     Parameters are drawn under ``torch.random.fork_rng`` seeded with ``seed``: the
     ambient global RNG state is neither read nor changed."""
-    if kind not in PRESETS:
-        raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
+    check_kind(kind)
     hparams = dict(hparams)
     for alias, name in ALIASES.items():
         if alias in hparams and kind != "transformer":  # the transformer's own names (ff_hidden) win

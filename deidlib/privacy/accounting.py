@@ -21,33 +21,10 @@ larger dataset, the privacy budget was smaller"), so bisection on log N finds th
 which accountant is consistent with the table (see :func:`thesis_sequence_counts`); the
 thesis does not state its accountant (TF-Privacy / Opacus both used RDP in 2020).
 
-Result (``thesis_sequence_counts(("rdp", "gdp"))``, batch 16, 100 epochs, δ = 1e-5):
-
-============  =====  ======  ===========  ===========
-data set      σ      ε       N (RDP)      N (GDP)
-============  =====  ======  ===========  ===========
-i2b2 2014     0.25   356     20 789       (fails)
-i2b2 2014     0.45   21.7    19 007       16 496
-i2b2 2014     0.55   9.15    17 837       12 143
-MIMIC-III     0.25   316     36 410       (fails)
-MIMIC-III     0.55   6.95    30 042       19 162
-Nursing Note  0.25   343     24 748       (fails)
-Nursing Note  0.55   8.41    20 891       13 948
-============  =====  ======  ===========  ===========
-
-RDP explains each data set's rows with one N to within 15–20 % (i2b2 ≈ 18–21k sequences,
-≈ 23–26 per document, i.e. sentence-like sequences rather than 128-token windows; MIMIC-III
-≈ 30–36k, ≈ 8–10 per document; Nursing Notes ≈ 21–25k, ≈ 11–13 per document), while GDP
-cannot reach ε ≈ 350 at σ = 0.25 at all and gives N's 30–40 % apart, so the thesis most
-likely used the RDP (moments) accountant on roughly these numbers of sequences. PRV
-(``solve_sequences(9.15, 0.55, accountant="prv")``, about 2 minutes) gives 14 457 for the
-i2b2 σ = 0.55 row. Cross-check on the one corpus we have: our default tokenizer cuts the
-PhysioNet training split (1 559 of the 2 434 nursing-note records; ``load_corpus`` gives
-1 559 / 389 / 486, and the thesis' 1 948 is exactly train + dev, its 80 % split) into 19 548
-sentences, ≈ 12.5 per record; for 1 948 records that is ≈ 24 400 sequences, between the RDP
-estimates for the two Nursing Note rows (20.9k, 24.7k).
-The residual spread under RDP may come from rounding of the thesis' ε, a
-different step count (e.g. ⌊N/16⌋ steps per epoch) or early stopping; we cannot tell which.
+What the solver finds for the thesis' rows (which accountant fits, the N per data set, the
+cross-check against our tokenizer on the PhysioNet nursing notes) is a measurement, kept
+with the other measurements in the README ("Measurements behind design choices") and
+recomputed by notebook 04 (``thesis_sequence_counts``).
 """
 
 from __future__ import annotations
@@ -230,8 +207,9 @@ def solve_sequences(
     (q·√T = √(B·E/N) for the moments bound; checked numerically by the tests), so we
     bisect on log N between ``n_min`` (default: the batch size, q = 1) and ``n_max`` until
     the bracket is within ``rel_tol``; the answer is the smallest N with ε(N) <= target.
-    Raises ``ValueError`` when the target is outside [ε(n_max), ε(n_min)]. PRV is ~3 s per
-    evaluation, so ``accountant="prv"`` takes about a minute; RDP/GDP take well under a second.
+    Raises ``ValueError`` when the target is outside [ε(n_max), ε(n_min)]. PRV evaluations
+    are slow (seconds each), so ``accountant="prv"`` is much slower than RDP/GDP (README,
+    "Measurements behind design choices").
     """
     lo = max(batch_size, n_min or batch_size)
     hi = n_max

@@ -41,7 +41,7 @@ methods (tests check them against each other and against single-sentence batches
     is_grads_batched=True)``, ``vmap`` over the backward with the rows of the identity as
     output gradients). A character encoding shared by several sentences contributes
     ``∂L_u/∂h · ∂h/∂θ`` to each unit separately. Exact, but each row back-propagates
-    through the whole lot (G × a full backward), measured 9–13× a plain step.
+    through the whole lot (G × a full backward; cost in the README, "Measurements behind design choices").
 ``loop``
     the same Jacobian rows with one backward pass per unit (a cross-check).
 

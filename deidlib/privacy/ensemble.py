@@ -42,6 +42,8 @@ import numpy as np
 
 from ..corpus.document import Document, Span
 from ..corpus.phi import TYPE_TO_CATEGORY
+from ..evaluation import binary_token_prf
+from ..evaluation.keys import TOKEN_RE
 
 __all__ = [
     "RULES",
@@ -88,8 +90,6 @@ def aggregate_votes(
 
 def token_grid(text: str) -> list[tuple[int, int]]:
     """The shared tokenization: (start, end) of the scorer's alphanumeric tokens of ``text``."""
-    from ..evaluation.keys import TOKEN_RE
-
     return [(m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
 
 
@@ -177,8 +177,6 @@ def rule_scores(
 ) -> dict[str, tuple[float, float, float]]:
     """Binary-token (P, R, F1) of every rule — the precision/recall trade-off of §5.4.
     ``rules`` default: minimality, majority and every k of n."""
-    from ..evaluation import binary_token_prf
-
     n = len(members)
     rules = rules or [("minimality", None), ("majority", None), *[("k_of_n", k) for k in range(1, n + 1)]]
     out = {}

@@ -419,7 +419,7 @@ def run_study(
     three synthetic sites as a fourth member / target (its ε table row counts its sentences).
     Outputs computed on real data must not be committed (they are aggregate scores, but the
     repository holds synthetic results only)."""
-    from ..corpus.datasets import load_corpus
+    from ..datasets import load_corpus
     from ..privacy.ensemble import ensemble_guarantee
 
     if device != "cpu":

@@ -30,7 +30,7 @@ Setup (thesis §4.1–4.3):
   (:func:`deidlib.evaluation.evaluate`, measure ``binary_token``); the thesis calls its
   Table 4.2 measure "binary HIPAA token-based", which is also recorded
   (``hipaa_precision``/``hipaa_recall``/``hipaa_f1``, measure ``binary_hipaa_token``);
-* data: :func:`deidlib.corpus.datasets.load_corpus` (PhysioNet nursing notes: the thesis's
+* data: :func:`deidlib.datasets.load_corpus` (PhysioNet nursing notes: the thesis's
   document-level 80/20 split, 1,948/486 notes, with 20 % of the training notes as dev;
   ``split="patient"`` for a patient-level split). The data split is fixed by
   ``data_seed``; the listed ``seeds`` vary initialisation, dropout and batch order, and
@@ -446,8 +446,8 @@ def prepare_data(
 ) -> StudyData:
     """Load and split the corpus, tag the training sentences (BIOES over TYPEs), apply the
     profile's caps and build the shared featurizer (vocabulary from training text only)."""
-    from ..corpus.datasets import load_corpus
     from ..corpus.labels import downsample_negatives, tag_set, tagged_sentences
+    from ..datasets import load_corpus
     from ..models import build_featurizer
     from ..results import fingerprint_documents
     from ..rng import derive_seed

@@ -184,9 +184,9 @@ def prepare_data(
     params: FestagParams | None = None,
 ) -> StudyData:
     """Load the corpus, split training documents by patient into sites, tag sentences."""
-    from ..corpus.datasets import load_corpus
     from ..corpus.labels import downsample_negatives, tagged_sentences
     from ..corpus.splits import partition_by_patient
+    from ..datasets import load_corpus
     from ..results import fingerprint_documents
     from ..rng import derive_seed
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import random
+import unicodedata
 from dataclasses import dataclass, field
 
 from ..rng import derive_seed
@@ -209,7 +210,7 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
 
 def _names(fake, attr: str, method: str, n: int) -> list[str]:
     """``n`` names drawn by Faker, in one weighted ``random_elements`` call over the locale's
-    name list where the locale exposes it (100x faster than ``n`` single calls)."""
+    name list where the locale exposes it (much faster than ``n`` single calls)."""
     try:
         elems = getattr(fake.provider("faker.providers.person"), attr, None)
     except (AttributeError, KeyError):
@@ -280,8 +281,6 @@ def _real_places(fake, rng: random.Random, locale: str, n: int) -> list[tuple[st
 
 
 def _ascii_lower(s: str) -> str:
-    import unicodedata
-
     s = unicodedata.normalize("NFKD", s)
     return "".join(c for c in s if c.isalnum() and c.isascii()).lower() or "user"
 

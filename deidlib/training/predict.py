@@ -7,8 +7,10 @@ from collections.abc import Sequence
 import torch
 
 from ..corpus.document import Document
+from ..corpus.i2b2 import write_i2b2_dir
 from ..corpus.labels import TaggedSentence, spans_from_predictions
 from ..corpus.tokenize import document_sentences
+from ..evaluation import binary_token_prf
 
 __all__ = ["predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK"]
 
@@ -64,13 +66,9 @@ def predict_documents(
 
 def evaluate_tagger(tagger, docs: Sequence[Document], **kw) -> tuple[float, float, float]:
     """Binary-token micro P/R/F1 of the tagger's predictions on ``docs``."""
-    from ..evaluation import binary_token_prf
-
     return binary_token_prf(docs, predict_documents(tagger, docs, **kw))
 
 
 def write_predictions(tagger, docs: Sequence[Document], out_dir, **kw):
     """Predict and write i2b2 XML files (one per document) for ``deidlib evaluate``."""
-    from ..corpus.i2b2 import write_i2b2_dir
-
     return write_i2b2_dir(predict_documents(tagger, docs, **kw), out_dir)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from deidlib.collaborative import PrivacyLedger, dp_select_upload, fraction_count, make_generator
+from deidlib.collaborative import UploadLedger, dp_select_upload, fraction_count, make_generator
 from deidlib.collaborative.dp_upload import SELECTION_SHARE, laplace
 
 
@@ -88,7 +88,7 @@ def test_small_epsilon_selection_is_nearly_uniform():
 
 
 def test_ledger_composition_and_budget():
-    led = PrivacyLedger("w", budget=1.0)
+    led = UploadLedger("w", budget=1.0)
     led.spend(0.4, epoch=1)
     led.spend(0.6, epoch=2)
     assert led.total_epsilon == pytest.approx(1.0)

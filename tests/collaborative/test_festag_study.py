@@ -109,8 +109,8 @@ def test_binary_token_evaluator_hand_computed():
 
 def _deps_missing() -> str | None:
     try:
-        from deidlib.corpus.datasets import load_corpus  # noqa: F401
         from deidlib.corpus.splits import partition_by_patient  # noqa: F401
+        from deidlib.datasets import load_corpus  # noqa: F401
         from deidlib.models import build_tagger  # noqa: F401
     except ImportError as e:  # the foundation / tagger are written in parallel
         return str(e)

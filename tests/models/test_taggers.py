@@ -121,8 +121,9 @@ def test_bad_kind_and_embedding_shape(fz):
 
     with pytest.raises(ValueError, match="unknown tagger kind"):
         build_tagger("bert", fz)
-    with pytest.raises(ValueError, match="embedding matrix"):
-        build_tagger("gru", fz, embeddings=np.zeros((3, 100), dtype=np.float32))
+    for kind in PRESETS:  # one TokenEncoder: every kind checks the matrix's shape
+        with pytest.raises(ValueError, match="embedding matrix"):
+            build_tagger(kind, fz, embeddings=np.zeros((fz.num_words, 1), dtype=np.float32))
     emb = np.arange(fz.num_words * 16, dtype=np.float32).reshape(fz.num_words, 16)
     t = build_tagger("friedrich", fz, embeddings=emb, freeze_embeddings=True, word_dim=16, hidden=8)
     assert torch.equal(t.word.weight, torch.as_tensor(emb)) and not t.word.weight.requires_grad
@@ -135,3 +136,18 @@ def test_hparam_aliases(fz):
     assert t.hparams["char_emb_dim"] == 8 and "char_dim" not in t.hparams
     with pytest.raises(ValueError, match="alias"):
         build_tagger("festag", fz, hidden=4, token_hidden=4)
+
+
+@pytest.mark.parametrize("kind", ["festag", "friedrich", "transformer"])
+def test_weights_saved_before_the_token_encoder_still_load(fz, kind):
+    """State dicts with the old keys (``word.weight``, ``char.*``, ``casing.weight`` on the
+    tagger itself) load into ``tokens.*`` and give the same outputs."""
+    ref = build_tagger(kind, fz, seed=1, **_small(kind))
+    old = {(k[len("tokens."):] if k.startswith("tokens.") else k): v for k, v in ref.state_dict().items()}
+    assert "word.weight" in old and not any(k.startswith("tokens.") for k in old)
+    new = build_tagger(kind, fz, seed=2, **_small(kind))
+    new.load_state_dict(old)
+    ref.eval(), new.eval()
+    batch = fz.encode(SENTS, TAGS)
+    assert torch.equal(ref.emissions(batch), new.emissions(batch))
+    assert new.word is new.tokens.word and new.casing is new.tokens.casing

@@ -2,7 +2,7 @@
 
 import pytest
 
-from deidlib.corpus.datasets import load_corpus
+from deidlib.datasets import load_corpus
 from deidlib.training import prepare_tagger
 
 KINDS = ("festag", "friedrich", "gru", "gru_gru", "lstm_gru", "transformer")

@@ -178,7 +178,7 @@ def test_methods_none_shift_and_hipaa_age():
 
 
 def test_every_category_is_replaced_and_validates():
-    from deidlib.corpus.datasets import load_corpus
+    from deidlib.datasets import load_corpus
 
     docs = load_corpus("synthetic", profile="smoke", seed=0).train[:25]
     e = SurrogateEngine(SurrogateConfig(epsilon=1.0), seed=0)

@@ -3,7 +3,7 @@ tests/conftest.py)."""
 
 import pytest
 
-from deidlib.corpus.datasets import load_corpus
+from deidlib.datasets import load_corpus
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,8 @@
 import json
 
 from deidlib.cli import main
-from deidlib.corpus.datasets import load_corpus
 from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
+from deidlib.datasets import load_corpus
 
 
 def test_train_then_predict_then_evaluate(tmp_path, capsys):

@@ -1,8 +1,9 @@
 import pytest
 
-from deidlib.corpus import Document, Span, datasets
-from deidlib.corpus.datasets import load_corpus, synthetic_documents
+from deidlib import datasets
+from deidlib.corpus import Document, Span
 from deidlib.corpus.splits import split_by_patient, write_split_dirs
+from deidlib.datasets import load_corpus, synthetic_documents
 
 
 def ids(ds):

@@ -1,5 +1,9 @@
 """One entry point for every corpus a study can run on: :func:`load_corpus`.
 
+This module sits above :mod:`deidlib.corpus` (readers, splits), :mod:`deidlib.synthetic`
+(the generator) and :mod:`deidlib.profiles` (corpus sizes), so none of those imports it
+(see DESIGN.md, "Layers").
+
 * ``"synthetic"`` (the embedded default): :func:`deidlib.synthetic.generate` at the
   profile's size (:func:`deidlib.profiles.get_profile`), split by patient 70/10/20.
   Generation is memoized in-process on (patients, sites, seed).
@@ -22,15 +26,19 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from .document import Document
-from .locate import PHYSIONET_DEID, find_data_dir
-from .splits import (
+from .corpus.document import Document
+from .corpus.i2b2 import read_i2b2_dir
+from .corpus.locate import PHYSIONET_DEID, find_data_dir
+from .corpus.physionet import read_physionet
+from .corpus.splits import (
     THESIS_NURSING_FRACTIONS,
     CorpusSplits,
     read_split_dirs,
     split_by_document,
     split_by_patient,
 )
+from .profiles import get_profile
+from .synthetic import generate
 
 __all__ = ["load_corpus", "CORPORA", "SPLITS", "I2B2_2014", "synthetic_documents"]
 
@@ -48,8 +56,6 @@ def _copy(d: Document) -> Document:
 
 @lru_cache(maxsize=8)
 def _synthetic(patients: int, sites: int, seed: int) -> tuple[Document, ...]:
-    from ..synthetic import generate
-
     return tuple(generate(patients=patients, sites=sites, seed=seed))
 
 
@@ -57,16 +63,12 @@ def synthetic_documents(
     profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None
 ) -> list[Document]:
     """The synthetic corpus of a profile (sizes overridable), memoized in-process."""
-    from ..profiles import get_profile
-
     p = get_profile(profile)
     return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed))]
 
 
 @lru_cache(maxsize=2)
 def _physionet(path: str) -> tuple[Document, ...]:
-    from .physionet import read_physionet
-
     return tuple(read_physionet(path))
 
 
@@ -124,8 +126,6 @@ def load_corpus(
             "train/ dev/ test/ subfolders of i2b2 2014 XML files, or one flat folder of them (see data/README.md)"
         )
     if split == "document":
-        from .i2b2 import read_i2b2_dir
-
         flat = Path(d)
         if not any(flat.glob("*.xml")):
             raise ValueError(f"{flat}: split='document' needs one flat folder of XML files")

@@ -1,0 +1,15 @@
+"""Note text of the synthetic corpus, exact PHI spans by construction.
+
+* :mod:`.builder`: :class:`NoteBuilder`, text pieces and PHI spans at exact offsets;
+* :mod:`.templates`: sentence templates (``{SLOT}`` placeholders) and phrase lists;
+* :mod:`.context`: :class:`NoteContext`, one note's patient, site, dates and writing helpers;
+* :mod:`.slots`: one function per template slot, and template rendering;
+* :mod:`.note_types`: the four note types and :func:`render_note`.
+"""
+
+from .builder import NoteBuilder
+from .context import NoteContext
+from .note_types import RENDERERS, render_note
+from .templates import compile_template
+
+__all__ = ["NoteBuilder", "NoteContext", "RENDERERS", "render_note", "compile_template"]

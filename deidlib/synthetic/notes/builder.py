@@ -1,0 +1,53 @@
+"""The span-exact text builder of a note.
+
+A note is built by appending pieces to a :class:`NoteBuilder`: plain text
+(:meth:`~NoteBuilder.add_text`), or a PHI piece (:meth:`~NoteBuilder.add_phi`) whose span
+is recorded at the current offset. Casing (all-caps / all-lowercase sites) is applied to
+each piece *before* its offset is taken, so gold spans are exact by construction
+(``text[start:end] == span.text``) whatever the site's style.
+"""
+
+from __future__ import annotations
+
+from ...corpus.document import Span
+from ...corpus.phi import TYPE_TO_CATEGORY
+
+__all__ = ["NoteBuilder"]
+
+
+class NoteBuilder:
+    """Appends text pieces and records PHI spans at exact offsets."""
+
+    __slots__ = ("parts", "pos", "spans", "case")
+
+    def __init__(self, case: str = "normal") -> None:
+        self.parts: list[str] = []
+        self.pos = 0
+        self.spans: list[Span] = []
+        self.case = case
+
+    def _cased(self, s: str) -> str:
+        if self.case == "upper":
+            return s.upper()
+        if self.case == "lower":
+            return s.lower()
+        return s
+
+    def add_text(self, s: str) -> None:
+        """Append plain (non-PHI) text."""
+        if s:
+            s = self._cased(s)
+            self.parts.append(s)
+            self.pos += len(s)
+
+    def add_phi(self, s: str, subtype: str) -> None:
+        """Append a PHI piece; its span is ``[pos, pos+len)`` of the cased text."""
+        s = self._cased(s)
+        if not s or s != s.strip():
+            raise ValueError(f"PHI piece {s!r} ({subtype}) is empty or has outer whitespace")
+        self.spans.append(Span(self.pos, self.pos + len(s), TYPE_TO_CATEGORY[subtype], subtype, s))
+        self.parts.append(s)
+        self.pos += len(s)
+
+    def text(self) -> str:
+        return "".join(self.parts)
