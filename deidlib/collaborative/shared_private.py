@@ -32,7 +32,11 @@ the choices made here, from the works it builds on:
   :func:`~deidlib.models.cnn.hashed_ids` (no word list built from any registry). The
   embedding table, private encoder and head are registry-specific and never uploaded: which
   rows of an embedding move, and how, reveals which words a registry's reports contain (the
-  highlight: a distributed vocabulary with its word vectors is a leak).
+  highlight: a distributed vocabulary with its word vectors is a leak). Every registry
+  *starts* its embedding from the same public table (drawn from the run's seed, in the place
+  of public pre-trained word vectors) and then trains it privately; with independently drawn
+  tables the shared features would differ per registry from the first step and name the
+  registry to any observer (measured with ``benchmarks/alawad_smoke.py``).
 * After the last round every registry loads the final average, so all registries hold the
   same shared layers; each evaluates its own model on its own test reports.
 
@@ -277,7 +281,11 @@ def train_shared_private(registries: Sequence[Registry], cfg: CNNConfig, train: 
         opts.append(torch.optim.Adam(m.parameters(), lr=train.lr))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(derive_seed(train.seed, "shared-private-server"))
-        server = shared_state(SharedPrivateCNN(cfg, n_classes, n_reg, train.disc_hidden, train.adv_weight))
+        public = SharedPrivateCNN(cfg, n_classes, n_reg, train.disc_hidden, train.adv_weight)
+    server = shared_state(public)
+    with torch.no_grad():  # a public starting point for every registry's (private) embedding
+        for m in models:
+            m.embedding.weight.copy_(public.embedding.weight)
     uploads: list[UploadRecord] = []
     rounds = range(train.rounds)
     if progress:
