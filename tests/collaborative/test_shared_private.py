@@ -130,3 +130,22 @@ def test_bad_configuration_is_a_one_line_error(toy):
         RegistryTraining(rounds=0)
     with pytest.raises(ValueError, match="at least 2 registries"):
         train_shared_private(toy[:1], CFG, RegistryTraining())
+
+
+def test_difference_loss_is_zero_for_orthogonal_features_and_positive_otherwise():
+    from deidlib.collaborative.shared_private import difference_loss
+
+    # columns (features over the batch) of S orthogonal to those of P: SᵀP = 0
+    s = torch.tensor([[1.0, 2.0], [0.0, 0.0]])
+    p = torch.tensor([[0.0, 0.0], [0.0, 3.0]])
+    assert difference_loss(s, p).item() == 0.0
+    eye = torch.eye(2)
+    assert difference_loss(eye, eye).item() == pytest.approx(1.0)  # ‖I‖²_F = 2 over a batch of 2
+
+
+def test_shared_private_same_seed_same_models_with_difference_loss(toy):
+    tr = RegistryTraining(rounds=1, batch_size=16, orth_weight=0.1, seed=3)
+    a, b = train_shared_private(toy, CFG, tr), train_shared_private(toy, CFG, tr)
+    for ma, mb in zip(a.models, b.models):
+        assert all(torch.equal(x, y) for x, y in zip(ma.state_dict().values(), mb.state_dict().values()))
+    assert a.uploads == b.uploads
