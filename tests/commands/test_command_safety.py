@@ -10,7 +10,6 @@ import os
 import pytest
 
 from deidlib.cli import main
-from deidlib.commands._safety import UsageError, check_output, staged_dir
 from deidlib.corpus import Document, Span
 from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
 
@@ -106,6 +105,8 @@ def test_surrogate_out_dir_inside_in_dir_is_refused(gold, capsys):
 
 
 def test_check_output_sees_through_symlinks_and_dotdot(tmp_path):
+    from deidlib.commands._safety import UsageError, check_output
+
     (tmp_path / "in").mkdir()
     os.symlink(tmp_path / "in", tmp_path / "link")
     with pytest.raises(UsageError, match="is the input"):
@@ -118,6 +119,8 @@ def test_check_output_sees_through_symlinks_and_dotdot(tmp_path):
 
 
 def test_staged_dir_leaves_no_partial_output_on_failure(tmp_path):
+    from deidlib.commands._safety import staged_dir
+
     out = tmp_path / "o"
     with pytest.raises(RuntimeError), staged_dir(out) as tmp:
         (tmp / "a.xml").write_text("half")

@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from deidlib.cli import build_parser, main
-from deidlib.commands._safety import set_threads
 
 
 @pytest.fixture
@@ -30,6 +29,8 @@ def test_long_running_commands_take_threads_and_refuse_zero(command, capsys):
 
 def test_set_threads_default_is_one_and_an_explicit_value_wins(restore_threads):
     import os
+
+    from deidlib.commands._safety import set_threads
 
     torch.set_num_threads(2)
     assert set_threads(None) == 1 and torch.get_num_threads() == 1 and os.environ["OMP_NUM_THREADS"] == "1"
