@@ -89,8 +89,12 @@ def _check_paths(args):
 
     Names the real-corpus folder in use (it may have been found in a parent folder or via
     DEIDLIB_DATA_DIR rather than given)."""
-    from ..corpus.datasets import I2B2_2014, PHYSIONET_DEID
-    from ..corpus.locate import find_data_dir
+    from ..corpus.locate import PHYSIONET_DEID, find_data_dir
+
+    try:  # deidlib.datasets on main since the corpus loaders moved; deidlib.corpus.datasets before
+        from ..datasets import I2B2_2014
+    except ImportError:
+        from ..corpus.datasets import I2B2_2014
     from ._safety import UsageError, check_output, resolve
 
     data = None
