@@ -43,9 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error argparse already printed
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    from .commands._safety import UsageError
+
     try:
         return int(args._run(args) or 0)
+    except UsageError as e:
+        print(f"deidlib {args.command}: {e}", file=sys.stderr)
+        return e.code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

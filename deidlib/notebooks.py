@@ -28,6 +28,7 @@ __all__ = [
     "run_notebook",
     "reproduce",
     "NotebookRunError",
+    "failure_message",
 ]
 
 
@@ -109,6 +110,11 @@ def run_notebook(
         raise NotebookRunError(f"notebook {src} does not exist (listed in the manifest)")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    final = out / f"{entry.name}.ipynb"
+    running = out / f"{entry.name}.running.ipynb"
+    failed = out / f"{entry.name}.failed.ipynb"
+    for stale in (final, running, failed):  # a complete notebook here means: this run succeeded
+        stale.unlink(missing_ok=True)
     params = {
         "profile": profile,
         "corpus": corpus,
@@ -122,15 +128,18 @@ def run_notebook(
     try:
         pm.execute_notebook(
             str(src),
-            str(out / f"{entry.name}.ipynb"),
+            str(running),
             parameters=params,
             cwd=str(nb_dir),
             kernel_name="python3",
             progress_bar=progress,
             request_save_on_cell_execute=False,
         )
-    except Exception as e:  # papermill raises PapermillExecutionError with the cell's traceback
-        raise NotebookRunError(f"{entry.name} failed under profile {profile!r}: {e}") from e
+    except Exception as e:
+        if running.exists():
+            os.replace(running, failed)
+        raise NotebookRunError(failure_message(entry.name, profile, e, failed if failed.exists() else None)) from None
+    os.replace(running, final)
     missing = [f for f in entry.figures if not (out / f"{f}.png").is_file()]
     if missing:
         raise NotebookRunError(f"{entry.name} did not write figure(s) {', '.join(missing)} into {out}")
@@ -138,6 +147,27 @@ def run_notebook(
     if missing:
         raise NotebookRunError(f"{entry.name} did not write table(s) {', '.join(missing)} into {out}")
     return out
+
+
+def failure_message(name: str, profile: str, exc: BaseException, executed: Path | None) -> str:
+    """A few lines on a failed notebook: which one, which cell, which exception, and where
+    the executed notebook (with the full traceback) lies. ``exc`` is papermill's
+    ``PapermillExecutionError`` (cell and exception known) or any other error (kernel
+    start, missing parameter, ...)."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename is not None:
+        count = getattr(exc, "exec_count", None)
+        source = (getattr(exc, "source", "") or "").strip().splitlines()
+        first = next((ln.strip() for ln in source if ln.strip() and not ln.lstrip().startswith("#")), "")
+        lines = [f"notebook {name} (profile {profile}) failed in cell [{count}]: {ename}: {evalue}"]
+        if first:
+            lines.append(f"  cell starts: {first[:100]}")
+    else:
+        text = str(exc).strip().splitlines()
+        lines = [f"notebook {name} (profile {profile}) failed: {type(exc).__name__}: {text[-1] if text else ''}"]
+    if executed is not None:
+        lines.append(f"  full traceback in the executed (incomplete) notebook {executed}")
+    return "\n".join(lines)
 
 
 def reproduce(
@@ -167,6 +197,10 @@ def reproduce(
     """
     from tqdm.auto import tqdm
 
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    if data_dir is not None:  # the kernels run in notebooks/: make the user's relative path absolute
+        data_dir = str(Path(data_dir).expanduser().resolve())
     if threads is None and device == "cpu" and profile in ("smoke", "cpu"):
         threads = 1
     if threads is not None:

@@ -1,43 +1,67 @@
-"""``deidlib predict MODEL_DIR IN_DIR OUT_DIR``: tag i2b2 XML (or plain text) files."""
+"""``deidlib predict MODEL_DIR IN_DIR OUT_DIR``: tag i2b2 XML (and plain text) files."""
 
 from __future__ import annotations
 
-HELP = "predict PHI spans with a saved tagger: i2b2 XML (or .txt) files in, i2b2 XML files out"
+from ._safety import add_threads_argument
+
+HELP = "predict PHI spans with a saved tagger: i2b2 XML and .txt files in, i2b2 XML files out"
 
 
 def add_arguments(p) -> None:
     p.add_argument("model_dir", help="a folder written by 'deidlib train' (its model/ subfolder or itself)")
-    p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) or .txt files")
-    p.add_argument("out_dir", help="folder for the predicted i2b2 XML files (same names)")
+    p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) and/or .txt files")
+    p.add_argument("out_dir", help="folder for the predicted i2b2 XML files (same names); must be empty, "
+                   "outside IN_DIR and MODEL_DIR")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--force", action="store_true", help="write into a non-empty OUT_DIR (same-named files are replaced)")
+    add_threads_argument(p)
+
+
+def read_inputs(src):
+    """Documents of every ``*.xml`` (i2b2) and ``*.txt`` (plain text) file of ``src``.
+
+    Raises UsageError when a name exists as both, as the outputs would collide."""
+    from ..corpus.document import Document
+    from ..corpus.i2b2 import read_i2b2_dir
+    from ._safety import UsageError
+
+    txt = sorted(src.glob("*.txt"))
+    xml_ids = {f.stem for f in src.glob("*.xml")}
+    both = sorted(xml_ids & {f.stem for f in txt})
+    if both:
+        raise UsageError(f"{src}: {both[0]}.xml and {both[0]}.txt both exist ({len(both)} such name(s)); "
+                         "their outputs would collide", code=1)
+    docs = read_i2b2_dir(src) if xml_ids else []
+    docs += [Document(f.stem, f.read_text(encoding="utf-8"), []) for f in txt]
+    return sorted(docs, key=lambda d: d.id)
 
 
 def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ..corpus.document import CorpusError, Document
-    from ..corpus.i2b2 import read_i2b2_dir
-    from ..training import load_tagger, write_predictions
+    from ..corpus.document import CorpusError
+    from ._safety import UsageError, check_device, check_output, set_threads, staged_dir
 
+    src = Path(args.in_dir)
+    if not src.is_dir():
+        raise UsageError(f"IN_DIR {src}: not a folder", code=1)
     model = Path(args.model_dir)
     if (model / "model" / "config.json").is_file():
-        model = model / "model"
+        model = model / "model"  # OUT_DIR may lie in the training run's folder, not in its model/
+    out = check_output(args.out_dir, [args.in_dir, model], what="OUT_DIR", force=args.force)
+    check_device(args.device)
+    set_threads(args.threads)
+
+    from ..training import load_tagger, write_predictions
+
     try:
         tagger = load_tagger(model, device=args.device)
     except FileNotFoundError as e:
         print(f"deidlib predict: {e}", file=sys.stderr)
         return 1
-    src = Path(args.in_dir)
-    if not src.is_dir():
-        print(f"deidlib predict: {src}: not a folder", file=sys.stderr)
-        return 1
     try:
-        docs = (
-            read_i2b2_dir(src)
-            if any(src.glob("*.xml"))
-            else [Document(f.stem, f.read_text(encoding="utf-8"), []) for f in sorted(src.glob("*.txt"))]
-        )
+        docs = read_inputs(src)
     except (CorpusError, UnicodeDecodeError) as e:
         print(f"deidlib predict: {e}", file=sys.stderr)
         return 1
@@ -45,6 +69,7 @@ def run(args) -> int:
         print(f"deidlib predict: {src}: no .xml or .txt files", file=sys.stderr)
         return 1
     docs = [d.with_spans([]) for d in docs]
-    write_predictions(tagger, docs, args.out_dir, device=args.device)
+    with staged_dir(out) as tmp:
+        write_predictions(tagger, docs, tmp, device=args.device)
     print(f"{len(docs)} documents tagged into {args.out_dir}")
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._safety import positive_int
+
 HELP = "execute the study notebooks with papermill into runs/<profile>/ and refresh figures/"
 
 
@@ -10,13 +12,14 @@ def add_arguments(p) -> None:
     p.add_argument("--only", action="append", metavar="STUDY", help="run only this study or notebook (repeatable)")
     p.add_argument("--corpus", choices=["synthetic", "physionet", "i2b2"], default="synthetic",
                    help="corpus for the studies that take one (default: the embedded synthetic corpus)")
-    p.add_argument("--data-dir", default=None, help="folder of the real corpus (physionet/i2b2)")
+    p.add_argument("--data-dir", default=None,
+                   help="folder of the real corpus (physionet/i2b2), relative to the current directory")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     p.add_argument("--no-copy-figures", dest="copy_figures", action="store_false",
                    help="leave figures/ untouched (runs/ still gets everything)")
     p.add_argument("--runs-dir", default=None, help="where executed notebooks go (default: runs/<profile>)")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=positive_int, default=None,
                    help="torch/OpenMP threads per notebook kernel (default: 1 for smoke/cpu on the CPU)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="extra notebook parameter, e.g. -p n_seeds=3 (repeatable; VALUE is read as a "
@@ -48,6 +51,15 @@ def run(args) -> int:
         for e in load_manifest():
             print(f"{e.name:32s} study={e.study:12s} figures={', '.join(e.figures)}")
         return 0
+    from pathlib import Path
+
+    from ._safety import UsageError
+
+    if args.data_dir is not None:
+        if args.corpus == "synthetic":
+            raise UsageError("--data-dir is only for --corpus physionet or i2b2 (the synthetic corpus is embedded)")
+        if not Path(args.data_dir).is_dir():
+            raise UsageError(f"--data-dir {args.data_dir}: not a folder", code=1)
     try:
         parameters = parse_params(args.param)
         outs = reproduce(

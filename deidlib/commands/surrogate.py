@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._safety import add_threads_argument
+
 HELP = "replace tagged PHI in i2b2 XML files by surrogates (d-private dates/ages, exponential-mechanism cities)"
 
 
@@ -38,6 +40,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-meta", action="store_true", help="write plain i2b2 files without the deidlib META block")
     p.add_argument("--lenient", action="store_true", help="skip bad tags/files with a warning instead of failing")
     p.add_argument("--force", action="store_true", help="write into a non-empty OUT_DIR")
+    add_threads_argument(p)
 
 
 def run(args) -> int:
@@ -50,21 +53,17 @@ def run(args) -> int:
     from ..corpus.document import CorpusError
     from ..corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
     from ..surrogates import SurrogateConfig, SurrogateEngine, write_audit
+    from ._safety import UsageError, check_output, set_threads, staged_dir
 
-    src, out = Path(args.in_dir).resolve(), Path(args.out_dir).resolve()
-    if src == out:
-        print("deidlib surrogate: OUT_DIR must differ from IN_DIR", file=sys.stderr)
-        return 2
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-        print(f"deidlib surrogate: {out} exists and is not an empty folder (use --force to write into it)",
-              file=sys.stderr)
-        return 2
+    src = Path(args.in_dir)
+    if not src.is_dir():
+        raise UsageError(f"IN_DIR {args.in_dir}: not a folder", code=1)
+    out = check_output(args.out_dir, [args.in_dir], what="OUT_DIR", force=args.force)
     if args.audit:
-        audit = Path(args.audit).resolve()
-        if audit == out or out in audit.parents:
-            print("deidlib surrogate: --audit FILE must lie outside OUT_DIR (it contains the original PHI)",
-                  file=sys.stderr)
-            return 2
+        # the audit file holds the original PHI: never onto an input, never inside OUT_DIR
+        check_output(args.audit, [args.in_dir], what="--audit", kind="file")
+        check_output(args.audit, [args.out_dir], what="--audit", kind="file", against="OUT_DIR")
+    set_threads(args.threads, torch=False)
     if args.secure and args.seed is not None:
         print("deidlib surrogate: --secure and --seed exclude each other (secure randomness is the default)",
               file=sys.stderr)
@@ -101,7 +100,8 @@ def run(args) -> int:
         print(f"deidlib surrogate: {e}", file=sys.stderr)
         return 1
     secs = time.perf_counter() - t0
-    write_i2b2_dir(new_docs, out, include_meta=not args.no_meta)
+    with staged_dir(out) as tmp:
+        write_i2b2_dir(new_docs, tmp, include_meta=not args.no_meta)
     if args.audit:
         write_audit(records, args.audit)
     methods = Counter(r.method for r in records)

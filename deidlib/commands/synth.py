@@ -15,6 +15,8 @@ downstream-utility and registry studies need.
 
 from __future__ import annotations
 
+from ._safety import positive_int
+
 HELP = "write the embedded synthetic corpus as i2b2 2014 XML (one folder per site + metadata.tsv)"
 
 _META_COLS = ("id", "patient_id", "site", "style", "note_type", "note_date", "diagnosis", "primary_site",
@@ -23,13 +25,16 @@ _META_COLS = ("id", "patient_id", "site", "style", "note_type", "note_date", "di
 
 def add_arguments(p) -> None:
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (created; must be empty unless --force)")
-    p.add_argument("--patients", type=int, default=100, help="number of patients (default: 100)")
-    p.add_argument("--sites", type=int, default=5, help="number of sites (default: 5)")
+    p.add_argument("--patients", type=positive_int, default=100, help="number of patients (default: 100)")
+    p.add_argument("--sites", type=positive_int, default=5, help="number of sites (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     p.add_argument("--locale", default="en_US", help="Faker locale of identities and places (default: en_US)")
-    p.add_argument("--notes-min", type=int, default=2, help="fewest records per patient (default: 2)")
-    p.add_argument("--notes-max", type=int, default=6, help="most records per patient (default: 6)")
-    p.add_argument("--force", action="store_true", help="write into a non-empty OUT_DIR")
+    p.add_argument("--notes-min", type=positive_int, default=2, help="fewest records per patient (default: 2)")
+    p.add_argument("--notes-max", type=positive_int, default=6, help="most records per patient (default: 6)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the corpus in a non-empty OUT_DIR written by an earlier 'deidlib synth' "
+                        "(its site*/ folders of XML files and metadata.tsv are deleted first; anything else "
+                        "in OUT_DIR makes synth refuse)")
 
 
 def metadata_tsv(docs) -> str:
@@ -44,17 +49,38 @@ def metadata_tsv(docs) -> str:
     return "\n".join(lines) + "\n"
 
 
+def previous_corpus(out):
+    """The entries of ``out`` that an earlier ``deidlib synth`` wrote (``metadata.tsv`` and
+    ``site*/`` folders holding only ``*.xml`` files). Raises UsageError when ``out`` holds
+    anything else, so that ``--force`` never deletes a file synth did not write."""
+    import re
+
+    from ._safety import UsageError
+
+    mine, foreign = [], []
+    for p in sorted(out.iterdir()):
+        if p.name == "metadata.tsv" and p.is_file() and not p.is_symlink():
+            mine.append(p)
+        elif (re.fullmatch(r"site\d+", p.name) and p.is_dir() and not p.is_symlink()
+              and all(f.suffix == ".xml" and f.is_file() and not f.is_symlink() for f in p.iterdir())):
+            mine.append(p)
+        else:
+            foreign.append(p.name)
+    if foreign:
+        raise UsageError(f"OUT_DIR {out} holds {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}, "
+                         "which 'deidlib synth' did not write; --force only replaces a synth corpus")
+    return mine
+
+
 def run(args) -> int:
-    import sys
+    import shutil
     import time
     from collections import Counter
-    from pathlib import Path
 
-    out = Path(args.out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-        print(f"deidlib synth: {out} exists and is not an empty folder (use --force to write into it)",
-              file=sys.stderr)
-        return 2
+    from ._safety import UsageError, check_output, staged_dir
+
+    out = check_output(args.out_dir, [], what="OUT_DIR", force=args.force)
+    old = previous_corpus(out) if out.is_dir() else []
 
     from ..corpus.i2b2 import write_i2b2_dir
     from ..results import atomic_write_text
@@ -65,15 +91,19 @@ def run(args) -> int:
         docs = list(generate_iter(args.patients, args.sites, args.seed, (args.notes_min, args.notes_max),
                                   args.locale, progress=True))
     except ValueError as e:
-        print(f"deidlib synth: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
+    if not docs:
+        raise UsageError(f"--patients {args.patients} generated no document", code=1)
     gen_s = time.perf_counter() - t0
     by_site: dict[str, list] = {}
     for d in docs:
         by_site.setdefault(d.site, []).append(d)
-    for site, sdocs in sorted(by_site.items()):
-        write_i2b2_dir(sdocs, out / site)
-    atomic_write_text(out / "metadata.tsv", metadata_tsv(docs))
+    with staged_dir(out) as tmp:
+        for site, sdocs in sorted(by_site.items()):
+            write_i2b2_dir(sdocs, tmp / site)
+        atomic_write_text(tmp / "metadata.tsv", metadata_tsv(docs))
+        for p in old:  # the new corpus is complete: now remove the previous one
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
 
     chars = sum(len(d.text) for d in docs)
     phi = Counter(s.subtype for d in docs for s in d.spans)

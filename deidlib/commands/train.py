@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._safety import add_threads_argument, positive_float, positive_int
+
 HELP = "train a de-identification tagger (festag, friedrich, gru, gru_gru, lstm_gru, transformer) and save it"
 
 
@@ -11,7 +13,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--model", default="gru", help="tagger kind (default: gru)")
     p.add_argument("--corpus", default="synthetic", choices=("synthetic", "physionet", "i2b2"))
-    p.add_argument("--data-dir", help="folder of a real corpus (see data/README.md)")
+    p.add_argument("--data-dir", help="folder of a real corpus (see data/README.md); not with --corpus synthetic")
     p.add_argument(
         "--profile",
         default="smoke",
@@ -30,18 +32,20 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--epochs", type=float, default=10,
                    help="passes over the training data (default 10; fractions only with DP-SGD)")
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--batch-size", type=positive_int, default=16)
     p.add_argument(
         "--optimizer", choices=("sgd", "adam", "nadam"), help="default: the paper's for this model"
     )
-    p.add_argument("--lr", type=float, help="default: the paper's for this model")
+    p.add_argument("--lr", type=positive_float, help="default: the paper's for this model")
     p.add_argument("--lr-decay", type=float, default=0.0,
                    help="epoch t uses lr/(1+LR_DECAY*t) (Ma & Hovy 2016; default 0: constant)")
     p.add_argument("--clip", type=float, help="gradient-norm clip (default: the paper's for this model)")
     p.add_argument("--patience", type=int, help="early stopping after N epochs without better dev F1")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--resume", action="store_true", help="continue from OUT_DIR/checkpoints/last.pt")
+    p.add_argument("--resume", action="store_true", help="continue from OUT_DIR/checkpoints/last.pt (must exist)")
+    p.add_argument("--force", action="store_true", help="train into a non-empty OUT_DIR (files of the same name are replaced)")
+    add_threads_argument(p)
     p.add_argument(
         "--set",
         action="append",
@@ -95,13 +99,40 @@ def _value(text: str):
         return text
 
 
+def _check_paths(args):
+    """OUT_DIR and --data-dir/--resume checks before any work; return OUT_DIR resolved.
+
+    Names the real-corpus folder in use (it may have been found in a parent folder or via
+    DEIDLIB_DATA_DIR rather than given)."""
+    from ..corpus.locate import PHYSIONET_DEID, find_data_dir
+    from ..datasets import I2B2_2014
+    from ._safety import UsageError, check_output, resolve
+
+    data = None
+    if args.corpus == "synthetic":
+        if args.data_dir is not None:
+            raise UsageError("--data-dir is only for --corpus physionet or i2b2 (the synthetic corpus is embedded)")
+    else:
+        try:
+            data = find_data_dir(PHYSIONET_DEID if args.corpus == "physionet" else I2B2_2014, args.data_dir)
+        except FileNotFoundError as e:
+            raise UsageError(f"--data-dir: {e}", code=1) from None
+        if data is not None:
+            print(f"deidlib train: corpus {args.corpus} from {data.resolve()}")
+    ckpt = resolve(args.out_dir) / "checkpoints" / "last.pt"
+    if args.resume and not ckpt.is_file():
+        raise UsageError(f"--resume: no checkpoint {ckpt} (train without --resume to start over)", code=1)
+    return check_output(args.out_dir, [data], what="OUT_DIR", force=args.force or args.resume,
+                        against="the data folder")
+
+
 def run(args) -> int:
     import sys
-    from pathlib import Path
 
     from ..datasets import load_corpus
     from ..models.taggers import PRESETS
     from ..training import fit_tagger
+    from ._safety import check_device, set_threads
 
     if args.model not in PRESETS:
         print(
@@ -116,6 +147,9 @@ def run(args) -> int:
             print(f"deidlib train: --set expects KEY=VALUE, got {item!r}", file=sys.stderr)
             return 2
         hp[key.strip()] = _value(val.strip())
+    out = _check_paths(args)
+    check_device(args.device)
+    set_threads(args.threads)
     try:
         splits = load_corpus(
             args.corpus, args.data_dir, profile=args.profile, seed=args.seed, split=args.split
@@ -123,7 +157,6 @@ def run(args) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 1
-    out = Path(args.out_dir)
     dp = args.dp_noise is not None or args.dp_epsilon is not None
     if dp:
         return _run_dp(args, splits, hp, out)

@@ -258,9 +258,18 @@ def evaluate(
     )
 
 
-def evaluate_dirs(gold_dir, system_dir, *, lenient: bool = False, **kw) -> ScoreReport:
-    """:func:`evaluate` over two folders of i2b2 XML files."""
-    return evaluate(read_i2b2_dir(gold_dir, lenient=lenient), read_i2b2_dir(system_dir, lenient=lenient), **kw)
+def evaluate_dirs(gold_dir, system_dir, *, lenient: bool = False, strict_spans: bool = False, **kw) -> ScoreReport:
+    """:func:`evaluate` over two folders of i2b2 XML files.
+
+    Overlapping tags (in gold or system files) are scored as the official i2b2 2014 script
+    scores them: it compares per document the *set* of tag keys (see :mod:`.keys`), so two
+    overlapping tags simply contribute their keys, and keys they share (the same token, or
+    the same offsets) count once. ``strict_spans=True`` instead refuses a file with
+    overlapping tags (:class:`~deidlib.corpus.document.CorpusError`, or the file's
+    overlapping tags skipped with a warning when ``lenient``).
+    """
+    kwr = {"lenient": lenient, "allow_overlap": not strict_spans}
+    return evaluate(read_i2b2_dir(gold_dir, **kwr), read_i2b2_dir(system_dir, **kwr), **kw)
 
 
 def binary_token_prf(gold_docs: Iterable[Document], system_docs: Iterable[Document]) -> tuple[float, float, float]:

@@ -179,13 +179,14 @@ def test_festag_study_engine_flower_matches_the_simulator():
     pytest.importorskip("gensim")
     from deidlib.studies import festag
 
-    kw = dict(profile="smoke", seeds=[0], experiments=["B", "C_0.1"], progress=False, epochs=1)
-    sim, fl = festag.run_study(**kw), festag.run_study(engine="flower", **kw)
+    params = festag.params_for("smoke", epochs=1)
+    kw = dict(seeds=[0], experiments=["B", "C_0.1"], progress=False)
+    sim, fl = festag.run_study(params, **kw), festag.run_study(params, engine="flower", **kw)
     assert [r["engine"] for r in fl["runs"]] == ["flower", "flower"]
     for a, b in zip(sim["runs"], fl["runs"]):
         assert a["records"] == b["records"], a["experiment"]
     with pytest.raises(ValueError, match="unknown engine"):
-        festag.run_study(engine="ray", **kw)
+        festag.run_study(params, engine="ray", **kw)
 
 
 def test_the_flower_app_defaults_to_private_site_randomness():

@@ -6,19 +6,16 @@ import csv
 
 import pytest
 
-from deidlib.commands import synth
 from deidlib.commands.synth import metadata_tsv
 from deidlib.synthetic import generate
 
 
 def main(argv):
-    """Run ``deidlib synth`` (the command module alone, independent of the other commands)."""
-    import argparse
+    """Run ``deidlib synth`` through the CLI entry point (one-line errors, exit codes)."""
+    from deidlib.cli import main as cli_main
 
     assert argv[0] == "synth"
-    p = argparse.ArgumentParser()
-    synth.add_arguments(p)
-    return synth.run(p.parse_args(argv[1:]))
+    return cli_main(argv)
 
 
 def test_registered_in_cli():
@@ -40,7 +37,7 @@ def test_metadata_tsv_rows():
 def test_refuses_non_empty_dir(tmp_path, capsys):
     (tmp_path / "x.txt").write_text("x")
     assert main(["synth", str(tmp_path), "--patients", "2"]) == 2
-    assert "not an empty folder" in capsys.readouterr().err
+    assert "not empty" in capsys.readouterr().err
 
 
 def test_bad_size_is_a_clear_error(tmp_path, capsys):

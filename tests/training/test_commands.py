@@ -73,7 +73,9 @@ def test_train_rejects_bad_arguments(tmp_path, capsys):
 
 
 def test_predict_reports_missing_model(tmp_path, capsys):
-    assert main(["predict", str(tmp_path), str(tmp_path), str(tmp_path / "o")]) == 1
+    (tmp_path / "in").mkdir()
+    (tmp_path / "m").mkdir()
+    assert main(["predict", str(tmp_path / "m"), str(tmp_path / "in"), str(tmp_path / "o")]) == 1
     assert "not a saved deidlib tagger" in capsys.readouterr().err
 
 
