@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import StratifiedGroupKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 
 __all__ = ["top_classes", "restrict", "make_classifier", "classify"]
@@ -50,18 +50,28 @@ def make_classifier(seed: int = 0):
 
 
 def classify(texts: Sequence[str], labels: Sequence, *, test_texts: Sequence[str] | None = None,
-             test_labels: Sequence | None = None, test_size: float = 0.25, seed: int = 0) -> dict[str, float]:
+             test_labels: Sequence | None = None, test_size: float = 0.25, seed: int = 0,
+             groups: Sequence | None = None) -> dict[str, float]:
     """Train on ``texts``/``labels`` and score on a held-out set: accuracy, macro- and micro-F1.
 
     With ``test_texts``/``test_labels`` those are the test set; otherwise a seeded stratified
-    ``test_size`` split. For Table 4.9 call it once per (de-identification, n classes) with the
+    ``test_size`` split; with ``groups`` (e.g. patient ids) the split keeps each group on one
+    side (first fold of a seeded ``StratifiedGroupKFold`` with ``round(1/test_size)`` folds), so
+    a classifier cannot recognise a patient's name instead of the diagnosis. For Table 4.9 call it once per (de-identification, n classes) with the
     same split seed, so original and de-identified runs see the same documents.
     """
     if len(texts) != len(labels):
         raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
     if len(set(labels)) < 2:
         raise ValueError("classification needs at least 2 classes")
-    if test_texts is None:
+    if test_texts is None and groups is not None:
+        if len(groups) != len(labels):
+            raise ValueError(f"{len(groups)} groups but {len(labels)} labels")
+        folds = StratifiedGroupKFold(n_splits=max(2, round(1 / test_size)), shuffle=True, random_state=seed)
+        tr, te = next(folds.split(list(texts), list(labels), list(groups)))
+        xtr, ytr = [texts[i] for i in tr], [labels[i] for i in tr]
+        xte, yte = [texts[i] for i in te], [labels[i] for i in te]
+    elif test_texts is None:
         xtr, xte, ytr, yte = train_test_split(list(texts), list(labels), test_size=test_size,
                                               random_state=seed, stratify=list(labels))
     else:

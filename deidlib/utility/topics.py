@@ -101,7 +101,7 @@ def topic_overlap(original: Sequence[Sequence[str]], deidentified: Sequence[Sequ
     shared = np.array([[len(x & y) for y in b] for x in a])
     rows, cols = linear_sum_assignment(-shared)
     pairing = [int(c) for _, c in sorted(zip(rows, cols))]
-    per = [100.0 * shared[i, j] / max(len(original[i]), 1) for i, j in enumerate(pairing)]
+    per = [100.0 * float(shared[i, j]) / max(len(original[i]), 1) for i, j in enumerate(pairing)]
     ua, ub = set().union(*a), set().union(*b)
     overall = 100.0 * len(ua & ub) / max(len(ua), 1)
     return TopicOverlap(per, overall, pairing)

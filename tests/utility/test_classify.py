@@ -42,3 +42,10 @@ def test_deterministic_and_top_classes_are_nested_by_frequency():
     assert t == ["7", "8", "9"] and y == ["c", "c", "d"]
     with pytest.raises(ValueError, match="cannot pick 5 classes"):
         top_classes(labs, 5)
+
+
+def test_group_split_keeps_each_group_on_one_side():
+    texts, labels = toy(n=240)
+    groups = [i // 4 for i in range(240)]  # 60 "patients" with 4 notes each
+    r = classify(texts, labels, groups=groups, seed=0)
+    assert r["n_train"] + r["n_test"] == 240 and r["n_test"] % 4 == 0 and r["macro_f1"] > 0.9
