@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the package root: __version__ only
     ("rng", "numwords", "profiles", "results", "plotting"),  # foundations: seeds, number words, sizes, Result files
     ("corpus", "reporting"),  # data model, readers, tokenization, labels, splits; what notebooks write
-    ("synthetic", "evaluation", "embeddings"),  # generator; i2b2 scorer; word vectors and char ids
+    ("synthetic", "evaluation", "embeddings", "utility"),  # generator; i2b2 scorer; word vectors; utility of de-identified text
     ("datasets", "models", "surrogates"),  # load_corpus; taggers; surrogate generation
     ("training",),  # trainer, fit_tagger, predict
     ("privacy", "collaborative"),  # DP-SGD, PATE ensembles, accounting; DSSGD/FedAvg simulation
