@@ -38,7 +38,7 @@ test-all: install
 	$(PY) -m pytest $(PYTEST_ARGS) -m "slow or not slow"
 
 lint: install
-	$(PY) -m ruff check deidlib tests benchmarks
+	$(PY) -m ruff check deidlib tests benchmarks scripts
 
 clean:
 	rm -rf runs .pytest_cache .ruff_cache
