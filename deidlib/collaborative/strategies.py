@@ -39,14 +39,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 from torch import nn
 
 from ..rng import derive_seed
-from .dp_upload import UploadLedger, dp_select_upload
-from .dssgd import make_generator, select_upload, threshold_and_clip
+from .dp_upload import UploadLedger
+from .dssgd import make_generator
 from .server import ParameterServer
 from .sites import Site
+from .worker_upload import worker_upload
 
 __all__ = [
     "CollaborativeHistory",
@@ -282,20 +282,9 @@ class DSSGD(Strategy):
         stats = site.train_epoch(seed=derive_seed(seed, "epoch", epoch, pos),
                                  max_steps=_steps_for(self.local_steps, site))
         update = site.parameters() - before  # = Σ d of Figure 5
-        if cfg.dp_epsilon is not None:
-            assert ledger is not None
-            if ledger.can_spend(cfg.dp_epsilon):
-                up = dp_select_upload(update, theta_u=cfg.theta_u, gamma=cfg.gamma, tau=cfg.tau,
-                                      epsilon=cfg.dp_epsilon, generator=gen)
-                ledger.spend(up.epsilon, epoch=epoch, uploaded=int(up.indices.numel()))
-                up_idx, up_vals = up.indices, up.values
-            else:
-                up_idx, up_vals = torch.empty(0, dtype=torch.long), update.new_empty(0)
-        else:
-            clipped = threshold_and_clip(update, cfg.tau, cfg.gamma)
-            up_idx = select_upload(clipped, cfg.theta_u, generator=gen, selection=cfg.selection,
-                                   base=cfg.upload_base)
-            up_vals = clipped[up_idx]
+        up_idx, up_vals = worker_upload(update, theta_u=cfg.theta_u, gamma=cfg.gamma, tau=cfg.tau, generator=gen,
+                                        selection=cfg.selection, base=cfg.upload_base,
+                                        dp_epsilon=cfg.dp_epsilon, ledger=ledger, epoch=epoch)
         if up_idx.numel():
             server.upload(up_idx, up_vals, worker=site.name)
         return {"train_loss": stats["loss"], "steps": stats["steps"], "downloaded": int(idx.numel()),

@@ -1,4 +1,5 @@
-"""What one DSSGD worker uploads after its local epoch — the site-side half of Figure 5.
+"""What one DSSGD worker uploads after its local epoch — the site-side half of Figure 5
+(the one copy: the in-process simulator and the Flower client app both call it).
 
 Festag & Spreckelsen (JMIR Form Res 2020), Figure 5, upload lines: threshold at τ, clip
 to [-γ, γ], sample θ_u·|p| non-zero entries (:func:`~deidlib.collaborative.dssgd.threshold_and_clip`,
