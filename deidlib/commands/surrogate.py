@@ -55,6 +55,8 @@ def run(args) -> int:
     from ..surrogates import SurrogateConfig, SurrogateEngine, write_audit
     from ._safety import UsageError, check_output, set_threads, staged_dir
 
+    if args.secure and args.seed is not None:
+        raise UsageError("--secure and --seed exclude each other (secure randomness is the default)")
     src = Path(args.in_dir)
     if not src.is_dir():
         raise UsageError(f"IN_DIR {args.in_dir}: not a folder", code=1)
@@ -64,10 +66,6 @@ def run(args) -> int:
         check_output(args.audit, [args.in_dir], what="--audit", kind="file")
         check_output(args.audit, [args.out_dir], what="--audit", kind="file", against="OUT_DIR")
     set_threads(args.threads, torch=False)
-    if args.secure and args.seed is not None:
-        print("deidlib surrogate: --secure and --seed exclude each other (secure randomness is the default)",
-              file=sys.stderr)
-        return 2
     ref = None
     if args.reference_date:
         try:

@@ -86,6 +86,24 @@ class Featurizer:
         return cls(["<pad>", "<unk>", *vocab], labels, lowercase=lowercase, normalize_digits=normalize_digits,
                    max_word_len=max_word_len)
 
+    @classmethod
+    def from_words(
+        cls,
+        words: Iterable[str],
+        labels: Sequence[str],
+        *,
+        lowercase: bool = True,
+        normalize_digits: bool = True,
+        max_word_len: int = 40,
+    ) -> Featurizer:
+        """A featurizer over a *given* word list (already normalised keys, e.g. a public word
+        list or a DP vocabulary, :func:`deidlib.privacy.vocabulary.dp_vocabulary`): no
+        training token enters it. Order is kept; repeats and the reserved ``<pad>``/``<unk>``
+        are dropped."""
+        vocab = dict.fromkeys(w for w in words if w not in ("<pad>", "<unk>"))
+        return cls(["<pad>", "<unk>", *vocab], labels, lowercase=lowercase, normalize_digits=normalize_digits,
+                   max_word_len=max_word_len)
+
     @property
     def num_words(self) -> int:
         return len(self.words)
@@ -166,13 +184,24 @@ class Featurizer:
 
 
 def build_featurizer(
-    kind: str, token_lists: Iterable[Sequence[str]], *, labels: Sequence[str], max_vocab: int | None = None, **kw: Any
+    kind: str,
+    token_lists: Iterable[Sequence[str]],
+    *,
+    labels: Sequence[str],
+    max_vocab: int | None = None,
+    vocabulary: Iterable[str] | None = None,
+    **kw: Any,
 ) -> Featurizer:
     """The featurizer for a tagger ``kind`` from *training* token lists (``max_vocab`` →
     ``max_size``; other keywords as :meth:`Featurizer.build`, except that ``min_count``
-    defaults to 2). All kinds share one
+    defaults to 2), or over exactly ``vocabulary`` when it is given
+    (:meth:`Featurizer.from_words`: no training token enters it; ``token_lists``,
+    ``max_vocab`` and ``min_count`` are then unused). All kinds share one
     featurizer class today (char ids, casing and words are always encoded; a tagger uses
     what it needs); ``kind`` is validated and kept for future kind-specific inputs."""
     check_kind(kind)
+    if vocabulary is not None:
+        kw.pop("min_count", None)
+        return Featurizer.from_words(vocabulary, labels, **kw)
     kw.setdefault("min_count", 2)  # train the UNK vector on singletons (see Featurizer.build)
     return Featurizer.build(token_lists, labels, max_size=max_vocab, **kw)

@@ -17,7 +17,6 @@ from ..corpus.labels import tag_set, tagged_sentences
 from ..corpus.splits import CorpusSplits
 from ..embeddings import embedding_matrix, load_vectors, train_word_vectors
 from ..models import PRESETS, Featurizer, build_featurizer, build_tagger
-from ..models.presets import check_kind
 from .trainer import History, train
 
 __all__ = ["TaggerInputs", "VECTOR_KEYS", "build_inputs", "word_embeddings", "fit_tagger", "prepare_tagger"]
@@ -89,12 +88,7 @@ def build_inputs(
     ``featurizer_kw`` such as ``min_count``/``max_vocab``/``lowercase``; or exactly ``vocabulary``,
     a given word list, when not ``None``) and word embeddings
     (:func:`word_embeddings`) for a tagger ``kind``; ``word_dim`` defaults to the kind's preset."""
-    if vocabulary is not None:  # a given (public or DP) word list: no training word enters it
-        check_kind(kind)
-        fz = Featurizer(["<pad>", "<unk>", *dict.fromkeys(w for w in vocabulary if w not in ("<pad>", "<unk>"))],
-                        list(labels))
-    else:
-        fz = build_featurizer(kind, token_lists, labels=labels, **featurizer_kw)
+    fz = build_featurizer(kind, token_lists, labels=labels, vocabulary=vocabulary, **featurizer_kw)
     dim = int(word_dim if word_dim is not None else PRESETS[kind]["word_dim"])
     matrix = word_embeddings(fz, token_lists, vectors=vectors, dim=dim, keys=keys, epochs=vector_epochs,
                              seed=seed, cache=cache)
