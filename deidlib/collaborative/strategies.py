@@ -18,12 +18,16 @@ Seeds (all derived from the run seed with :func:`deidlib.rng.derive_seed`):
 
 * the initial network: ``derive_seed(seed, "init")``, the same for every party (the
   topology and its initialisation are "collectively agreed upon");
-* the shuffling (and dropout) of a local epoch: ``derive_seed(seed, "epoch", e, i)``
-  where ``i`` is the site's position in the round; the centralized trainer is position 0,
+* the shuffling (and dropout) of a local epoch: :func:`epoch_seed` ``(seed, e, i)``
+  (``derive_seed(seed, "epoch", e, i)``) where ``i`` is the site's position in the round; the centralized trainer is position 0,
   so round robin with one site reproduces centralized training exactly;
-* the worker order of a DSSGD round (simulated asynchrony): ``derive_seed(seed, "order", e)``;
-* a DSSGD worker's download tie-breaking and upload sampling:
-  ``derive_seed(seed, "dssgd", e, site name)``.
+* the worker order of a DSSGD round (simulated asynchrony): :func:`dssgd_order`
+  (``derive_seed(seed, "order", e)``);
+* a DSSGD worker's download tie-breaking and upload sampling: :func:`dssgd_generator`
+  (``derive_seed(seed, "dssgd", e, site name)``).
+
+The Flower apps (:mod:`deidlib.collaborative.flower`) call these same functions, which is
+what makes their runs bit-identical to the simulator's.
 
 Choices where the paper is silent: round robin visits the sites in a fixed order every
 round; DSSGD workers start from the global initial parameters (Shokri & Shmatikov allow
@@ -39,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 from torch import nn
 
 from ..rng import derive_seed
@@ -57,9 +62,28 @@ __all__ = [
     "DSSGDConfig",
     "LocalOnly",
     "STRATEGIES",
+    "epoch_seed",
+    "dssgd_order",
+    "dssgd_generator",
 ]
 
 Evaluator = Callable[[nn.Module], Any]
+
+
+def epoch_seed(seed: int, epoch: int, position: int) -> int:
+    """The seed of one party's local epoch (shuffling and dropout); ``position`` is the site's
+    index (0 for the centralized model). The Flower apps derive it the same way."""
+    return derive_seed(seed, "epoch", epoch, position)
+
+
+def dssgd_order(seed: int, epoch: int, n_sites: int) -> np.ndarray:
+    """The worker order of DSSGD round ``epoch`` (simulated asynchrony)."""
+    return np.random.default_rng(derive_seed(seed, "order", epoch)).permutation(n_sites)
+
+
+def dssgd_generator(seed: int, epoch: int, site_name: str) -> torch.Generator:
+    """The generator of one worker's download tie-breaking and upload sampling in round ``epoch``."""
+    return make_generator(derive_seed(seed, "dssgd", epoch, site_name))
 
 
 def _metrics(value: Any) -> dict[str, float]:
@@ -149,7 +173,7 @@ class Centralized(Strategy):
         hist.communication["examples_disclosed"] = central.num_examples
         with _progress(epochs, "A centralized", progress) as bar:
             for e in range(1, epochs + 1):
-                stats = central.train_epoch(seed=derive_seed(seed, "epoch", e, 0))
+                stats = central.train_epoch(seed=epoch_seed(seed, e, 0))
                 hist.add(e, "global", _metrics(central.evaluate(evaluate)), train_loss=stats["loss"])
                 bar.update()
         return hist
@@ -176,7 +200,7 @@ class RoundRobin(Strategy):
                         site.load_parameters(vec)
                         transferred += vec.numel()
                         current = site
-                    stats = site.train_epoch(seed=derive_seed(seed, "epoch", e, i),
+                    stats = site.train_epoch(seed=epoch_seed(seed, e, i),
                                              max_steps=_steps_for(self.local_steps, site))
                     losses.append(stats["loss"])
                     bar.update()
@@ -257,7 +281,7 @@ class DSSGD(Strategy):
         position = {s.name: i for i, s in enumerate(sites)}
         with _progress(epochs * len(sites), "C DSSGD", progress) as bar:
             for e in range(1, epochs + 1):
-                order = np.random.default_rng(derive_seed(seed, "order", e)).permutation(len(sites))
+                order = dssgd_order(seed, e, len(sites))
                 for j in order:
                     site = sites[j]
                     info = self._worker_epoch(site, server, e, seed, position[site.name], ledgers.get(site.name))
@@ -274,12 +298,12 @@ class DSSGD(Strategy):
     def _worker_epoch(self, site: Site, server: ParameterServer, epoch: int, seed: int, pos: int,
                       ledger: UploadLedger | None) -> dict[str, float]:
         cfg = self._cfg(site)
-        gen = make_generator(derive_seed(seed, "dssgd", epoch, site.name))
+        gen = dssgd_generator(seed, epoch, site.name)
         idx, vals = server.download(cfg.theta_d, worker=site.name, generator=gen, tie_break=cfg.tie_break)
         if idx.numel():
             site.load_entries(idx, vals)
         before = site.parameters()
-        stats = site.train_epoch(seed=derive_seed(seed, "epoch", epoch, pos),
+        stats = site.train_epoch(seed=epoch_seed(seed, epoch, pos),
                                  max_steps=_steps_for(self.local_steps, site))
         update = site.parameters() - before  # = Σ d of Figure 5
         up_idx, up_vals = worker_upload(update, theta_u=cfg.theta_u, gamma=cfg.gamma, tau=cfg.tau, generator=gen,
@@ -304,7 +328,7 @@ class LocalOnly(Strategy):
         with _progress(epochs * len(sites), "D local only", progress) as bar:
             for e in range(1, epochs + 1):
                 for i, site in enumerate(sites):
-                    stats = site.train_epoch(seed=derive_seed(seed, "epoch", e, i),
+                    stats = site.train_epoch(seed=epoch_seed(seed, e, i),
                                              max_steps=_steps_for(self.local_steps, site))
                     hist.add(e, site.name, _metrics(site.evaluate(evaluate)), train_loss=stats["loss"],
                              steps=stats["steps"])

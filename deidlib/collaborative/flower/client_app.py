@@ -29,7 +29,7 @@ scores are sent back.
 
 Randomness. With ``reproducible`` set in a DSSGD message the server forwards the state
 of the per-(epoch, worker) generator it used for the download, so that the site's upload
-selection draws exactly the simulator's numbers (``derive_seed(seed, "dssgd", e, site)``,
+selection draws exactly the simulator's numbers (``strategies.dssgd_generator(seed, e, site)``,
 :mod:`deidlib.collaborative.strategies`). That shares the site's sampling — and, for
 the DP upload, its Laplace noise — with the server, which is only acceptable for
 studies (:func:`.flower_simulate`, and ``reproducible=true`` in a real run, for checking
@@ -49,10 +49,10 @@ from typing import Any
 from flwr.app import ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
-from ...rng import derive_seed
 from ..dp_upload import UploadLedger
 from ..dssgd import make_generator
 from ..sites import Site
+from ..strategies import epoch_seed
 from ..worker_upload import worker_upload
 from .records import array_record, from_array
 
@@ -195,7 +195,7 @@ def make_client_app(load: Callable[[Context], SiteSpec]) -> ClientApp:
         spec = load(context)
         cfg = msg.content.config_records["config"]
         spec.site.load_parameters(from_array(msg.content.array_records["arrays"]["params"]))
-        seed = derive_seed(int(cfg["seed"]), "epoch", int(cfg["server-round"]), spec.position)
+        seed = epoch_seed(int(cfg["seed"]), int(cfg["server-round"]), spec.position)
         stats = spec.site.train_epoch(seed=seed, max_steps=_steps(cfg))
         _keep(spec, context)
         return Message(RecordDict({

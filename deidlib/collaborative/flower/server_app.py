@@ -42,9 +42,8 @@ from flwr.serverapp import Grid
 
 from ...rng import derive_seed
 from ..dp_upload import UploadLedger
-from ..dssgd import make_generator
 from ..server import ParameterServer
-from ..strategies import CollaborativeHistory, DSSGDConfig
+from ..strategies import CollaborativeHistory, DSSGDConfig, dssgd_generator, dssgd_order, epoch_seed
 from .records import array_record, count_arrays, from_array
 
 __all__ = ["Plan", "RecordingGrid", "run_server", "STRATEGIES"]
@@ -238,7 +237,7 @@ def _round_robin(grid, sites, plan, evaluate, model_factory, progress) -> Collab
             losses, metrics = [], None
             for i, s in enumerate(sites):
                 content = RecordDict({"config": ConfigRecord({
-                    "epoch_seed": derive_seed(plan.seed, "epoch", e, i), "max_steps": plan.steps_for(s.name),
+                    "epoch_seed": epoch_seed(plan.seed, e, i), "max_steps": plan.steps_for(s.name),
                     "evaluate": i == len(sites) - 1})})
                 if vec is not None and holder != s.node:
                     content["arrays"] = array_record(params=vec)
@@ -263,16 +262,16 @@ def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> Collaborativ
     server = ParameterServer(_initial(grid, sites[0], plan))
     with _bar(plan.epochs * len(sites), "C DSSGD (flower)", progress) as bar:
         for e in range(1, plan.epochs + 1):
-            order = np.random.default_rng(derive_seed(plan.seed, "order", e)).permutation(len(sites))
+            order = dssgd_order(plan.seed, e, len(sites))
             for j in order:
                 s = sites[j]
                 cfg = plan.config_for(s.name)
-                gen = make_generator(derive_seed(plan.seed, "dssgd", e, s.name))
+                gen = dssgd_generator(plan.seed, e, s.name)
                 idx, vals = server.download(cfg.theta_d, worker=s.name, generator=gen, tie_break=cfg.tie_break)
                 content = RecordDict({
                     "download": array_record(indices=idx.long(), values=vals),
                     "config": ConfigRecord({
-                        "epoch": e, "epoch_seed": derive_seed(plan.seed, "epoch", e, s.position),
+                        "epoch": e, "epoch_seed": epoch_seed(plan.seed, e, s.position),
                         "max_steps": plan.steps_for(s.name), "evaluate": True,
                         "theta_u": float(cfg.theta_u), "gamma": float(cfg.gamma), "tau": float(cfg.tau),
                         "selection": cfg.selection, "upload_base": cfg.upload_base,
