@@ -207,8 +207,7 @@ def thesis_sequence_table(accountants=("rdp",)):
 
 
 def _sentences(docs, rate: float | None, seed: int, keep_rate: float | None = None):
-    sents = [s for s in tagged_sentences(docs, SCHEME, ENCODING, "default") if s.tokens]
-    return _thin_and_subsample(sents, rate, seed, keep_rate)
+    return _thin_and_subsample(tagged_sentences(docs, SCHEME, ENCODING, "default"), rate, seed, keep_rate)
 
 
 def _thin_and_subsample(sents, rate: float | None, seed: int, keep_rate: float | None):
