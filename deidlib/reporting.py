@@ -25,7 +25,8 @@ __all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "writ
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
-    """A GitHub markdown table; ``X_mean``/``X_sd`` column pairs become ``mean ± sd``;
+    """A GitHub markdown table; ``X_mean``/``X_sd`` column pairs become ``mean ± sd`` (``X_min``/
+    ``X_max`` next to an ``X_mean`` are left out);
     booleans ✓/×, missing values –, floats with ``digits`` decimals."""
     cols = list(df.columns)
     out_cols: list[str] = []
@@ -43,6 +44,8 @@ def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
     for c in cols:
         if c.endswith("_sd") and c[:-3] + "_mean" in cols:
             continue
+        if c.endswith(("_min", "_max")) and c[:-4] + "_mean" in cols:
+            continue  # the range is in the CSV and the figures; the markdown shows mean ± sd
         if c.endswith("_mean") and c[:-5] + "_sd" in cols:
             out_cols.append(c[:-5])
             for i, (m, s) in enumerate(zip(df[c], df[c[:-5] + "_sd"])):

@@ -90,7 +90,7 @@ res["thesis_sequences"].round(2)
 
 # %%
 curve = res["curve"]
-fig = ad.plot_curve(curve, title=f"DP-SGD {params.kind} on {corpus}")
+fig = ad.plot_curve(curve, title=f"DP-SGD {params.kind} on {corpus}", epochs=params.epochs)
 savefig(fig, "ahmed_dp_f1_vs_epsilon", out)
 write_table(curve, "ahmed_dp_f1_vs_epsilon", out)
 curve.round({"epsilon": 3, "precision": 3, "recall": 3, "f1": 3, "seconds": 1})

@@ -141,6 +141,13 @@ def test_tables_shapes_and_values(results):
         f = df[df.config == row["config"]]["f1"].to_numpy() * 100
         assert row["F1_mean"] == pytest.approx(f.mean())
         assert row["F1_sd"] == pytest.approx(np.std(f, ddof=1))
+        assert (row["F1_min"], row["F1_max"]) == pytest.approx((f.min(), f.max()))
+    # the figure's error bars span exactly [min, max] over seeds: never below 0
+    from deidlib.studies.ahmed_models.figures import min_max_err
+
+    err = min_max_err(t42, "F1")
+    assert np.allclose(t42["F1_mean"] - err[0], t42["F1_min"]) and (t42["F1_mean"] - err[0] >= 0).all()
+    assert np.allclose(t42["F1_mean"] + err[1], t42["F1_max"])
 
     t43 = am.table_4_3(results)
     assert list(t43["config"]) == rows["4.3"]
@@ -183,6 +190,8 @@ def test_figures_build(results):
 
     fig = am.figure_4_2(results)
     assert len(fig.axes[0].patches) == 3 * len(results["table_rows"]["4.2"])
+    title = fig._suptitle.get_text()
+    assert "epochs" in title and "training sentences" in title and "seed" in title  # the scale is stated
     plt.close(fig)
     fig = am.figure_a1(results)
     assert len(fig.axes) == 2

@@ -14,52 +14,70 @@ from .tables import best_config, figure_a1_data, table_4_2
 # ------------------------------------------------------------------------- figures
 
 
+def min_max_err(t, metric: str) -> np.ndarray:
+    """Asymmetric error bars ``[mean − min, max − mean]`` over seeds (shape 2 × rows): the bar
+    spans exactly the seeds' range, so it never leaves [min, max] (never below 0 for a
+    score), unlike ± sd over a few seeds where one seed stayed in the all-O phase."""
+    mean = t[f"{metric}_mean"].to_numpy(dtype=float)
+    lo = np.nan_to_num(mean - t[f"{metric}_min"].to_numpy(dtype=float))
+    hi = np.nan_to_num(t[f"{metric}_max"].to_numpy(dtype=float) - mean)
+    return np.vstack([lo, hi])
+
+
+def scale_text(results: dict[str, Any]) -> str:
+    """The run's scale for a title: corpus, profile, epochs, training sentences, seeds."""
+    p = results.get("params", {})
+    d = results.get("data", {})
+    seeds = results.get("seeds", [])
+    return (
+        f"{results.get('corpus')}, profile {results.get('profile')}: {p.get('epochs', '?')} epochs (max), "
+        f"{d.get('train_sentences', '?')} training sentences, {len(seeds)} seed(s)"
+    )
+
+
 def figure_4_2(results: dict[str, Any]):
-    """Table 4.2 as grouped bars (P, R, F1 per model) with ± sd error bars over seeds."""
+    """Table 4.2 as grouped bars (P, R, F1 per model: mean over seeds) with min–max bars."""
     apply_style()
     t = table_4_2(results)
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = plt.subplots(figsize=(9, 4.6))
     x = np.arange(len(t))
     w = 0.27
     for i, (m, color) in enumerate((("P", "#4C72B0"), ("R", "#DD8452"), ("F1", "#55A868"))):
-        sd = t[f"{m}_sd"].fillna(0).to_numpy()
-        ax.bar(x + (i - 1) * w, t[f"{m}_mean"], w, yerr=sd, capsize=3, color=color, label=m)
+        ax.bar(x + (i - 1) * w, t[f"{m}_mean"], w, yerr=min_max_err(t, m), capsize=3, color=color,
+               label=f"{m} (mean, min–max over seeds)")
     ax.set_xticks(x)
     ax.set_xticklabels(t["model"], rotation=20, ha="right")
     ax.set_ylabel("binary token score (%)")
-    lo = np.nanmin(t[["P_mean", "R_mean", "F1_mean"]].to_numpy())
+    lo = np.nanmin(t[["P_min", "R_min", "F1_min"]].to_numpy())
     ax.set_ylim(max(0.0, math.floor(lo / 10) * 10 - 10), 100)
-    ax.legend(loc="lower right", ncol=3, fontsize=8)
-    seeds = results.get("seeds", [])
-    ax.set_title(
-        f"ahmed Table 4.2 analog — {results.get('corpus')}, profile {results.get('profile')}, "
-        f"{len(seeds)} seed(s)",
-        fontsize=10,
-    )
+    # legend above the axes: never over the bars
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"ahmed Table 4.2 analog — {scale_text(results)}", fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def figure_a1(results: dict[str, Any], config: str | None = None):
     """Figure A.1 analog: test F1 vs PHI instances in training, per category (left) and
-    per TYPE (right), for ``config`` (default :func:`best_config`); ± sd error bars."""
+    per TYPE (right), for ``config`` (default :func:`best_config`); min–max bars over seeds.
+    Labels alternate above/below their point so that neighbours do not overlap."""
     apply_style()
     config = config or best_config(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, level in zip(axes, ("category", "type")):
         d = figure_a1_data(results, config, level)
         x = np.maximum(d["train_instances"].to_numpy(), 0.8)  # 0 instances shown at the left edge
-        ax.errorbar(x, d["F1_mean"], yerr=d["F1_sd"].fillna(0), fmt="o", capsize=3)
-        for xi, yi, name in zip(x, d["F1_mean"], d[level]):
-            ax.annotate(name, (xi, yi), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        ax.errorbar(x, d["F1_mean"], yerr=min_max_err(d, "F1"), fmt="o", capsize=3)
+        order = np.argsort(x, kind="stable")
+        for rank, j in enumerate(order):
+            dy = 8 if rank % 2 == 0 else -12
+            ax.annotate(d[level].iloc[j], (x[j], d["F1_mean"].iloc[j]), textcoords="offset points",
+                        xytext=(3, dy), fontsize=6.5, rotation=0)
         ax.set_xscale("log")
         ax.set_xlabel(f"PHI instances in training ({level})")
         ax.set_title(f"per {'TYPE' if level == 'type' else 'category'}")
     axes[0].set_ylabel("test F1 (%, typed token)")
-    axes[0].set_ylim(-2, 102)
-    fig.suptitle(
-        f"ahmed Figure A.1 analog — {config}, {results.get('corpus')}, profile {results.get('profile')}",
-        fontsize=10,
-    )
+    axes[0].set_ylim(0, 105)
+    fig.suptitle(f"ahmed Figure A.1 analog — {config}; {scale_text(results)}", fontsize=9)
     fig.tight_layout()
     return fig

@@ -25,8 +25,9 @@ def runs_frame(results: dict[str, Any]):
 
 
 def summarize(df, by: Sequence[str] | str, metrics: Sequence[str] = METRICS, scale: float = 100.0):
-    """Mean and sample sd (ddof=1; NaN for one seed) of ``metrics`` per group, times ``scale``;
-    columns ``<M>_mean``, ``<M>_sd`` (M = P, R, F1 for precision/recall/f1) and ``n``."""
+    """Mean, sample sd (ddof=1; NaN for one seed), min and max of ``metrics`` per group, times
+    ``scale``; columns ``<M>_mean``, ``<M>_sd``, ``<M>_min``, ``<M>_max`` (M = P, R, F1 for
+    precision/recall/f1) and ``n``. Figures draw min–max (never below 0), tables mean ± sd."""
     by = [by] if isinstance(by, str) else list(by)
     g = df.groupby(by, sort=False)
     cols: dict[str, Any] = {}
@@ -34,6 +35,8 @@ def summarize(df, by: Sequence[str] | str, metrics: Sequence[str] = METRICS, sca
         s = SHORT.get(m, m)
         cols[f"{s}_mean"] = g[m].mean() * scale
         cols[f"{s}_sd"] = g[m].std(ddof=1) * scale
+        cols[f"{s}_min"] = g[m].min() * scale
+        cols[f"{s}_max"] = g[m].max() * scale
     cols["n"] = g[metrics[0]].count()
     return pd.DataFrame(cols)
 
