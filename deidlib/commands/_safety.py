@@ -30,6 +30,7 @@ __all__ = [
     "positive_int",
     "nonneg_int",
     "positive_float",
+    "unit_float",
     "add_threads_argument",
     "set_threads",
     "check_device",
@@ -140,6 +141,7 @@ def _number(kind, test, desc):
 positive_int = _number(int, lambda v: v >= 1, "an integer >= 1")
 nonneg_int = _number(int, lambda v: v >= 0, "an integer >= 0")
 positive_float = _number(float, lambda v: v > 0 and v == v and v != float("inf"), "a finite number > 0")
+unit_float = _number(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
 #: default thread count: 1. Measured on the shared 2-core development machine under load

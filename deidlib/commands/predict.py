@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument
+from ._safety import add_threads_argument, unit_float
 
 HELP = "predict PHI spans with a saved tagger: i2b2 XML and .txt files in, i2b2 XML files out"
 
@@ -13,6 +13,9 @@ def add_arguments(p) -> None:
     p.add_argument("out_dir", help="folder for the predicted i2b2 XML files (same names); must be empty, "
                    "outside IN_DIR and MODEL_DIR")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--phi-threshold", type=unit_float, metavar="T",
+                   help="mark a token as PHI when its PHI marginal 1 - P(O) is >= T (default: the decision "
+                   "saved with the model by 'deidlib train', e.g. its --target-recall threshold)")
     p.add_argument("--force", action="store_true", help="write into a non-empty OUT_DIR (same-named files are replaced)")
     add_threads_argument(p)
 
@@ -70,6 +73,7 @@ def run(args) -> int:
         return 1
     docs = [d.with_spans([]) for d in docs]
     with staged_dir(out) as tmp:
-        write_predictions(tagger, docs, tmp, device=args.device)
+        task = None if args.phi_threshold is None else {"phi_threshold": args.phi_threshold}
+        write_predictions(tagger, docs, tmp, device=args.device, task=task)
     print(f"{len(docs)} documents tagged into {args.out_dir}")
     return 0

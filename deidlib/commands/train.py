@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, positive_float, positive_int
+from ._safety import add_threads_argument, positive_float, positive_int, unit_float
+
+#: PHI-marginal thresholds tried on the dev split by --target-recall (and written to scores.json)
+THRESHOLD_GRID = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
 
 HELP = "train a de-identification tagger (festag, friedrich, gru, gru_gru, lstm_gru, transformer) and save it"
 
@@ -53,6 +56,16 @@ def add_arguments(p) -> None:
         metavar="KEY=VALUE",
         help="tagger hyperparameter, e.g. --set hidden=64 --set crf=false (repeatable)",
     )
+    op = p.add_argument_group(
+        "operating point",
+        "the decision rule saved with the model (deidlib.models.decoding): by default the model's own "
+        "(Viterbi / arg-max); a threshold on the PHI marginal 1 - P(O) trades precision for recall",
+    ).add_mutually_exclusive_group()
+    op.add_argument("--phi-threshold", type=unit_float, metavar="T",
+                    help="mark a token as PHI when its PHI marginal is >= T")
+    op.add_argument("--target-recall", type=unit_float, metavar="R",
+                    help="choose T on the dev split: the highest threshold of the grid whose dev recall "
+                    "is >= R (error if none reaches it)")
     g = p.add_argument_group(
         "differential privacy",
         "train with DP-SGD (deidlib.privacy.train_dp) when --dp-noise or --dp-epsilon is given; "
@@ -159,6 +172,11 @@ def run(args) -> int:
         return 1
     dp = args.dp_noise is not None or args.dp_epsilon is not None
     if dp:
+        if args.target_recall is not None:
+            # the threshold would be a statistic of the (private) dev notes, outside the DP guarantee
+            print("deidlib train: --target-recall chooses a threshold on private dev notes, outside the DP "
+                  "guarantee; with DP-SGD give a fixed --phi-threshold (post-processing)", file=sys.stderr)
+            return 2
         return _run_dp(args, splits, hp, out)
     if args.epochs != int(args.epochs) or args.epochs < 1:
         print(f"deidlib train: --epochs must be a whole number >= 1 without DP-SGD, got {args.epochs:g}", file=sys.stderr)
@@ -193,6 +211,32 @@ def run(args) -> int:
     return 0
 
 
+def _operating_point(args, splits, tagger) -> dict:
+    """Set ``tagger.task["phi_threshold"]`` from --phi-threshold / --target-recall; return what
+    scores.json records about it (the dev precision–recall curve when one was computed)."""
+    from ..training import operating_points, threshold_for_recall
+    from ._safety import UsageError
+
+    if args.phi_threshold is not None:
+        tagger.task = {**tagger.task, "phi_threshold": args.phi_threshold}
+        return {"phi_threshold": args.phi_threshold}
+    if args.target_recall is None:
+        return {}
+    if not splits.dev:
+        raise UsageError("--target-recall needs a dev split to choose the threshold on", code=1)
+    curve = operating_points(tagger, splits.dev, THRESHOLD_GRID, device=args.device)
+    th = threshold_for_recall(curve, args.target_recall)
+    if th is None:
+        best = max(p["recall"] for p in curve)
+        raise UsageError(f"--target-recall {args.target_recall:g}: no threshold down to {THRESHOLD_GRID[-1]:g} "
+                         f"reaches it on the dev split (best dev recall {best:.4f})", code=1)
+    point = next(p for p in curve if p["threshold"] == th)
+    print(f"operating point: PHI threshold {th:g} (dev P/R/F1 {point['precision']:.4f} / {point['recall']:.4f} / "
+          f"{point['f1']:.4f}; target recall {args.target_recall:g})")
+    tagger.task = {**tagger.task, "phi_threshold": th}
+    return {"phi_threshold": th, "target_recall": args.target_recall, "dev_operating_points": curve}
+
+
 def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
     """Save model and history, score and write the test predictions, write scores.json."""
     import json
@@ -200,6 +244,7 @@ def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
     from ..results import atomic_write_text
     from ..training import evaluate_tagger, save_tagger, write_predictions
 
+    extra = {**(extra or {}), **_operating_point(args, splits, tagger)}
     save_tagger(tagger, out / "model")
     atomic_write_text(out / "history.json", json.dumps(hist.to_dict(), indent=2))
     scores = {

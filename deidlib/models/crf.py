@@ -123,6 +123,19 @@ class CRF(nn.Module):
             alpha = torch.where(mask[:, t].unsqueeze(1), nxt, alpha)
         return torch.logsumexp(alpha + end, dim=1)
 
+    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Posterior tag marginals P(y_t = k | x), [B, T, L] (zero at padding).
+
+        Computed as ∂ log Z / ∂ emissions (the forward–backward identity for linear-chain
+        CRFs: the gradient of the log-partition with respect to a unary score is that
+        unary's marginal), so it is exact and shares the forward pass with training. Rows
+        sum to 1 at real tokens; a disallowed move (constrained CRF) gets probability ~0.
+        """
+        with torch.enable_grad():
+            em = emissions.detach().requires_grad_(True)
+            (grad,) = torch.autograd.grad(self.log_partition(em, mask).sum(), em)
+        return grad * mask.unsqueeze(-1).to(grad.dtype)
+
     def nll(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
         """Negative log-likelihood of the gold ``tags``; ``reduction`` none | sum | mean."""
         out = self.log_partition(emissions, mask) - self.score(emissions, tags, mask)

@@ -145,7 +145,24 @@ class BaseTagger(nn.Module):
         return self.sentence_losses(batch, em).mean() * self.penalty(batch, em)
 
     @torch.no_grad()
-    def predict(self, batch: Batch) -> list[list[int]]:
+    def marginals(self, batch: Batch) -> torch.Tensor:
+        """Posterior tag probabilities per token, [B, T, K] (CRF forward–backward, or softmax)."""
+        em = self.emissions(batch)
+        if self.crf is not None:
+            return self.crf.marginals(em, batch.mask)
+        return torch.softmax(em, -1) * batch.mask.unsqueeze(-1).to(em.dtype)
+
+    @torch.no_grad()
+    def predict(self, batch: Batch, phi_threshold: float | None = None, encoding: str = "BIO") -> list[list[int]]:
+        """Tag ids per sentence: the model's own decision, or with ``phi_threshold`` the
+        recall-oriented one of :func:`deidlib.models.decoding.threshold_tags`."""
+        if phi_threshold is not None:
+            from .decoding import threshold_tags
+
+            m = self.marginals(batch)
+            labels = self.featurizer.labels
+            return [threshold_tags(m[b, :n], labels, phi_threshold, encoding)
+                    for b, n in enumerate(batch.mask.sum(1).tolist())]
         em = self.emissions(batch)
         if self.crf is not None:
             return self.crf.decode(em, batch.mask)

@@ -4,7 +4,14 @@ from .api import TaggerInputs, build_inputs, fit_tagger, prepare_tagger, word_em
 from .batching import bucket_batches, epoch_order
 from .io import load_tagger, save_tagger
 from .loop import OPTIMIZERS, make_optimizer, step, train_epoch
-from .predict import evaluate_tagger, predict_documents, predict_tags, write_predictions
+from .predict import (
+    evaluate_tagger,
+    operating_points,
+    predict_documents,
+    predict_tags,
+    threshold_for_recall,
+    write_predictions,
+)
 from .trainer import History, TrainingInterrupted, train
 
 __all__ = [
@@ -24,6 +31,8 @@ __all__ = [
     "epoch_order",
     "predict_tags",
     "predict_documents",
+    "operating_points",
+    "threshold_for_recall",
     "evaluate_tagger",
     "write_predictions",
     "save_tagger",

@@ -12,7 +12,10 @@ from ..corpus.labels import TaggedSentence, spans_from_predictions
 from ..corpus.tokenize import document_sentences
 from ..evaluation import binary_token_prf
 
-__all__ = ["predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK"]
+__all__ = [
+    "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK",
+    "operating_points", "threshold_for_recall",
+]
 
 #: how a tagger's labels map to text unless the tagger says otherwise
 DEFAULT_TASK = {"scheme": "i2b2", "encoding": "BIO", "mode": "default"}
@@ -22,19 +25,27 @@ def _task(tagger) -> dict:
     return {**DEFAULT_TASK, **getattr(tagger, "task", {})}
 
 
-@torch.no_grad()
-def predict_tags(
-    tagger, token_lists: Sequence[Sequence[str]], batch_size: int = 64, device: str | torch.device = "cpu"
-) -> list[list[str]]:
-    """Best tag sequence per sentence (length-sorted batches for speed; original order kept)."""
-    tagger.eval()
-    labels = tagger.featurizer.labels
+def _batches(tagger, token_lists, batch_size, device):
+    """Length-sorted batches: ``(original indices, encoded batch)``."""
     order = sorted(range(len(token_lists)), key=lambda i: len(token_lists[i]))
-    out: list[list[str] | None] = [None] * len(token_lists)
     for k in range(0, len(order), batch_size):
         idx = order[k : k + batch_size]
-        batch = tagger.featurizer.encode([token_lists[i] for i in idx]).to(device)
-        for i, seq in zip(idx, tagger.predict(batch)):
+        yield idx, tagger.featurizer.encode([token_lists[i] for i in idx]).to(device)
+
+
+@torch.no_grad()
+def predict_tags(
+    tagger, token_lists: Sequence[Sequence[str]], batch_size: int = 64, device: str | torch.device = "cpu",
+    phi_threshold: float | None = None, encoding: str = "BIO",
+) -> list[list[str]]:
+    """Best tag sequence per sentence (length-sorted batches for speed; original order kept);
+    with ``phi_threshold``, the recall-oriented decision of :mod:`deidlib.models.decoding`."""
+    tagger.eval()
+    labels = tagger.featurizer.labels
+    out: list[list[str] | None] = [None] * len(token_lists)
+    for idx, batch in _batches(tagger, token_lists, batch_size, device):
+        seqs = tagger.predict(batch) if phi_threshold is None else tagger.predict(batch, phi_threshold, encoding)
+        for i, seq in zip(idx, seqs):
             out[i] = [labels[j] for j in seq]
     return out  # type: ignore[return-value]
 
@@ -43,6 +54,9 @@ def predict_documents(
     tagger, docs: Sequence[Document], *, batch_size: int = 64, device="cpu", task: dict | None = None
 ) -> list[Document]:
     """Copies of ``docs`` whose spans are the tagger's predictions.
+
+    ``task["phi_threshold"]`` (saved with the model by ``deidlib train --phi-threshold`` or
+    given here) selects the recall-oriented decision on the PHI marginal.
 
     Documents are tokenized without looking at their gold spans (``use_spans=False``),
     exactly as on unseen text.
@@ -54,7 +68,11 @@ def predict_documents(
         for toks in document_sentences(d, t["mode"], use_spans=False):
             sents.append(toks)
             owners.append(i)
-    tags = predict_tags(tagger, [[x.text for x in s] for s in sents], batch_size, device) if sents else []
+    tags = (
+        predict_tags(tagger, [[x.text for x in s] for s in sents], batch_size, device,
+                     phi_threshold=t.get("phi_threshold"), encoding=t["encoding"])
+        if sents else []
+    )
     per_doc: list[tuple[list, list]] = [([], []) for _ in docs]
     for s, tg, i in zip(sents, tags, owners):
         per_doc[i][0].append(TaggedSentence(docs[i].id, s, tg))
@@ -72,3 +90,23 @@ def evaluate_tagger(tagger, docs: Sequence[Document], **kw) -> tuple[float, floa
 def write_predictions(tagger, docs: Sequence[Document], out_dir, **kw):
     """Predict and write i2b2 XML files (one per document) for ``deidlib evaluate``."""
     return write_i2b2_dir(predict_documents(tagger, docs, **kw), out_dir)
+
+
+def operating_points(tagger, docs: Sequence[Document], thresholds: Sequence[float], **kw) -> list[dict]:
+    """Binary-token P/R/F1 at each PHI-marginal threshold (plus the model's own decision,
+    ``threshold=None``): the precision–recall curve of a trained tagger on ``docs``."""
+    rows = []
+    base = kw.pop("task", None) or {}
+    for th in (None, *thresholds):
+        task = {**base, "phi_threshold": th}
+        p, r, f = binary_token_prf(docs, predict_documents(tagger, docs, task=task, **kw))
+        rows.append({"threshold": th, "precision": p, "recall": r, "f1": f})
+    return rows
+
+
+def threshold_for_recall(points: Sequence[dict], target_recall: float) -> float | None:
+    """The highest threshold whose recall reaches ``target_recall`` (marking the fewest tokens:
+    recall and marked tokens never decrease as the threshold falls), or ``None`` when no
+    threshold of ``points`` does."""
+    ok = [p["threshold"] for p in points if p["threshold"] is not None and p["recall"] >= target_recall]
+    return max(ok) if ok else None

@@ -138,3 +138,30 @@ def test_constrained_crf_matches_brute_force_over_allowed_paths():
     bad = torch.tensor([[0, 2, 3, 0], [1, -100, -100, -100], [0, 4, 0, -100]])  # O->I ; ends with B
     assert con.invalid_paths(bad, mask).tolist() == [True, True, False]
     assert not crf.invalid_paths(bad, mask).any()
+
+
+def test_marginals_match_brute_force_and_sum_to_one():
+    """P(y_t = k | x) from ∂ log Z / ∂ emissions equals the enumerated posterior, per token."""
+    lengths = [4, 2, 3]
+    crf, em, mask = _setup(lengths, L=3, seed=7)
+    m = crf.marginals(em, mask)
+    assert m.shape == em.shape and not m.requires_grad
+    for b, n in enumerate(lengths):
+        logz, _, scores = _brute(crf, em[b], n)
+        want = torch.zeros(n, 3)
+        for y, s in scores.items():
+            p = torch.exp(s - logz).detach()
+            for t, k in enumerate(y):
+                want[t, k] += p
+        assert torch.allclose(m[b, :n], want, atol=1e-5)
+        assert torch.allclose(m[b, :n].sum(-1), torch.ones(n), atol=1e-5)
+        assert (m[b, n:] == 0).all()  # padding
+
+
+def test_constrained_marginals_give_no_mass_to_ill_formed_tags():
+    labels = ["O", "B-A", "I-A"]
+    crf, em, mask = _setup([3], L=3, seed=9)
+    con = CRF(3, labels=labels)
+    con.load_state_dict(crf.state_dict())
+    m = con.marginals(em, mask)
+    assert float(m[0, 0, 2]) < 1e-6  # a sentence cannot start inside an entity (I-A)

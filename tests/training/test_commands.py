@@ -62,6 +62,16 @@ def test_train_then_predict_then_evaluate(tmp_path, capsys):
         main(["evaluate", str(gold_dir), str(tmp_path / "pred"), "--measure", "binary_token", "--no-details"])
         == 0
     )
+    # a recall-oriented operating point at predict time: a low PHI-marginal threshold finds
+    # at least the gold PHI tokens the default decision finds, and marks more tokens
+    from deidlib.evaluation import binary_token_prf
+
+    assert main(["predict", str(out), str(gold_dir), str(tmp_path / "pred_lo"), "--phi-threshold", "0.0001"]) == 0
+    lo = read_i2b2_dir(tmp_path / "pred_lo")
+    p0, r0, _ = binary_token_prf(test, read_i2b2_dir(tmp_path / "pred"))
+    p1, r1, _ = binary_token_prf(test, lo)
+    assert r1 >= r0 and r1 > 0.9 and p1 < p0
+    assert main(["predict", str(out), str(gold_dir), str(tmp_path / "x"), "--phi-threshold", "0"]) == 2
 
 
 def test_train_rejects_bad_arguments(tmp_path, capsys):
@@ -70,6 +80,27 @@ def test_train_rejects_bad_arguments(tmp_path, capsys):
     assert main(["train", str(tmp_path), "--set", "hidden"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
     assert main(["train", str(tmp_path), "--corpus", "i2b2", "--data-dir", str(tmp_path / "missing")]) == 1
+
+
+def test_train_target_recall_saves_the_dev_chosen_threshold(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train", str(out), "--embeddings", "none", "--epochs", "1", "--batch-size", "8", "--scheme",
+            "binary", "--lr", "0.03", "--seed", "1", "--set", "word_dim=12", "--set", "hidden=8",
+            "--set", "char_hidden=6", "--set", "char_emb_dim=6", "--set", "ff_dim=8"]
+    assert main([*args, "--target-recall", "0.9"]) == 0
+    assert "operating point: PHI threshold" in capsys.readouterr().out
+    scores = json.loads((out / "scores.json").read_text())
+    th = scores["phi_threshold"]
+    cfg = json.loads((out / "model" / "config.json").read_text())
+    assert cfg["task"]["phi_threshold"] == th
+    chosen = next(p for p in scores["dev_operating_points"] if p["threshold"] == th)
+    assert chosen["recall"] >= 0.9
+    higher = [p for p in scores["dev_operating_points"] if p["threshold"] is not None and p["threshold"] > th]
+    assert all(p["recall"] < 0.9 for p in higher)  # the highest threshold that reaches the target
+    # with DP-SGD a dev-chosen threshold would fall outside the guarantee: refused
+    assert main([*args, "--target-recall", "0.9", "--dp-noise", "1.0", "--force"]) == 2
+    assert "outside the DP" in capsys.readouterr().err
+    assert main([*args, "--target-recall", "0.9", "--phi-threshold", "0.5", "--force"]) == 2
 
 
 def test_predict_reports_missing_model(tmp_path, capsys):

@@ -281,3 +281,29 @@ def test_word2vec_embeddings_come_from_training_tokens_only(splits):
     assert not (vocab - train_words - {w for w in vocab if w.startswith("<")})
     assert test_only, "the test split should contain words unseen in training"
     assert not (test_only & vocab)
+
+
+def test_phi_threshold_trades_precision_for_recall_and_travels_with_the_model(splits, fitted, tmp_path):
+    """The recall-oriented operating point: lower PHI-marginal thresholds never lower recall;
+    the smallest marks (almost) every token; the threshold saved in the task is used by
+    predict_documents after save/load; threshold_for_recall picks the best such point."""
+    from deidlib.training import operating_points, threshold_for_recall
+
+    pts = operating_points(fitted, splits.dev, [0.9, 0.5, 0.2, 0.05, 1e-6])
+    assert pts[0]["threshold"] is None
+    rec = [p["recall"] for p in pts[1:]]
+    assert rec == sorted(rec) and rec[-1] > rec[0]
+    assert rec[-1] == pytest.approx(1.0)  # p(PHI) > 1e-6 almost everywhere: every gold token marked
+    assert pts[-1]["precision"] < pts[1]["precision"]
+    th = threshold_for_recall(pts, pts[3]["recall"])
+    assert th is not None and th >= 0.2
+    assert threshold_for_recall(pts, 1.01) is None
+    fitted.task = {**fitted.task, "phi_threshold": 0.05}
+    try:
+        save_tagger(fitted, tmp_path / "m")
+        loaded = load_tagger(tmp_path / "m")
+        assert loaded.task["phi_threshold"] == 0.05
+        assert binary_token_prf(splits.dev, predict_documents(loaded, splits.dev)) == pytest.approx(
+            (pts[4]["precision"], pts[4]["recall"], pts[4]["f1"]))
+    finally:
+        fitted.task.pop("phi_threshold")

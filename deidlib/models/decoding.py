@@ -1,0 +1,71 @@
+"""Recall-oriented decoding: a decision threshold on the PHI marginal.
+
+A tagger's default decision (Viterbi path, or arg-max per token) is an F1-oriented operating
+point. De-identification is judged by what it misses: a leaked name costs more than a
+masked word. :func:`threshold_tags` marks a token as PHI when its posterior probability of
+not being ``O``, ``p = 1 − P(y_t = O | x)``, reaches ``threshold`` (0.5 is close to the
+default decision; lower thresholds trade precision for recall). The PHI type of a marked
+token is the label with the largest marginal mass (summed over its B/I/E/S tags); runs of
+consecutive marked tokens of one type become one chunk, re-encoded in the tagger's encoding
+(so adjacent same-type entities merge; binary-token scores are unaffected by that).
+
+This is the "decision threshold on the PHI marginal" of issue 18; the thesis' δ_p (ahmed
+§4.2, eq. 4.7–4.8) changes training instead, and an ensemble's k-of-n rule (ahmed §5.3)
+changes the aggregation; the three are complementary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+__all__ = ["phi_probability", "threshold_tags"]
+
+
+def _label(tag: str) -> str:
+    return tag.partition("-")[2] or tag
+
+
+def phi_probability(marginals: torch.Tensor, labels: Sequence[str]) -> torch.Tensor:
+    """``1 − P(O)`` per token, from marginals ``[..., K]`` over ``labels``."""
+    return 1.0 - marginals[..., list(labels).index("O")]
+
+
+def threshold_tags(marginals: torch.Tensor, labels: Sequence[str], threshold: float, encoding: str) -> list[int]:
+    """Tag ids for one sentence (marginals ``[T, K]``) decided by the PHI-marginal threshold."""
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"the PHI threshold must be in (0, 1], got {threshold}")
+    labels = list(labels)
+    o = labels.index("O")
+    names = sorted({_label(t) for t in labels if t != "O"})
+    if not names:
+        return [o] * marginals.shape[0]
+    member = torch.zeros(len(labels), len(names), dtype=marginals.dtype)
+    for k, t in enumerate(labels):
+        if t != "O":
+            member[k, names.index(_label(t))] = 1.0
+    mass = marginals @ member  # [T, types]
+    phi = (1.0 - marginals[:, o]) >= threshold
+    kind = mass.argmax(-1).tolist()
+    index = {t: k for k, t in enumerate(labels)}
+    out = [o] * marginals.shape[0]
+    i, n = 0, marginals.shape[0]
+    while i < n:
+        if not phi[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and phi[j + 1] and kind[j + 1] == kind[i]:
+            j += 1
+        lab = names[kind[i]]
+        for m in range(i, j + 1):
+            if encoding == "IO":
+                p = "I"
+            elif encoding == "BIO":
+                p = "B" if m == i else "I"
+            else:
+                p = "S" if i == j else ("B" if m == i else ("E" if m == j else "I"))
+            out[m] = index[f"{p}-{lab}"]
+        i = j + 1
+    return out
