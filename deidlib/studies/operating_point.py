@@ -1,0 +1,169 @@
+"""Recall-oriented operating point (notebook ``10_operating_point``; issue 18).
+
+A de-identifier is judged by the PHI it lets through. The taggers' own decision (Viterbi for
+the CRF) is an F1-oriented point: on the PhysioNet nursing notes (document split, 486 test
+notes) the GRU-CRF reached recall 0.83 at precision 0.935, while a rules-based de-identifier
+(Philter, UCSF) reaches 0.90 at precision 0.06. This study trains one tagger, traces its
+binary-token precision–recall curve over thresholds on the PHI marginal 1 − P(O)
+(:mod:`deidlib.models.decoding`), chooses the threshold on the **dev** split for a target
+recall (``deidlib train --target-recall``) and reports the **test** split at that threshold
+and at the model's own decision. The target of issue 18 is recall ≥ 0.92 at precision ≥ 0.85
+on the nursing notes.
+
+Choices: one tagger kind and one seed per run (the curve of one released model is what a
+user gets; seeds would give a band, at a training run each); thresholds on a fixed log-like
+grid (:data:`THRESHOLDS`); the model is the GRU-CRF of ``deidlib train`` (ahmed ch. 4 sizes)
+with the profile's epochs and early stopping on dev F1.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, TypedDict
+
+import matplotlib.pyplot as plt
+
+from ..datasets import load_corpus
+from ..plotting import apply_style
+from ..training import fit_tagger, operating_points, threshold_for_recall
+from .params import StudyParams, profiles
+
+__all__ = ["OperatingPointParams", "PROFILE_PARAMS", "params_for", "run_study", "OperatingPointResults",
+           "plot_curve", "summary_rows", "THRESHOLDS", "PHILTER_NURSING", "TARGET"]
+
+#: PHI-marginal thresholds traced (high to low)
+THRESHOLDS = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
+#: Philter (UCSF, rules) on the nursing notes' 486 test notes, binary-token (issue 18's measurement)
+PHILTER_NURSING = {"precision": 0.06, "recall": 0.90}
+#: issue 18's target on the nursing notes: recall >= 0.92 at precision >= 0.85
+TARGET = {"recall": 0.92, "precision": 0.85}
+
+
+@dataclass(frozen=True)
+class OperatingPointParams(StudyParams):
+    STUDY: ClassVar[str] = "operating_point"
+
+    model: str = "gru"
+    epochs: int = 14
+    patience: int | None = 4
+    lr_decay: float = 0.15
+    batch_size: int = 16
+    #: tagger hyperparameters (None: the preset's sizes)
+    hparams: dict[str, Any] | None = None
+    #: recall the dev-chosen threshold must reach
+    target_recall: float = 0.92
+
+    def check(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError("epochs and batch_size must be >= 1")
+        if not 0 < self.target_recall <= 1:
+            raise ValueError(f"target_recall must be in (0, 1], got {self.target_recall}")
+
+
+PROFILE_PARAMS = profiles(OperatingPointParams, {
+    "smoke": OperatingPointParams(
+        epochs=2, patience=None, lr_decay=0.0, batch_size=8,
+        hparams={"word_dim": 16, "char_emb_dim": 8, "char_hidden": 8, "hidden": 16, "ff_dim": 16},
+    ),
+    "cpu": OperatingPointParams(epochs=8, patience=3),
+    "paper": OperatingPointParams(),
+})
+
+
+def params_for(profile: str, **overrides: Any) -> OperatingPointParams:
+    return OperatingPointParams.resolve(profile, **overrides)
+
+
+class OperatingPointResults(TypedDict):
+    profile: str
+    corpus: str
+    seed: int
+    params: dict[str, Any]
+    data: dict[str, int]
+    epochs_run: int
+    best_dev_f1: float
+    dev_curve: list[dict]  #: one row per threshold (None: the model's own decision)
+    test_curve: list[dict]
+    chosen_threshold: float | None  #: None when no threshold reaches the target recall on dev
+    seconds: float
+
+
+def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_dir: str | None = None,
+              seed: int = 0, device: str = "cpu", progress: bool = True) -> OperatingPointResults:
+    """Train one tagger (binary scheme, BIOES), then its dev and test curves over
+    :data:`THRESHOLDS` and the dev-chosen threshold for ``params.target_recall``."""
+    if not isinstance(params, OperatingPointParams):
+        raise TypeError("run_study takes resolved OperatingPointParams (operating_point.params_for(profile, ...))")
+    t0 = time.perf_counter()
+    splits = load_corpus(corpus, data_dir, profile=params.profile, seed=seed)
+    tagger, hist = fit_tagger(
+        params.model, splits, scheme="binary", encoding="BIOES", embeddings="word2vec",
+        hparams=params.hparams or {}, seed=seed, evaluate_test=False, epochs=params.epochs,
+        batch_size=params.batch_size, patience=params.patience, lr_decay=params.lr_decay,
+        device=device, progress=progress,
+    )
+    dev = operating_points(tagger, splits.dev, THRESHOLDS, device=device)
+    test = operating_points(tagger, splits.test, THRESHOLDS, device=device)
+    return {
+        "profile": params.profile, "corpus": corpus, "seed": seed, "params": asdict(params),
+        "data": {"train_documents": len(splits.train), "dev_documents": len(splits.dev),
+                 "test_documents": len(splits.test)},
+        "epochs_run": len(hist.epochs),
+        "best_dev_f1": max(e["dev_f1"] for e in hist.epochs),
+        "dev_curve": dev, "test_curve": test,
+        "chosen_threshold": threshold_for_recall(dev, params.target_recall),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def summary_rows(res: OperatingPointResults) -> list[dict]:
+    """Test P/R/F1 at the model's own decision and at the dev-chosen threshold (with its dev
+    numbers), and whether issue 18's target is met on test."""
+    rows = []
+    for name, th in (("model decision", None), ("dev-chosen threshold", res["chosen_threshold"])):
+        if name != "model decision" and th is None:
+            rows.append({"point": name, "threshold": None, "note": "no threshold reaches the target recall on dev"})
+            continue
+        d = next(p for p in res["dev_curve"] if p["threshold"] == th)
+        t = next(p for p in res["test_curve"] if p["threshold"] == th)
+        rows.append({
+            "point": name, "threshold": th,
+            "dev_precision": d["precision"], "dev_recall": d["recall"],
+            "test_precision": t["precision"], "test_recall": t["recall"], "test_f1": t["f1"],
+            "meets_target": t["recall"] >= TARGET["recall"] and t["precision"] >= TARGET["precision"],
+        })
+    return rows
+
+
+def plot_curve(res: OperatingPointResults):
+    """Test precision vs recall over the thresholds; the model's own decision, the dev-chosen
+    threshold, issue 18's target region and (nursing notes only) Philter's point."""
+    apply_style()
+    fig, ax = plt.subplots(figsize=(6, 4.4))
+    pts = [p for p in res["test_curve"] if p["threshold"] is not None]
+    ax.plot([p["recall"] for p in pts], [p["precision"] for p in pts], "o-", ms=3, label="threshold on 1 − P(O)")
+    for p in pts[:: max(1, len(pts) // 6)]:
+        ax.annotate(f"{p['threshold']:g}", (p["recall"], p["precision"]), textcoords="offset points",
+                    xytext=(3, -10), fontsize=7)
+    own = res["test_curve"][0]
+    ax.plot(own["recall"], own["precision"], "ks", label="model's own decision (Viterbi)")
+    if res["chosen_threshold"] is not None:
+        c = next(p for p in pts if p["threshold"] == res["chosen_threshold"])
+        ax.plot(c["recall"], c["precision"], "r*", ms=12,
+                label=f"dev-chosen for recall ≥ {res['params']['target_recall']:g} (T={c['threshold']:g})")
+    ax.axvspan(TARGET["recall"], 1.0, ymin=TARGET["precision"], ymax=1.0, color="g", alpha=0.12,
+               label="target: R ≥ 0.92, P ≥ 0.85")
+    if res["corpus"] == "physionet":
+        ax.plot(PHILTER_NURSING["recall"], PHILTER_NURSING["precision"], "D", color="tab:orange",
+                label="Philter (rules), same test notes")
+    ax.set_xlabel("binary-token recall (test)")
+    ax.set_ylabel("binary-token precision (test)")
+    ax.set_xlim(min(0.5, min(p["recall"] for p in pts) - 0.02), 1.005)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7, loc="lower left")
+    d = res["data"]
+    ax.set_title(f"{res['params']['model']} on {res['corpus']} ({res['profile']}): {res['epochs_run']} epochs, "
+                 f"{d['train_documents']} training notes, {d['test_documents']} test notes, 1 seed", fontsize=8)
+    fig.tight_layout()
+    return fig
