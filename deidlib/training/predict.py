@@ -92,14 +92,43 @@ def write_predictions(tagger, docs: Sequence[Document], out_dir, **kw):
     return write_i2b2_dir(predict_documents(tagger, docs, **kw), out_dir)
 
 
-def operating_points(tagger, docs: Sequence[Document], thresholds: Sequence[float], **kw) -> list[dict]:
+def operating_points(tagger, docs: Sequence[Document], thresholds: Sequence[float], *, batch_size: int = 64,
+                     device="cpu", task: dict | None = None) -> list[dict]:
     """Binary-token P/R/F1 at each PHI-marginal threshold (plus the model's own decision,
-    ``threshold=None``): the precision–recall curve of a trained tagger on ``docs``."""
+    ``threshold=None``): the precision–recall curve of a trained tagger on ``docs``.
+
+    The marginals are computed once per sentence; each threshold only re-decodes them
+    (:func:`deidlib.models.decoding.threshold_tags`)."""
+    from ..models.decoding import threshold_tags
+
+    t = {**_task(tagger), **(task or {})}
+    sents, owners = [], []
+    for i, d in enumerate(docs):
+        for toks in document_sentences(d, t["mode"], use_spans=False):
+            sents.append(toks)
+            owners.append(i)
+    words = [[x.text for x in s] for s in sents]
+    tagger.eval()
+    labels = tagger.featurizer.labels
+    marg: list[torch.Tensor | None] = [None] * len(sents)
+    with torch.no_grad():
+        for idx, batch in _batches(tagger, words, batch_size, device):
+            m = tagger.marginals(batch).cpu()
+            for b, (i, n) in enumerate(zip(idx, batch.mask.sum(1).tolist())):
+                marg[i] = m[b, :n]
+    own = {"task": {**t, "phi_threshold": None}, "batch_size": batch_size, "device": device}
     rows = []
-    base = kw.pop("task", None) or {}
     for th in (None, *thresholds):
-        task = {**base, "phi_threshold": th}
-        p, r, f = binary_token_prf(docs, predict_documents(tagger, docs, task=task, **kw))
+        if th is None:
+            pred = predict_documents(tagger, docs, **own)
+        else:
+            tags = [[labels[j] for j in threshold_tags(m, labels, th, t["encoding"])] for m in marg]
+            per_doc: list[tuple[list, list]] = [([], []) for _ in docs]
+            for s, tg, i in zip(sents, tags, owners):
+                per_doc[i][0].append(s)
+                per_doc[i][1].append(tg)
+            pred = [spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)]
+        p, r, f = binary_token_prf(docs, pred)
         rows.append({"threshold": th, "precision": p, "recall": r, "f1": f})
     return rows
 
