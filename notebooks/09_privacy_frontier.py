@@ -37,8 +37,8 @@ data_dir = None  # unused (synthetic corpus); kept for the common notebook inter
 seed = 0  # data, coins, initialisation and noise seed
 device = "cpu"  # the audits run on CPU
 out_dir = "../runs/cpu/09_privacy_frontier"  # tables, figures and results JSON are written here
-epochs = None  # None: the profile's value (cpu 15)
-references = None  # None: the profile's number of LiRA reference models per setting (cpu 3)
+epochs = None  # None: the profile's value (cpu 10)
+references = None  # None: the profile's number of LiRA reference models per setting (cpu 2)
 
 # %%
 from pathlib import Path

@@ -156,7 +156,7 @@ PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
         dssgd_dp_epsilons=(1.0,), dssgd_epochs=1, surrogate_epsilons=(1.0,), step_audit_trials=200,
         e2e_trials=4, e2e_sentences=6,
     ),
-    "cpu": AuditParams(patients=150, epochs=15, references=3),
+    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2, e2e_trials=100),
     "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8,
                          canaries_per_setting=5, canary_candidates=1024, e2e_trials=1000),
 })
