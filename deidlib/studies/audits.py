@@ -14,6 +14,9 @@ split scores utility (binary-token F1, :func:`deidlib.training.evaluate_tagger`)
   through :func:`deidlib.privacy.dpsgd.train_dp` (unit = sentence, seeded noise for
   reproducibility: the ε does not hold against anyone holding the seed). The guarantee is per
   *sentence*; patient membership is reported as well because it is what a patient cares about.
+  The ``k`` copies of a canary are ``k`` units, so the per-sentence ε bounds a ``k``-copy
+  canary only through group privacy (``k·ε``). The frontier's membership point is the
+  stronger (higher TPR at 1 % FPR) of the two sentence-level attacks.
 * **DSSGD** (:func:`dssgd_rows`): two sites (the population's patients halved), the festag
   tagger with *trainable* word embeddings (the festag preset freezes them, which hides the word
   leak from the parameter vector; stated), one DSSGD run per θ_u and per DP-upload ε for
