@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("datasets", "models", "surrogates"),  # load_corpus; taggers; surrogate generation
     ("training",),  # trainer, fit_tagger, predict
     ("privacy", "collaborative"),  # DP-SGD, PATE ensembles, accounting; DSSGD/FedAvg simulation
+    ("audits",),  # attacks on the privacy methods: canaries, membership, ε audits, DSSGD reconstruction, linkage
     ("studies",),  # one module per paper
     ("notebooks",),  # papermill runner
     ("commands",),  # one module per CLI sub-command

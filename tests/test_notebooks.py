@@ -38,6 +38,9 @@ def test_notebook_runs_under_smoke(entry, tmp_path, monkeypatch):
         if entry.study == "ahmed_dp":
             assert r.data_fingerprint and set(r.privacy_ledger["members"]) and r.privacy_ledger["ensemble"]["epsilon"] > 0
             assert all(m["epsilon"] > 0 for m in r.privacy_ledger["members"].values())
+        elif entry.study == "audits":  # the audited DP-SGD targets' ledgers
+            assert r.data_fingerprint and r.privacy_ledger["dp_sgd"]
+            assert all(m["epsilon"] > 0 and m["rng_note"] for m in r.privacy_ledger["dp_sgd"])
         else:
             assert r.privacy_ledger is None
 

@@ -1,0 +1,32 @@
+"""Privacy audits: every privacy method of the package attacked the same way (issue 16).
+
+* :mod:`.canary` — canary exposure (Carlini et al. 2019, "The Secret Sharer");
+* :mod:`.membership` — membership inference per sentence and per patient: loss threshold
+  (Yeom et al. 2018) and offline LiRA (Carlini et al. 2022), scored by :mod:`.metrics`
+  (AUC and TPR at low FPR);
+* :mod:`.epsilon` — empirical ε lower bounds (Jagielski et al. 2020, Clopper–Pearson) and the
+  white-box audit of one DP-SGD step against the accountant;
+* :mod:`.reconstruction` — the words of a DSSGD site's batch from its uploaded update;
+* :mod:`.linkage` — note linkage and equal-value disclosure on surrogate text.
+
+Layer: above :mod:`deidlib.privacy` and :mod:`deidlib.collaborative` (it attacks their
+outputs), below :mod:`deidlib.studies`.
+"""
+
+from .canary import Canary, canary_exposure, canary_words, exposure, insert_canaries, make_canaries
+from .epsilon import EpsilonAudit, audit_dp_step, audit_epsilon, clopper_pearson_upper, epsilon_lower_bound
+from .linkage import equal_value_disclosure, note_linkage
+from .membership import group_scores, lira_offline_scores, logit_confidence, loss_scores
+from .metrics import attack_scores, roc_auc, tpr_at_fpr
+from .reconstruction import batch_rows, embedding_slice, reconstruction_prf, recovered_rows
+from .scoring import sentence_losses
+
+__all__ = [
+    "Canary", "canary_exposure", "canary_words", "exposure", "insert_canaries", "make_canaries",
+    "EpsilonAudit", "audit_dp_step", "audit_epsilon", "clopper_pearson_upper", "epsilon_lower_bound",
+    "equal_value_disclosure", "note_linkage",
+    "group_scores", "lira_offline_scores", "logit_confidence", "loss_scores",
+    "attack_scores", "roc_auc", "tpr_at_fpr",
+    "batch_rows", "embedding_slice", "reconstruction_prf", "recovered_rows",
+    "sentence_losses",
+]
