@@ -127,7 +127,8 @@ def load_corpus(
         )
     if split == "document":
         flat = Path(d)
-        if not any(flat.glob("*.xml")):
-            raise ValueError(f"{flat}: split='document' needs one flat folder of XML files")
-        return split_by_document(read_i2b2_dir(flat), DEFAULT_FRACTIONS, seed=seed, name=flat.name)
+        docs = read_i2b2_dir(flat, recursive=True)
+        if not docs:
+            raise ValueError(f"{flat}: split='document' needs a folder of XML files (subfolders included)")
+        return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name=flat.name)
     return read_split_dirs(d, seed=seed, fractions=DEFAULT_FRACTIONS)
