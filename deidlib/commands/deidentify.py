@@ -88,10 +88,10 @@ def _attach_gold(args, corpus) -> int:
     from ..pipeline.formats import read_input
     from ._safety import UsageError
 
-    gold = read_input(Path(args.gold))
+    g = Path(args.gold)
+    gold = read_input(g, "physionet" if (g / "id.text").is_file() else "i2b2")
     if gold.format not in ("i2b2", "physionet"):
-        raise UsageError(f"--gold {args.gold}: expected i2b2 XML files or a PhysioNet folder, found {gold.format}",
-                         code=1)
+        raise UsageError(f"--gold {args.gold}: expected i2b2 XML files or a PhysioNet folder", code=1)
     by_id = {d.id: d for d in gold.docs}
     n = 0
     for i, d in enumerate(corpus.docs):
@@ -128,8 +128,7 @@ def run(args) -> int:
         raise UsageError(f"--spans input needs tagged input (i2b2 or physionet), not {args.format}")
     if args.gold and args.spans == "input":
         raise UsageError("--gold with --spans input would score the gold tags against themselves")
-    src_dir = src if src.is_dir() else src.parent
-    out = check_output(args.out_dir, [src_dir if src.is_file() else src, model], what="OUT", force=args.force,
+    out = check_output(args.out_dir, [src, model], what="OUT", force=args.force,
                        against="IN" if model is None else "IN or the model")
     if args.audit:
         check_output(args.audit, [src], what="--audit", kind="file", against="IN")

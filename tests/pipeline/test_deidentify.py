@@ -180,6 +180,13 @@ def test_jsonl_and_csv_column_errors(tiny_model, synth_docs, tmp_path, capsys):
     src = write_format(synth_docs[:2], "csv", tmp_path / "in")
     assert main(["deidentify", str(src), str(tmp_path / "o"), "--model", str(tiny_model)]) == 1
     assert "--text-column 'text' is not a column" in _one_line_error(capsys)
+    # a file as IN: OUT may sit next to it, not be it nor hold it
+    f = src / "notes.csv"
+    assert main(["deidentify", str(f), str(src), "--model", str(tiny_model), "--text-column", "note", "--force"]) == 2
+    assert "contains IN" in _one_line_error(capsys)
+    assert main(["deidentify", str(f), str(src / "out"), "--model", str(tiny_model), "--text-column", "note",
+                 "--no-progress"]) == 0
+    assert (src / "out" / "notes.csv").is_file()
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "n.jsonl").write_text('{"text": "ok"}\nnot json\n')

@@ -36,15 +36,23 @@ def test_per_site_corpus_feeds_evaluate_predict_surrogate_train_deidentify(tmp_p
         sorted(p.relative_to(syn).as_posix() for p in syn.rglob("*.xml"))
 
 
-def test_plain_text_export_and_flat_layout(tmp_path):
+def test_plain_text_export_and_flat_layout(tmp_path, tiny_model):
     syn = tmp_path / "syn"
     assert main(["synth", str(syn), "--patients", "3", "--sites", "2", "--format", "both", "--flat"]) == 0
     xml = {p.stem: p for p in syn.glob("*.xml")}
     txt = {p.stem: p for p in syn.glob("*.txt")}
     assert set(xml) == set(txt) and xml and not any(p.is_dir() for p in syn.iterdir())
-    for d in read_i2b2_dir(syn):
+    docs = read_i2b2_dir(syn)
+    for d in docs:
         with open(txt[d.id], encoding="utf-8", newline="") as fh:
             assert fh.read() == d.text  # exact text, the gold offsets hold
+    # the text notes de-identified with the XML files of the same folder as gold
+    assert main(["deidentify", str(syn), str(tmp_path / "deid"), "--format", "txt", "--gold", str(syn),
+                 "--model", str(tiny_model), "--no-progress"]) == 0
+    g = json.loads((tmp_path / "deid" / "deidentify.json").read_text())["gold"]
+    assert g["gold_phi_mentions"] == sum(len(d.spans) for d in docs)
+    assert sorted(p.name for p in (tmp_path / "deid").iterdir()) == sorted([*(f"{i}.txt" for i in txt),
+                                                                           "deidentify.json"])
     # --force replaces a flat corpus (files synth wrote) by a per-site text-only one
     assert main(["synth", str(syn), "--patients", "3", "--sites", "2", "--format", "txt", "--force"]) == 0
     assert sorted(p.name for p in syn.iterdir()) == ["metadata.tsv", "site0", "site1"]
