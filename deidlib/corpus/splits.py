@@ -212,6 +212,11 @@ SPLIT_DIR_ALIASES = {
 }
 
 
+def has_split_dirs(root: str | os.PathLike) -> bool:
+    """Whether ``root`` holds train/ or test/ folders (or the official release's names)."""
+    return any(_part_dirs(Path(root), p) for p in ("train", "test"))
+
+
 def _part_dirs(root: Path, part: str) -> list[Path]:
     found: list[Path] = []
     for pattern in SPLIT_DIR_ALIASES[part]:

@@ -330,8 +330,10 @@ def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, optio
         if scheduler:
             client = own_client = Client(scheduler)
         else:
+            import logging
+
             own_cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=None, silence_logs=logging.ERROR)
             client = own_client = Client(own_cluster)
     try:
         blob_f = client.scatter(blob, broadcast=True) if blob is not None else None
