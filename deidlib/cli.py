@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "train": "deidlib.commands.train",
     "predict": "deidlib.commands.predict",
     "surrogate": "deidlib.commands.surrogate",
+    "deidentify": "deidlib.commands.deidentify",
 }
 
 

@@ -33,6 +33,7 @@ from .corpus.physionet import read_physionet
 from .corpus.splits import (
     THESIS_NURSING_FRACTIONS,
     CorpusSplits,
+    has_split_dirs,
     read_split_dirs,
     split_by_document,
     split_by_patient,
@@ -127,7 +128,9 @@ def load_corpus(
         )
     if split == "document":
         flat = Path(d)
-        if not any(flat.glob("*.xml")):
-            raise ValueError(f"{flat}: split='document' needs one flat folder of XML files")
-        return split_by_document(read_i2b2_dir(flat), DEFAULT_FRACTIONS, seed=seed, name=flat.name)
+        docs = [] if has_split_dirs(flat) else read_i2b2_dir(flat, recursive=True)
+        if not docs:
+            raise ValueError(f"{flat}: split='document' needs a flat folder of XML files (or one of site "
+                             "subfolders as 'deidlib synth' writes), not train/ dev/ test/ folders")
+        return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name=flat.name)
     return read_split_dirs(d, seed=seed, fractions=DEFAULT_FRACTIONS)

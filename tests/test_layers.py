@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("synthetic", "evaluation", "embeddings", "utility"),  # generator; i2b2 scorer; word vectors; utility of de-identified text
     ("datasets", "models", "surrogates"),  # load_corpus; taggers; surrogate generation
     ("training",),  # trainer, fit_tagger, predict
-    ("privacy", "collaborative"),  # DP-SGD, PATE ensembles, accounting; DSSGD/FedAvg simulation
+    ("privacy", "collaborative", "pipeline"),  # DP-SGD, PATE ensembles, accounting; DSSGD/FedAvg simulation; deidentify
     ("audits",),  # attacks on the privacy methods: canaries, membership, ε audits, DSSGD reconstruction, linkage
     ("studies",),  # one module per paper
     ("notebooks",),  # papermill runner

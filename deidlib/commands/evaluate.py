@@ -8,8 +8,9 @@ HELP = "score system i2b2 XML files against gold ones (i2b2 2014 measures: token
 
 
 def add_arguments(p) -> None:
-    p.add_argument("gold_dir", help="folder of gold-standard i2b2 XML files")
-    p.add_argument("system_dir", help="folder of system output XML files (same file names)")
+    p.add_argument("gold_dir", help="folder of gold-standard i2b2 XML files (subfolders included, e.g. a "
+                   "'deidlib synth' corpus)")
+    p.add_argument("system_dir", help="folder of system output XML files (same file names; subfolders included)")
     p.add_argument("--measure", action="append", help="only these measures (repeatable), e.g. binary_token")
     p.add_argument("--fix-hipaa-idnum", action="store_true",
                    help="count ID/IDNUM as HIPAA PHI (the original script's filter never matches it)")
@@ -41,8 +42,10 @@ def run(args) -> int:
     for name, d in (("GOLD_DIR", args.gold_dir), ("SYSTEM_DIR", args.system_dir)):
         if not Path(d).is_dir():
             raise UsageError(f"{name} {d}: not a folder", code=1)
-    if not any(Path(args.gold_dir).glob("*.xml")):
-        raise UsageError(f"GOLD_DIR {args.gold_dir}: no *.xml files", code=1)
+    from ..corpus.i2b2 import xml_files
+
+    if not xml_files(args.gold_dir, recursive=True):
+        raise UsageError(f"GOLD_DIR {args.gold_dir}: no *.xml files (in it or its subfolders)", code=1)
     if args.json:
         check_output(args.json, [args.gold_dir, args.system_dir], what="--json", kind="file")
     with warnings.catch_warnings(record=True) as caught:

@@ -9,7 +9,8 @@ HELP = "predict PHI spans with a saved tagger: i2b2 XML and .txt files in, i2b2 
 
 def add_arguments(p) -> None:
     p.add_argument("model_dir", help="a folder written by 'deidlib train' (its model/ subfolder or itself)")
-    p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) and/or .txt files")
+    p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) and/or .txt files "
+                   "(subfolders included; outputs are written flat, by file stem)")
     p.add_argument("out_dir", help="folder for the predicted i2b2 XML files (same names); must be empty, "
                    "outside IN_DIR and MODEL_DIR")
     p.add_argument("--device", default="cpu")
@@ -21,21 +22,32 @@ def add_arguments(p) -> None:
 
 
 def read_inputs(src):
-    """Documents of every ``*.xml`` (i2b2) and ``*.txt`` (plain text) file of ``src``.
+    """Documents of every ``*.xml`` (i2b2) and ``*.txt`` (plain text) file of ``src`` and its
+    subfolders (e.g. the ``site<k>/`` folders of ``deidlib synth``); ids are file stems.
 
-    Raises UsageError when a name exists as both, as the outputs would collide."""
+    Raises UsageError when a name exists twice (as .xml and .txt, or in two subfolders),
+    as the outputs would collide."""
     from ..corpus.document import Document
-    from ..corpus.i2b2 import read_i2b2_dir
+    from ..corpus.i2b2 import read_i2b2_dir, xml_files
     from ._safety import UsageError
 
-    txt = sorted(src.glob("*.txt"))
-    xml_ids = {f.stem for f in src.glob("*.xml")}
+    txt = xml_files(src, recursive=True, suffix=".txt")
+    xml_ids = {f.stem for f in xml_files(src, recursive=True)}
     both = sorted(xml_ids & {f.stem for f in txt})
     if both:
         raise UsageError(f"{src}: {both[0]}.xml and {both[0]}.txt both exist ({len(both)} such name(s)); "
                          "their outputs would collide", code=1)
-    docs = read_i2b2_dir(src) if xml_ids else []
-    docs += [Document(f.stem, f.read_text(encoding="utf-8"), []) for f in txt]
+    seen: dict[str, object] = {}
+    for f in txt:
+        if f.stem in seen:
+            raise UsageError(f"{src}: {seen[f.stem]} and {f} have the same name; their outputs would collide", code=1)
+        seen[f.stem] = f
+    docs = read_i2b2_dir(src, recursive=True) if xml_ids else []
+    with_newlines = []
+    for f in txt:
+        with open(f, encoding="utf-8", newline="") as fh:  # exact text: offsets count \r\n as two characters
+            with_newlines.append(Document(f.stem, fh.read(), []))
+    docs += with_newlines
     return sorted(docs, key=lambda d: d.id)
 
 

@@ -18,7 +18,8 @@ HELP = "replace tagged PHI in i2b2 XML files by surrogates (d-private dates/ages
 
 
 def add_arguments(p) -> None:
-    p.add_argument("in_dir", metavar="IN_DIR", help="folder of i2b2 XML files with PHI tags")
+    p.add_argument("in_dir", metavar="IN_DIR", help="folder of i2b2 XML files with PHI tags (subfolders included; "
+                   "outputs are written flat, by file stem)")
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (created; must be empty unless --force)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget per document (or per patient) (default: 1.0)")
     p.add_argument("--seed", type=int, default=None,
@@ -84,7 +85,7 @@ def run(args) -> int:
         print(f"deidlib surrogate: {e}", file=sys.stderr)
         return 2
     try:
-        docs = read_i2b2_dir(src, lenient=args.lenient)
+        docs = read_i2b2_dir(src, lenient=args.lenient, recursive=True)
     except CorpusError as e:
         print(f"deidlib surrogate: {e}", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""``deidlib synth OUT_DIR``: write the synthetic corpus as i2b2 2014 XML files.
+"""``deidlib synth OUT_DIR``: write the synthetic corpus as i2b2 2014 XML (or plain text) files.
 
 Layout (one subfolder per site, so that each site can be handed to a collaborative
 study as its own i2b2 directory)::
@@ -9,6 +9,14 @@ study as its own i2b2 directory)::
       metadata.tsv      id, patient_id, site, style, note_type, note_date, diagnosis,
                         primary_site, subsite (pathology reports), chars, phi
 
+``--flat`` writes every file directly into OUT_DIR (file names are unique across sites:
+``PPP-RR``, patients numbered over the whole corpus). Every command reads the per-site
+layout as it is (``evaluate``, ``predict``, ``surrogate``, ``deidentify`` and ``train
+--corpus i2b2 --data-dir OUT_DIR`` read subfolders). ``--format txt`` writes the notes as
+plain ``.txt`` files (no tags: the input a hospital has), e.g. for ``deidlib deidentify``
+or ``deidlib predict``; with ``--format both`` the ``.xml`` gold files are written as well
+(``.txt`` and ``.xml`` side by side, so give ``deidentify --format txt --gold OUT_DIR``).
+
 XML files carry text and PHI tags only; ``metadata.tsv`` carries the labels the
 downstream-utility and registry studies need.
 """
@@ -17,7 +25,7 @@ from __future__ import annotations
 
 from ._safety import positive_int
 
-HELP = "write the embedded synthetic corpus as i2b2 2014 XML (one folder per site + metadata.tsv)"
+HELP = "write the embedded synthetic corpus as i2b2 2014 XML or plain text (one folder per site + metadata.tsv)"
 
 _META_COLS = ("id", "patient_id", "site", "style", "note_type", "note_date", "diagnosis", "primary_site",
               "subsite", "chars", "phi")
@@ -31,6 +39,9 @@ def add_arguments(p) -> None:
     p.add_argument("--locale", default="en_US", help="Faker locale of identities and places (default: en_US)")
     p.add_argument("--notes-min", type=positive_int, default=2, help="fewest records per patient (default: 2)")
     p.add_argument("--notes-max", type=positive_int, default=6, help="most records per patient (default: 6)")
+    p.add_argument("--format", choices=("xml", "txt", "both"), default="xml",
+                   help="i2b2 XML with gold tags (default), plain-text notes, or both side by side")
+    p.add_argument("--flat", action="store_true", help="all files directly in OUT_DIR instead of one folder per site")
     p.add_argument("--force", action="store_true",
                    help="replace the corpus in a non-empty OUT_DIR written by an earlier 'deidlib synth' "
                         "(its site*/ folders of XML files and metadata.tsv are deleted first; anything else "
@@ -50,9 +61,10 @@ def metadata_tsv(docs) -> str:
 
 
 def previous_corpus(out):
-    """The entries of ``out`` that an earlier ``deidlib synth`` wrote (``metadata.tsv`` and
-    ``site*/`` folders holding only ``*.xml`` files). Raises UsageError when ``out`` holds
-    anything else, so that ``--force`` never deletes a file synth did not write."""
+    """The entries of ``out`` that an earlier ``deidlib synth`` wrote (``metadata.tsv``,
+    ``site*/`` folders holding only ``*.xml``/``*.txt`` files, and ``PPP-RR.xml``/``.txt``
+    files of a ``--flat`` corpus). Raises UsageError when ``out`` holds anything else, so
+    that ``--force`` never deletes a file synth did not write."""
     import re
 
     from ._safety import UsageError
@@ -62,7 +74,9 @@ def previous_corpus(out):
         if p.name == "metadata.tsv" and p.is_file() and not p.is_symlink():
             mine.append(p)
         elif (re.fullmatch(r"site\d+", p.name) and p.is_dir() and not p.is_symlink()
-              and all(f.suffix == ".xml" and f.is_file() and not f.is_symlink() for f in p.iterdir())):
+              and all(f.suffix in (".xml", ".txt") and f.is_file() and not f.is_symlink() for f in p.iterdir())):
+            mine.append(p)
+        elif re.fullmatch(r"\d+-\d+\.(xml|txt)", p.name) and p.is_file() and not p.is_symlink():
             mine.append(p)
         else:
             foreign.append(p.name)
@@ -70,6 +84,14 @@ def previous_corpus(out):
         raise UsageError(f"OUT_DIR {out} holds {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}, "
                          "which 'deidlib synth' did not write; --force only replaces a synth corpus")
     return mine
+
+
+def write_text_dir(docs, folder) -> None:
+    """Each document's text as ``<id>.txt`` (UTF-8, exact: written with ``newline=""``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for d in docs:
+        with open(folder / f"{d.id}.txt", "w", encoding="utf-8", newline="") as fh:
+            fh.write(d.text)
 
 
 def run(args) -> int:
@@ -100,7 +122,11 @@ def run(args) -> int:
         by_site.setdefault(d.site, []).append(d)
     with staged_dir(out) as tmp:
         for site, sdocs in sorted(by_site.items()):
-            write_i2b2_dir(sdocs, tmp / site)
+            folder = tmp if args.flat else tmp / site
+            if args.format in ("xml", "both"):
+                write_i2b2_dir(sdocs, folder)
+            if args.format in ("txt", "both"):
+                write_text_dir(sdocs, folder)
         atomic_write_text(tmp / "metadata.tsv", metadata_tsv(docs))
         for p in old:  # the new corpus is complete: now remove the previous one
             shutil.rmtree(p) if p.is_dir() else p.unlink()

@@ -78,6 +78,7 @@ __all__ = [
     "parse_i2b2",
     "read_i2b2_xml",
     "read_i2b2_dir",
+    "xml_files",
     "to_i2b2_xml",
     "write_i2b2_xml",
     "write_i2b2_dir",
@@ -268,25 +269,43 @@ def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False, allow_overl
     return parse_i2b2(data, str(p), lenient=lenient, allow_overlap=allow_overlap)
 
 
+def xml_files(directory: str | os.PathLike, *, recursive: bool = False, suffix: str = ".xml") -> list[Path]:
+    """The ``*.xml`` (``suffix``) files of a folder, sorted; with ``recursive=True`` also those
+    of its subfolders (e.g. the ``site<k>/`` folders ``deidlib synth`` writes), skipping
+    hidden files and folders (names starting with ``.``, such as unfinished output)."""
+    d = Path(directory)
+    if not recursive:
+        return sorted(f for f in d.glob(f"*{suffix}") if f.is_file())
+    return sorted(f for f in d.rglob(f"*{suffix}") if f.is_file()
+                  and not any(part.startswith(".") for part in f.relative_to(d).parts))
+
+
 def read_i2b2_dir(
-    directory: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False
+    directory: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False, recursive: bool = False
 ) -> list[Document]:
-    """All ``*.xml`` documents of a folder (not recursive), sorted by id.
+    """All ``*.xml`` documents of a folder, sorted by id; with ``recursive=True`` also those
+    of its subfolders (:func:`xml_files`), ids still being file stems.
 
     With ``lenient=True`` bad tags are skipped and a file that cannot be read at all is
-    skipped, each with a warning. Two files with the same id cannot occur (ids are stems).
+    skipped, each with a warning. Two files with the same id (only possible when
+    recursive: ``a/001-01.xml`` and ``b/001-01.xml``) raise :class:`CorpusError`.
     """
     d = Path(directory)
     if not d.is_dir():
         raise CorpusError(f"{d}: not a directory")
-    docs = []
-    for f in sorted(d.glob("*.xml")):
+    docs, where = [], {}
+    for f in xml_files(d, recursive=recursive):
         try:
-            docs.append(read_i2b2_xml(f, lenient=lenient, allow_overlap=allow_overlap))
+            doc = read_i2b2_xml(f, lenient=lenient, allow_overlap=allow_overlap)
         except CorpusError as e:
             if not lenient:
                 raise
             warnings.warn(f"skipped file: {e}", stacklevel=2)
+            continue
+        if doc.id in where:
+            raise CorpusError(f"{f}: document id {doc.id!r} also read from {where[doc.id]}")
+        where[doc.id] = f
+        docs.append(doc)
     return sorted(docs, key=lambda x: x.id)
 
 

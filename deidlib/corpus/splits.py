@@ -212,6 +212,11 @@ SPLIT_DIR_ALIASES = {
 }
 
 
+def has_split_dirs(root: str | os.PathLike) -> bool:
+    """Whether ``root`` holds train/ or test/ folders (or the official release's names)."""
+    return any(_part_dirs(Path(root), p) for p in ("train", "test"))
+
+
 def _part_dirs(root: Path, part: str) -> list[Path]:
     found: list[Path] = []
     for pattern in SPLIT_DIR_ALIASES[part]:
@@ -227,7 +232,8 @@ def read_split_dirs(
     ``root/train`` (or ``training-PHI-Gold-Set1`` and ``-Set2``), optional ``root/dev``
     (``valid``) and ``root/test`` (``testing-PHI-Gold-fixed``) folders of ``PPP-RR.xml``
     files; several folders for one part are concatenated. A folder without such
-    subfolders but with ``*.xml`` files is split by patient (``fractions``, ``seed``).
+    subfolders but with ``*.xml`` files (in it or in any subfolder, as ``deidlib synth``
+    writes them) is split by patient (``fractions``, ``seed``).
     """
     from .i2b2 import read_i2b2_dir
 
@@ -244,7 +250,7 @@ def read_split_dirs(
                     raise CorpusError(f"{r}: document {doc.id!r} appears in both {seen[doc.id]} and {p}")
                 seen[doc.id] = p
         return CorpusSplits(*[sorted(x, key=lambda d: d.id) for x in parts], name=r.name)
-    docs = read_i2b2_dir(r, lenient=lenient)
+    docs = read_i2b2_dir(r, lenient=lenient, recursive=True)  # e.g. the site<k>/ folders of 'deidlib synth'
     if not docs:
         raise FileNotFoundError(f"{r}: no train/ or test/ folder and no *.xml files")
     return split_by_patient(docs, fractions, seed=seed, name=r.name)

@@ -259,7 +259,8 @@ def evaluate(
 
 
 def evaluate_dirs(gold_dir, system_dir, *, lenient: bool = False, strict_spans: bool = False, **kw) -> ScoreReport:
-    """:func:`evaluate` over two folders of i2b2 XML files.
+    """:func:`evaluate` over two folders of i2b2 XML files (read recursively, so the
+    ``site<k>/`` layout of ``deidlib synth`` works; documents pair by file stem).
 
     Overlapping tags (in gold or system files) are scored as the official i2b2 2014 script
     scores them: it compares per document the *set* of tag keys (see :mod:`.keys`), so two
@@ -268,7 +269,7 @@ def evaluate_dirs(gold_dir, system_dir, *, lenient: bool = False, strict_spans: 
     overlapping tags (:class:`~deidlib.corpus.document.CorpusError`, or the file's
     overlapping tags skipped with a warning when ``lenient``).
     """
-    kwr = {"lenient": lenient, "allow_overlap": not strict_spans}
+    kwr = {"lenient": lenient, "allow_overlap": not strict_spans, "recursive": True}
     return evaluate(read_i2b2_dir(gold_dir, **kwr), read_i2b2_dir(system_dir, **kwr), **kw)
 
 

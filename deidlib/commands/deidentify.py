@@ -1,0 +1,282 @@
+"""``deidlib deidentify IN OUT``: tag PHI with a saved model and replace it, in one command.
+
+Reads plain text, i2b2 XML, JSONL/CSV with a text column or a PhysioNet deid folder
+(:mod:`deidlib.pipeline.formats`), tags every note with a saved tagger (default: the
+synthetic-only default model, :mod:`deidlib.pipeline.default_model`), replaces each tagged
+span by a surrogate (:class:`deidlib.surrogates.SurrogateEngine`, OS randomness unless
+``--seed``; its guarantee is printed and written into ``OUT/deidentify.json``) or by a
+category mask, and writes the same format into OUT. With gold tags (i2b2 input, a PhysioNet
+folder, or ``--gold``) it counts the gold PHI strings that survive verbatim in the output and
+scores the tagging (binary-token P/R/F1). ``--workers N`` runs N local processes,
+``--engine dask`` a dask.distributed cluster (:mod:`deidlib.pipeline.run`).
+"""
+
+from __future__ import annotations
+
+from ._safety import add_threads_argument, positive_float, positive_int
+
+HELP = "de-identify notes in one command: tag PHI with a saved model, replace it by surrogates or masks"
+
+#: name of the run summary written into OUT (no PHI: counts, settings, the guarantee)
+SUMMARY = "deidentify.json"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("in_path", metavar="IN", help="a file or a folder (searched recursively) of notes")
+    p.add_argument("out_dir", metavar="OUT", help="output folder (created; must be empty unless --force; "
+                   "never inside IN)")
+    p.add_argument("--model", metavar="DIR", help="a model saved by 'deidlib train' (its OUT_DIR or OUT_DIR/model); "
+                   "default: the default model, trained on synthetic notes only, built once into the cache")
+    p.add_argument("--replace", choices=("surrogate", "mask"), default="surrogate",
+                   help="surrogates (default; d-private dates/ages, exponential-mechanism cities, random names) "
+                        "or category masks such as [NAME]")
+    p.add_argument("--format", choices=("txt", "i2b2", "jsonl", "csv", "physionet"),
+                   help="input format (default: from IN's files)")
+    p.add_argument("--text-column", default="text", metavar="C", help="jsonl/csv: the column holding the note "
+                   "(default: text)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--patient-column", metavar="C", help="jsonl/csv: the column holding the patient id")
+    g.add_argument("--patient-from-filename", metavar="REGEX",
+                   help="patient id = first group (else the whole match) of REGEX searched in each file's path "
+                        r"relative to IN, e.g. '^(\d+)-'")
+    p.add_argument("--spans", choices=("model", "input"), default="model",
+                   help="replace what the model tags (default) or the input's own tags (i2b2/physionet)")
+    p.add_argument("--gold", metavar="PATH", help="gold tags for txt/jsonl/csv input: a folder of i2b2 XML files "
+                   "(same relative names) or a PhysioNet folder; i2b2 and physionet input carry their own")
+    p.add_argument("--epsilon", type=positive_float, default=1.0,
+                   help="surrogates: privacy budget per note, or per patient when patient ids are given (default 1)")
+    p.add_argument("--locale", default="en_US", help="Faker locale of the surrogates (default en_US)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seeded surrogates (reproducible, the same for any --workers; NOT for releases: the "
+                        "guarantee does not hold against anyone holding the seed); default: OS CSPRNG")
+    p.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                   help="worker processes (each loads the model once; default 1: this process)")
+    p.add_argument("--engine", choices=("local", "dask"), default="local",
+                   help="local processes (default) or dask.distributed (pip install 'deidlib[dask]')")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: scheduler address, e.g. tcp://host:8786 "
+                   "(default: a local cluster of --workers processes)")
+    p.add_argument("--audit", metavar="FILE", help="also write the replacement records as JSON lines: they hold the "
+                   "ORIGINAL PHI; FILE must lie outside IN and OUT")
+    p.add_argument("--force", action="store_true", help="write into a non-empty OUT (same-named files are replaced)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_threads_argument(p)
+
+
+def _model_dir(args):
+    from pathlib import Path
+
+    from ._safety import UsageError
+
+    if args.spans == "input":
+        if args.model:
+            raise UsageError("--model is not used with --spans input (the input's own tags are replaced)")
+        return None
+    if args.model is None:
+        return None
+    m = Path(args.model)
+    if (m / "model" / "config.json").is_file():
+        m = m / "model"
+    if not (m / "config.json").is_file():
+        raise UsageError(f"--model {args.model}: not a model saved by 'deidlib train' (no config.json)", code=1)
+    return m
+
+
+def _attach_gold(args, corpus) -> int:
+    """Copy the spans of ``--gold`` onto the documents of the same id; return how many got gold."""
+    from pathlib import Path
+
+    from ..pipeline.formats import read_input
+    from ._safety import UsageError
+
+    g = Path(args.gold)
+    gold = read_input(g, "physionet" if (g / "id.text").is_file() else "i2b2")
+    if gold.format not in ("i2b2", "physionet"):
+        raise UsageError(f"--gold {args.gold}: expected i2b2 XML files or a PhysioNet folder", code=1)
+    by_id = {d.id: d for d in gold.docs}
+    n = 0
+    for i, d in enumerate(corpus.docs):
+        g = by_id.get(d.id)
+        if g is None:
+            continue
+        if g.text != d.text:
+            raise UsageError(f"--gold {args.gold}: the text of {d.id!r} differs from the input's", code=1)
+        corpus.docs[i] = d.with_spans(g.spans)
+        n += 1
+    if n == 0:
+        raise UsageError(f"--gold {args.gold}: no document id matches the input's (e.g. {corpus.docs[0].id!r})",
+                         code=1)
+    corpus.has_gold = True
+    return n
+
+
+def run(args) -> int:
+    import json
+    import sys
+    import time
+    from pathlib import Path
+
+    from ..corpus.document import CorpusError
+    from ._safety import UsageError, check_output, resolve, set_threads, staged_dir
+
+    src = Path(args.in_path)
+    if not src.exists():
+        raise UsageError(f"IN {args.in_path}: no such file or folder", code=1)
+    model = _model_dir(args)
+    if args.scheduler and args.engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
+    if args.spans == "input" and args.format in ("txt", "jsonl", "csv"):
+        raise UsageError(f"--spans input needs tagged input (i2b2 or physionet), not {args.format}")
+    if args.gold and args.spans == "input":
+        raise UsageError("--gold with --spans input would score the gold tags against themselves")
+    out = check_output(args.out_dir, [src, model], what="OUT", force=args.force,
+                       against="IN" if model is None else "IN or the model")
+    if args.audit:
+        check_output(args.audit, [src], what="--audit", kind="file", against="IN")
+        check_output(args.audit, [args.out_dir], what="--audit", kind="file", against="OUT")
+    if args.gold:
+        if not Path(args.gold).exists():
+            raise UsageError(f"--gold {args.gold}: no such file or folder", code=1)
+        check_output(args.out_dir, [args.gold], what="OUT", force=True, against="--gold")
+    if args.engine == "dask":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise UsageError("--engine dask needs dask.distributed: pip install 'deidlib[dask]'", code=1) from None
+    threads = set_threads(args.threads)
+
+    from ..pipeline.formats import read_input
+    from ..pipeline.run import DeidOptions, ModelBlob, chunk_documents, run_dask, run_local, run_processes
+
+    try:
+        corpus = read_input(src, args.format, text_column=args.text_column, patient_column=args.patient_column,
+                            patient_from_filename=args.patient_from_filename)
+    except CorpusError as e:
+        raise UsageError(str(e), code=1) from None
+    if args.spans == "input" and not corpus.has_gold:
+        raise UsageError(f"--spans input: IN {args.in_path} holds no tags to replace", code=1)
+    try:
+        if args.gold:
+            _attach_gold(args, corpus)
+    except CorpusError as e:
+        raise UsageError(f"--gold: {e}", code=1) from None
+    docs = corpus.docs
+    has_patients = any(d.patient_id for d in docs)
+    options = DeidOptions(replace=args.replace, spans=args.spans, seed=args.seed, epsilon=args.epsilon,
+                          locale=args.locale, memo_scope="patient" if has_patients else "document",
+                          audit=bool(args.audit), threads=threads)
+    try:
+        if args.replace == "surrogate":
+            options.surrogate_config()  # a bad --locale fails here, in one line
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    blob = None
+    model_name = "none (--spans input)"
+    if args.spans == "model":
+        if model is None:
+            from ..pipeline.default_model import ensure_default_model
+
+            model = ensure_default_model(log=lambda m: print(f"deidlib deidentify: {m}", file=sys.stderr),
+                                         progress=not args.no_progress)
+            model_name = f"default ({model.name}, synthetic notes only)"
+        else:
+            model_name = str(model)
+        try:
+            blob = ModelBlob.from_dir(model)
+            blob.load()  # a broken model fails here, in one line, not in a worker
+        except (FileNotFoundError, KeyError, ValueError, RuntimeError) as e:
+            raise UsageError(f"--model {model}: cannot load ({str(e).splitlines()[0]})", code=1) from None
+
+    chunks = chunk_documents(docs)
+    if args.engine == "dask":
+        it = run_dask(chunks, blob, options, scheduler=args.scheduler, workers=args.workers)
+    elif args.workers > 1:
+        it = run_processes(chunks, blob, options, args.workers)
+    else:
+        it = run_local(chunks, blob, options)
+    from tqdm.auto import tqdm
+
+    results = {}
+    t0 = time.perf_counter()
+    with tqdm(total=len(docs), unit="doc", desc="deidentify", disable=args.no_progress, file=sys.stderr) as bar:
+        try:
+            for _, res in it:
+                for r in res:
+                    results[r.id] = r
+                bar.update(len(res))
+        except CorpusError as e:
+            raise UsageError(str(e), code=1) from None
+    secs = time.perf_counter() - t0
+    new_docs = {i: r.document for i, r in results.items()}
+    with staged_dir(out) as tmp:
+        corpus.write(tmp, new_docs)
+        summary = _summary(args, corpus, results, options, model_name, secs, out)
+        (tmp / SUMMARY).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    if args.audit:
+        from ..results import atomic_write_text
+
+        lines = [json.dumps(rec, ensure_ascii=False) for d in docs for rec in results[d.id].records]
+        lines += [json.dumps({"document_id": d.id, "surviving_gold_phi": results[d.id].surviving},
+                             ensure_ascii=False) for d in docs if results[d.id].surviving]
+        atomic_write_text(resolve(args.audit), "".join(x + "\n" for x in lines))
+    _print(summary, out, args)
+    return 0
+
+
+def _summary(args, corpus, results, options, model_name, secs, out) -> dict:
+    """Settings and counts of the run (no PHI)."""
+    from ..evaluation import binary_token_prf
+
+    docs = corpus.docs
+    n_spans = sum(len(r.predicted) for r in results.values())
+    s = {
+        "input": {"format": corpus.format, "documents": len(docs),
+                  "patients": len({d.patient_id for d in docs if d.patient_id}),
+                  "characters": sum(len(d.text) for d in docs)},
+        "model": model_name,
+        "spans": options.spans,
+        "replace": options.replace,
+        "replaced_spans": n_spans,
+        "engine": args.engine if args.engine == "dask" else ("processes" if args.workers > 1 else "single process"),
+        "workers": args.workers,
+        "threads_per_worker": options.threads,
+        "seconds": round(secs, 3),
+        "documents_per_second": round(len(docs) / max(secs, 1e-9), 2),
+    }
+    if options.replace == "surrogate":
+        from ..surrogates.engine import guarantee_statement
+
+        s["surrogates"] = {"epsilon": options.epsilon, "scope": options.memo_scope, "locale": options.locale,
+                           "randomness": "OS CSPRNG" if options.seed is None else f"seeded ({options.seed})",
+                           "guarantee": guarantee_statement(options.surrogate_config(), seeded=options.seed is not None)}
+    else:
+        s["masks"] = "each tagged span replaced by its category in brackets, e.g. [NAME]"
+    gold_docs = [d for d in docs if d.spans] if corpus.has_gold else []
+    if corpus.has_gold:
+        mentions = sum(results[d.id].gold_mentions for d in docs)
+        surv = sum(len(results[d.id].surviving) for d in docs)
+        p, r, f = binary_token_prf(docs, [docs[i].with_spans(results[d.id].predicted) for i, d in enumerate(docs)])
+        s["gold"] = {"documents": len(docs), "documents_with_phi": len(gold_docs), "gold_phi_mentions": mentions,
+                     "surviving_gold_phi_mentions": surv,
+                     "surviving_fraction": round(surv / mentions, 4) if mentions else 0.0,
+                     "binary_token": {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4)},
+                     "survival_rule": "a gold mention survives when its text (stripped) occurs in the output note "
+                                      "as a whole token sequence"}
+    return s
+
+
+def _print(s: dict, out, args) -> None:
+    i = s["input"]
+    print(f"de-identified {i['documents']} {i['format']} documents ({i['patients']} patients) into {out}: "
+          f"{s['replaced_spans']} spans replaced by {s['replace']}s in {s['seconds']:.1f} s "
+          f"({s['documents_per_second']:.1f} documents/s, {s['engine']}, {s['workers']} worker(s))")
+    print(f"model: {s['model']}")
+    if "surrogates" in s:
+        print("guarantee: " + s["surrogates"]["guarantee"])
+    if "gold" in s:
+        g = s["gold"]
+        b = g["binary_token"]
+        print(f"gold: {g['surviving_gold_phi_mentions']} of {g['gold_phi_mentions']} gold PHI mentions survive "
+              f"verbatim in the output; binary-token P/R/F1 {b['precision']:.3f} / {b['recall']:.3f} / {b['f1']:.3f}")
+    print(f"summary: {out / SUMMARY}")
+    if args.audit:
+        print(f"audit records (they contain the ORIGINAL PHI; keep them apart): {args.audit}")

@@ -1,0 +1,31 @@
+"""De-identification in one call (``deidlib deidentify``; issue 20, part 2).
+
+* :mod:`.formats` — read .txt folders, i2b2 XML, JSONL/CSV with a text column and PhysioNet
+  deid folders; write the de-identified notes back in the same format.
+* :mod:`.run` — tag with a saved tagger, replace by surrogates or masks, count the gold PHI
+  that survives verbatim; on one process, N local processes or a dask.distributed cluster,
+  with the same output for any number of workers when a seed is given.
+* :mod:`.default_model` — the default tagger, trained on the embedded synthetic corpus only
+  (no real data), built on first use and cached; its recipe is one dict.
+"""
+
+from .default_model import DEFAULT_MODEL_RECIPE, build_default_model, default_model_dir, ensure_default_model
+from .formats import FORMATS, InputCorpus, read_input
+from .run import DeidOptions, ModelBlob, chunk_documents, process_chunk, run_dask, run_local, run_processes
+
+__all__ = [
+    "DEFAULT_MODEL_RECIPE",
+    "build_default_model",
+    "default_model_dir",
+    "ensure_default_model",
+    "FORMATS",
+    "InputCorpus",
+    "read_input",
+    "DeidOptions",
+    "ModelBlob",
+    "chunk_documents",
+    "process_chunk",
+    "run_local",
+    "run_processes",
+    "run_dask",
+]

@@ -1,0 +1,347 @@
+"""De-identify documents: tag PHI with a saved tagger, replace it (surrogates or masks),
+count the gold PHI that survives, on one process, N local processes or a Dask cluster.
+
+The work is cut into *chunks* by :func:`chunk_documents` before any engine sees it: whole
+patients (so one patient's notes share one surrogate memo, budget and generator), about
+:data:`CHUNK_DOCS` documents each, in input order. Chunks depend only on the input, never on
+the number of workers, and :func:`process_chunk` is a pure function of (model, options,
+chunk) — up to the surrogate randomness, which is seeded per patient (or per document) from
+``(seed, scope id)`` by :meth:`deidlib.surrogates.SurrogateEngine.rng_for` when a seed is
+given, and is the OS CSPRNG otherwise. Hence with a seed the output is byte-identical for
+1 worker, N worker processes and a Dask cluster (tested), and without one it is
+unpredictable.
+
+Engines: :func:`run_local` (in this process), :func:`run_processes` (a
+``concurrent.futures`` pool of spawned processes, each loading the model once in its
+initializer and running torch on ``threads`` threads), :func:`run_dask` (``dask.distributed``:
+the model is sent once to every worker with ``Client.scatter(broadcast=True)`` and loaded
+once per worker thread; no shared file system needed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..corpus.document import Document, Span
+
+__all__ = [
+    "CHUNK_DOCS",
+    "REPLACE_METHODS",
+    "DeidOptions",
+    "ModelBlob",
+    "DocResult",
+    "chunk_documents",
+    "mask_document",
+    "surviving_gold",
+    "disjoint",
+    "process_chunk",
+    "run_local",
+    "run_processes",
+    "run_dask",
+]
+
+#: documents per chunk (whole patients are never split, so a chunk may hold more)
+CHUNK_DOCS = 32
+REPLACE_METHODS = ("surrogate", "mask")
+#: a mask: the span's i2b2 category in brackets, e.g. ``[NAME]`` (thesis Fig. 2.1b, bracket style)
+MASK_FORMAT = "[{}]"
+
+
+@dataclass(frozen=True)
+class DeidOptions:
+    """What :func:`process_chunk` does (picklable: it travels to every worker).
+
+    ``spans``: ``"model"`` (tag with the model) or ``"input"`` (replace the input's own tags,
+    e.g. i2b2 files from ``deidlib predict`` or a human annotation). ``seed``: ``None`` for
+    OS randomness (releases). ``memo_scope``: ``"patient"`` gives one surrogate identity
+    per patient (and one ε budget per patient), ``"document"`` one per note."""
+
+    replace: str = "surrogate"
+    spans: str = "model"
+    seed: int | None = None
+    epsilon: float = 1.0
+    locale: str = "en_US"
+    memo_scope: str = "document"
+    audit: bool = False
+    threads: int = 1
+    batch_size: int = 64
+
+    def __post_init__(self):
+        if self.replace not in REPLACE_METHODS:
+            raise ValueError(f"replace must be one of {REPLACE_METHODS}, got {self.replace!r}")
+        if self.spans not in ("model", "input"):
+            raise ValueError(f"spans must be 'model' or 'input', got {self.spans!r}")
+
+    def surrogate_config(self):
+        from ..surrogates import SurrogateConfig
+
+        return SurrogateConfig(epsilon=self.epsilon, locale=self.locale, memo_scope=self.memo_scope,
+                               secure=self.seed is None)
+
+
+@dataclass(frozen=True)
+class ModelBlob:
+    """A saved tagger as bytes (``config.json`` and ``weights.pt``), to ship to workers."""
+
+    config: str
+    weights: bytes
+    digest: str
+
+    @classmethod
+    def from_dir(cls, path: str | os.PathLike) -> ModelBlob:
+        d = Path(path)
+        if not (d / "config.json").is_file() or not (d / "weights.pt").is_file():
+            raise FileNotFoundError(f"{d}: no config.json and weights.pt (not a model saved by 'deidlib train')")
+        cfg, w = (d / "config.json").read_text(encoding="utf-8"), (d / "weights.pt").read_bytes()
+        return cls(cfg, w, hashlib.sha256(cfg.encode() + w).hexdigest()[:16])
+
+    def load(self):
+        import torch
+
+        from ..models.features import Featurizer
+        from ..models.taggers import tagger_from_config
+
+        cfg = json.loads(self.config)
+        tagger = tagger_from_config(cfg["tagger"], Featurizer.from_config(cfg["featurizer"]))
+        tagger.load_state_dict(torch.load(io.BytesIO(self.weights), map_location="cpu", weights_only=True))
+        tagger.task = cfg.get("task", {})
+        return tagger.eval()
+
+
+@dataclass
+class DocResult:
+    """One document's outcome. ``records`` and ``surviving`` hold original PHI (audit only)."""
+
+    id: str
+    document: Document  #: the de-identified document (spans point at the replacements)
+    predicted: list[Span]  #: the replaced spans, on the original text
+    gold_mentions: int = 0
+    surviving: list[str] = field(default_factory=list)  #: gold mentions found verbatim in the output
+    records: list[dict] = field(default_factory=list)
+
+
+def chunk_documents(docs: Sequence[Document], chunk_docs: int = CHUNK_DOCS) -> list[list[Document]]:
+    """Cut ``docs`` into chunks of whole patients (a document without a patient id is its own
+    patient), about ``chunk_docs`` documents each, patients in order of first appearance.
+    Depends only on ``docs``: the same chunks for any number of workers."""
+    groups: dict[str, list[Document]] = {}
+    for d in docs:
+        groups.setdefault(d.patient_id or f"\0doc:{d.id}", []).append(d)
+    chunks: list[list[Document]] = [[]]
+    for g in groups.values():
+        if chunks[-1] and len(chunks[-1]) + len(g) > chunk_docs:
+            chunks.append([])
+        chunks[-1].extend(g)
+    return [c for c in chunks if c]
+
+
+def disjoint(spans: Iterable[Span]) -> list[Span]:
+    """Spans sorted by offset, dropping any that overlaps an earlier kept one (the replacement
+    needs disjoint spans; overlapping gold readings of one name keep the first)."""
+    out: list[Span] = []
+    for s in sorted(spans):
+        if not out or s.start >= out[-1].end:
+            out.append(s)
+    return out
+
+
+def mask_document(doc: Document) -> tuple[Document, list[dict]]:
+    """Each span of ``doc`` (disjoint) replaced by its category mask ``[NAME]``; the new spans
+    point at the masks. Returns the document and the replacement records."""
+    pieces, spans, records, pos, n = [], [], [], 0, 0
+    for i, s in enumerate(disjoint(doc.spans)):
+        gap = doc.text[pos:s.start]
+        pieces.append(gap)
+        n += len(gap)
+        m = MASK_FORMAT.format(s.category)
+        spans.append(Span(n, n + len(m), s.category, s.subtype, m))
+        records.append({"document_id": doc.id, "patient_id": doc.patient_id, "span_index": i,
+                        "category": s.category, "subtype": s.subtype, "original": s.text, "surrogate": m,
+                        "original_start": s.start, "original_end": s.end, "start": n, "end": n + len(m),
+                        "method": "mask"})
+        pieces.append(m)
+        n += len(m)
+        pos = s.end
+    pieces.append(doc.text[pos:])
+    from ..surrogates.engine import PHI_METADATA_KEYS
+
+    meta = {k: v for k, v in doc.metadata.items() if k.lower() not in PHI_METADATA_KEYS}
+    meta["masks"] = {"format": MASK_FORMAT.format("CATEGORY")}
+    return Document(doc.id, "".join(pieces), spans, doc.patient_id, doc.site, meta), records
+
+
+_WORD = "0-9A-Za-z\u00c0-\u024f"
+
+
+def surviving_gold(gold: Iterable[Span], text: str, original: str | None = None) -> list[str]:
+    """The gold PHI mentions whose text (stripped) occurs verbatim in ``text`` as a whole token
+    sequence: not inside a longer word or number ("12" does not survive in "2012"). One entry
+    per surviving gold mention.
+
+    A gold span that sits inside a token of ``original`` (the annotated text; i2b2 has
+    ``MWilliams`` with NAME = ``Williams``) needs no boundary on that side: such a mention
+    survives when its text occurs anywhere, as it did in the original."""
+    out, cache = [], {}
+    for s in gold:
+        t = s.text.strip()
+        if not t:
+            continue
+        lead = len(s.text) - len(s.text.lstrip())
+        a, b = s.start + lead, s.start + lead + len(t)
+        glued_left = original is not None and a > 0 and re.match(f"[{_WORD}]", original[a - 1]) is not None
+        glued_right = original is not None and b < len(original) and re.match(f"[{_WORD}]", original[b]) is not None
+        key = (t, glued_left, glued_right)
+        if key not in cache:
+            rx = re.compile(("" if glued_left else rf"(?<![{_WORD}])") + re.escape(t)
+                            + ("" if glued_right else rf"(?![{_WORD}])"))
+            cache[key] = rx.search(text) is not None
+        if cache[key]:
+            out.append(t)
+    return out
+
+
+# ---------------------------------------------------------------------------------- workers
+_local = threading.local()
+
+
+def _tagger(blob: ModelBlob):
+    cache = getattr(_local, "taggers", None)
+    if cache is None:
+        cache = _local.taggers = {}
+    if blob.digest not in cache:
+        cache[blob.digest] = blob.load()
+    return cache[blob.digest]
+
+
+def _engine(options: DeidOptions):
+    from ..surrogates import SurrogateEngine
+
+    cache = getattr(_local, "engines", None)
+    if cache is None:
+        cache = _local.engines = {}
+    if options not in cache:
+        cache[options] = SurrogateEngine(options.surrogate_config(), seed=options.seed)
+    return cache[options]
+
+
+def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[Document]) -> list[DocResult]:
+    """Tag (or take the input's spans), replace and count surviving gold PHI for one chunk.
+
+    The input documents' spans are the gold standard (possibly none); they are never shown to
+    the tagger (:func:`deidlib.training.predict_documents` tokenizes without them)."""
+    if options.spans == "model":
+        from ..training import predict_documents
+
+        if blob is None:
+            raise ValueError("spans='model' needs a model")
+        tagged = predict_documents(_tagger(blob), [d.with_spans([]) for d in docs], batch_size=options.batch_size)
+    else:
+        tagged = [d.with_spans(disjoint(d.spans)) for d in docs]
+    if options.replace == "mask":
+        outs = [mask_document(t) for t in tagged]
+        new_docs, recs = [o[0] for o in outs], [o[1] for o in outs]
+    else:
+        new_docs, records = _engine(options).surrogate_documents(tagged)
+        recs = [[] for _ in docs]
+        pos = {d.id: i for i, d in enumerate(docs)}
+        if options.audit:
+            for r in records:
+                recs[pos[r.document_id]].append(asdict(r))
+    results = []
+    for d, t, n, r in zip(docs, tagged, new_docs, recs):
+        surv = surviving_gold(d.spans, n.text, d.text)
+        results.append(DocResult(d.id, n, list(t.spans), len(d.spans), surv if options.audit else
+                                 [""] * len(surv), r if options.audit else []))
+    return results
+
+
+def _set_threads(n: int) -> None:
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+    import torch
+
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def run_local(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, options: DeidOptions
+              ) -> Iterator[tuple[int, list[DocResult]]]:
+    """Chunks one after another in this process: ``(chunk index, results)``."""
+    for i, c in enumerate(chunks):
+        yield i, process_chunk(blob, options, c)
+
+
+_worker_state: dict = {}
+
+
+def _init_worker(blob: ModelBlob | None, options: DeidOptions) -> None:
+    _set_threads(options.threads)
+    _worker_state["blob"], _worker_state["options"] = blob, options
+    if blob is not None and options.spans == "model":
+        _tagger(blob)  # load once, now
+
+
+def _worker_task(i: int, chunk: Sequence[Document]) -> tuple[int, list[DocResult]]:
+    return i, process_chunk(_worker_state["blob"], _worker_state["options"], chunk)
+
+
+def run_processes(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, options: DeidOptions,
+                  workers: int) -> Iterator[tuple[int, list[DocResult]]]:
+    """Chunks on ``workers`` spawned processes (results in completion order)."""
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    ctx = mp.get_context("spawn")  # no fork of a process that holds torch's thread pools
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(blob, options)) as pool:
+        pending, nxt = set(), 0
+        while nxt < len(chunks) or pending:
+            while nxt < len(chunks) and len(pending) < 2 * workers:  # bounded: millions of notes
+                pending.add(pool.submit(_worker_task, nxt, chunks[nxt]))
+                nxt += 1
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield f.result()
+
+
+def _dask_task(i: int, chunk: Sequence[Document], blob: ModelBlob | None, options: DeidOptions):
+    _set_threads(options.threads)
+    return i, process_chunk(blob, options, chunk)
+
+
+def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, options: DeidOptions, *,
+             client=None, scheduler: str | None = None, workers: int = 1
+             ) -> Iterator[tuple[int, list[DocResult]]]:
+    """Chunks on a ``dask.distributed`` cluster: ``client``, else a client of ``scheduler``
+    (``tcp://host:8786``), else a ``LocalCluster`` of ``workers`` processes with one thread
+    each, closed at the end. The model travels once per worker (scatter with broadcast)."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    own_cluster = own_client = None
+    if client is None:
+        if scheduler:
+            client = own_client = Client(scheduler)
+        else:
+            import logging
+
+            own_cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.ERROR)
+            client = own_client = Client(own_cluster)
+    try:
+        blob_f = client.scatter(blob, broadcast=True) if blob is not None else None
+        futures = [client.submit(_dask_task, i, list(c), blob_f, options, pure=False) for i, c in enumerate(chunks)]
+        for _, res in as_completed(futures, with_results=True):
+            yield res
+    finally:
+        if own_client is not None:
+            own_client.close()
+        if own_cluster is not None:
+            own_cluster.close()

@@ -1,0 +1,311 @@
+"""``deidlib deidentify IN OUT`` (issue 20, part 2): every format end to end, refusals,
+patient-consistent surrogates, worker-count independence, Dask == single process, and the
+count of gold PHI that survives."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from deidlib.cli import main
+from deidlib.corpus import Document, Span
+from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
+from deidlib.pipeline.run import (
+    DeidOptions,
+    ModelBlob,
+    chunk_documents,
+    process_chunk,
+    run_dask,
+    run_local,
+    surviving_gold,
+)
+
+SUMMARY = "deidentify.json"
+
+
+def _snapshot(d):
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def _outputs(d):
+    """Output files without the run summary (which holds timings and the worker count)."""
+    return {k: v for k, v in _snapshot(d).items() if k != SUMMARY}
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err and "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+def write_format(docs, fmt, root):
+    """Write ``docs`` as IN in ``fmt``; returns IN."""
+    root.mkdir(parents=True, exist_ok=True)
+    if fmt == "i2b2":
+        write_i2b2_dir(docs, root / "site")
+    elif fmt == "txt":
+        for d in docs:
+            (root / "site").mkdir(exist_ok=True)
+            with open(root / "site" / f"{d.id}.txt", "w", encoding="utf-8", newline="") as fh:
+                fh.write(d.text)
+    elif fmt == "jsonl":
+        with open(root / "notes.jsonl", "w", encoding="utf-8") as fh:
+            for d in docs:
+                fh.write(json.dumps({"id": d.id, "patient": d.patient_id, "text": d.text, "n": 3}) + "\n")
+    elif fmt == "csv":
+        with open(root / "notes.csv", "w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["id", "patient", "note"])
+            for d in docs:
+                w.writerow([d.id, d.patient_id, d.text])
+    return root
+
+
+EXTRA = {"txt": [], "i2b2": [], "jsonl": ["--patient-column", "patient"],
+         "csv": ["--text-column", "note", "--patient-column", "patient"]}
+
+
+def _texts(fmt, out):
+    if fmt == "i2b2":
+        return {d.id: d.text for d in read_i2b2_dir(out, recursive=True)}
+    if fmt == "txt":
+        return {p.stem: p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.txt"))}
+    if fmt == "jsonl":
+        return {o["id"]: o["text"] for o in map(json.loads, (out / "notes.jsonl").read_text().splitlines())}
+    with open(out / "notes.csv", encoding="utf-8", newline="") as fh:
+        return {r["id"]: r["note"] for r in csv.DictReader(fh)}
+
+
+@pytest.mark.parametrize("fmt", ["txt", "i2b2", "jsonl", "csv"])
+def test_each_format_end_to_end(fmt, tiny_model, blind_model, synth_docs, tmp_path, capsys):
+    docs = synth_docs[24:30]
+    src = write_format(docs, fmt, tmp_path / "in")
+    before = _snapshot(src)
+    # a model that tags nothing with masks: the output is the input byte for byte (the writers are exact;
+    # i2b2: the same text, no tags left) and every gold mention survives
+    assert main(["deidentify", str(src), str(tmp_path / "same"), "--model", str(blind_model), "--replace", "mask",
+                 "--no-progress", *EXTRA[fmt]]) == 0
+    if fmt == "i2b2":
+        same = {d.id: d for d in read_i2b2_dir(tmp_path / "same", recursive=True)}
+        assert {i: d.text for i, d in same.items()} == {d.id: d.text for d in docs}
+        assert not any(d.spans for d in same.values())
+        g = json.loads((tmp_path / "same" / SUMMARY).read_text())["gold"]
+        assert g["surviving_gold_phi_mentions"] == g["gold_phi_mentions"] == sum(len(d.spans) for d in docs)
+    else:
+        assert _outputs(tmp_path / "same") == before
+    # the tiny tagger with seeded surrogates
+    out = tmp_path / "out"
+    assert main(["deidentify", str(src), str(out), "--model", str(tiny_model), "--seed", "3", "--no-progress",
+                 *EXTRA[fmt]]) == 0
+    printed = capsys.readouterr().out
+    assert "guarantee: " in printed and "SEEDED run" in printed
+    assert _snapshot(src) == before  # IN untouched
+    assert set(_outputs(out)) == set(before)  # the same files, same relative names
+    orig = {d.id: d.text for d in docs}
+    new = _texts(fmt, out)
+    assert set(new) == set(orig)
+    summary = json.loads((out / SUMMARY).read_text())
+    assert summary["input"] == {"format": fmt, "documents": 6, "patients": len({d.patient_id for d in docs}) if fmt
+                                in ("i2b2", "jsonl", "csv") else 0, "characters": sum(map(len, orig.values()))}
+    assert summary["replaced_spans"] > 0 and summary["surrogates"]["randomness"] == "seeded (3)"
+    assert sum(new[i] != orig[i] for i in orig) >= 1
+    if fmt == "jsonl":  # other fields kept
+        assert all(o["n"] == 3 for o in map(json.loads, (out / "notes.jsonl").read_text().splitlines()))
+    if fmt == "i2b2":  # tags point at the surrogates; gold counted
+        for d in read_i2b2_dir(out, recursive=True):
+            assert all(d.text[s.start:s.end] == s.text for s in d.spans)
+        g = summary["gold"]
+        assert g["gold_phi_mentions"] == sum(len(d.spans) for d in docs)
+        assert 0 <= g["surviving_gold_phi_mentions"] < g["gold_phi_mentions"]
+        assert 0 < g["binary_token"]["recall"] <= 1
+    # masks: every replaced span became its category mask
+    assert main(["deidentify", str(src), str(tmp_path / "m"), "--model", str(tiny_model), "--replace", "mask",
+                 "--no-progress", *EXTRA[fmt]]) == 0
+    masked = _texts(fmt, tmp_path / "m")
+    assert any("[NAME]" in t or "[DATE]" in t for t in masked.values())
+
+
+def test_txt_with_gold_folder_counts_surviving_phi(tiny_model, synth_docs, tmp_path, capsys):
+    docs = synth_docs[24:28]
+    src = write_format(docs, "txt", tmp_path / "in")
+    write_i2b2_dir(docs, tmp_path / "gold" / "site")
+    assert main(["deidentify", str(src), str(tmp_path / "out"), "--model", str(tiny_model), "--gold",
+                 str(tmp_path / "gold"), "--no-progress"]) == 0
+    g = json.loads((tmp_path / "out" / SUMMARY).read_text())["gold"]
+    assert g["gold_phi_mentions"] == sum(len(d.spans) for d in docs)
+    assert "gold PHI mentions survive" in capsys.readouterr().out
+
+
+# ---- refusals -----------------------------------------------------------------------------------
+
+def test_refusals_are_one_line_and_leave_inputs_alone(tiny_model, synth_docs, tmp_path, capsys):
+    src = write_format(synth_docs[:2], "txt", tmp_path / "in")
+    before = _snapshot(src)
+    m = ["--model", str(tiny_model), "--no-progress"]
+    cases = [
+        ([str(src), str(src)], "OUT"),  # OUT is IN
+        ([str(src), str(src / "sub")], "OUT"),  # OUT inside IN
+        ([str(src / "site"), str(src)], "OUT"),  # OUT contains IN
+        ([str(src), str(tmp_path / "o"), "--audit", str(tmp_path / "o" / "a.jsonl")], "--audit"),  # audit in OUT
+        ([str(src), str(tmp_path / "o"), "--audit", str(src / "a.jsonl")], "--audit"),  # audit in IN
+        ([str(src), str(tmp_path / "o"), "--scheduler", "tcp://x:1"], "--engine dask"),
+        ([str(src), str(tmp_path / "o"), "--format", "txt", "--patient-column", "p"], "--patient-column"),
+        ([str(src), str(tmp_path / "o"), "--patient-from-filename", "(["], "regular expression"),
+        ([str(src), str(tmp_path / "o"), "--spans", "input"], "no tags"),
+        ([str(tmp_path / "nope"), str(tmp_path / "o")], "no such file"),
+    ]
+    for argv, needle in cases:
+        rc = main(["deidentify", *argv, *(m if "--spans" not in argv else ["--no-progress"])])
+        err = _one_line_error(capsys)
+        assert rc in (1, 2) and needle in err, (argv, err)
+    assert main(["deidentify", str(src), str(tmp_path / "o2"), "--model", str(tmp_path)]) == 1
+    assert "not a model" in _one_line_error(capsys)
+    assert main(["deidentify", str(src), str(tmp_path / "o2"), "--workers", "0"]) == 2
+    capsys.readouterr()
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "mine.txt").write_text("keep")
+    assert main(["deidentify", str(src), str(full), *m]) == 2
+    assert "not empty" in _one_line_error(capsys)
+    assert sorted(p.name for p in full.iterdir()) == ["mine.txt"]
+    assert main(["deidentify", str(src), str(full), "--force", *m]) == 0
+    assert (full / "mine.txt").read_text() == "keep" and (full / SUMMARY).is_file()
+    assert _snapshot(src) == before
+    assert not (tmp_path / "o").exists()
+
+
+def test_jsonl_and_csv_column_errors(tiny_model, synth_docs, tmp_path, capsys):
+    src = write_format(synth_docs[:2], "csv", tmp_path / "in")
+    assert main(["deidentify", str(src), str(tmp_path / "o"), "--model", str(tiny_model)]) == 1
+    assert "--text-column 'text' is not a column" in _one_line_error(capsys)
+    # a file as IN: OUT may sit next to it, not be it nor hold it
+    f = src / "notes.csv"
+    assert main(["deidentify", str(f), str(src), "--model", str(tiny_model), "--text-column", "note", "--force"]) == 2
+    assert "contains IN" in _one_line_error(capsys)
+    assert main(["deidentify", str(f), str(src / "out"), "--model", str(tiny_model), "--text-column", "note",
+                 "--no-progress"]) == 0
+    assert (src / "out" / "notes.csv").is_file()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "n.jsonl").write_text('{"text": "ok"}\nnot json\n')
+    assert main(["deidentify", str(bad), str(tmp_path / "o"), "--model", str(tiny_model)]) == 1
+    assert "n.jsonl:2: not JSON" in _one_line_error(capsys)
+
+
+# ---- surrogates: patients, randomness -------------------------------------------------------------
+
+T1 = "Seen by Dr. Brown on 12/02/2020 in Boston."
+T2 = "Dr. Brown called on 12/03/2020."
+
+
+def _planted(tmp_path):
+    docs = [Document("001-01", T1, [Span.of(T1, 12, 17, "DOCTOR"), Span.of(T1, 21, 31, "DATE"),
+                                    Span.of(T1, 35, 41, "CITY")], "001"),
+            Document("001-02", T2, [Span.of(T2, 4, 9, "DOCTOR"), Span.of(T2, 20, 30, "DATE")], "001"),
+            Document("002-01", T2, [Span.of(T2, 4, 9, "DOCTOR"), Span.of(T2, 20, 30, "DATE")], "002")]
+    write_i2b2_dir(docs, tmp_path / "gold")
+    return tmp_path / "gold", docs
+
+
+def test_one_surrogate_identity_per_patient(tmp_path):
+    gold, _ = _planted(tmp_path)
+    assert main(["deidentify", str(gold), str(tmp_path / "o"), "--spans", "input", "--seed", "0",
+                 "--no-progress"]) == 0
+    out = {d.id: d for d in read_i2b2_dir(tmp_path / "o")}
+    name = {i: d.spans[0].text for i, d in out.items()}
+    assert name["001-01"] == name["001-02"] != "Brown"  # one patient, one identity
+    assert json.loads((tmp_path / "o" / SUMMARY).read_text())["surrogates"]["scope"] == "patient"
+
+
+def test_secure_randomness_by_default(tmp_path):
+    gold, _ = _planted(tmp_path)
+    runs = []
+    for k in range(3):
+        assert main(["deidentify", str(gold), str(tmp_path / f"o{k}"), "--spans", "input", "--no-progress"]) == 0
+        runs.append(_outputs(tmp_path / f"o{k}"))
+        s = json.loads((tmp_path / f"o{k}" / SUMMARY).read_text())["surrogates"]
+        assert s["randomness"] == "OS CSPRNG" and "SEEDED" not in s["guarantee"]
+    assert runs[0] != runs[1] or runs[1] != runs[2]  # unseeded output is not reproducible
+    for k in (3, 4):
+        assert main(["deidentify", str(gold), str(tmp_path / f"o{k}"), "--spans", "input", "--seed", "7",
+                     "--no-progress"]) == 0
+    assert _outputs(tmp_path / "o3") == _outputs(tmp_path / "o4")
+
+
+# ---- surviving gold PHI --------------------------------------------------------------------------
+
+def test_surviving_gold_counts_whole_tokens():
+    t = "Brown saw 12 patients in 2012"
+    spans = [Span(0, 5, "NAME", "DOCTOR", "Brown"), Span(0, 2, "DATE", "DATE", "12"),
+             Span(0, 4, "DATE", "DATE", "2012"), Span(0, 3, "NAME", "PATIENT", "Bro")]
+    assert surviving_gold(spans, t) == ["Brown", "12", "2012"]  # "Bro" is inside "Brown": not a token
+    assert surviving_gold(spans, "[NAME] saw [DATE] patients in [DATE]") == []
+    # a gold span inside a token of the original ("MWilliams", NAME = "Williams") survives as it was written
+    o = "Seen by MWilliams today"
+    w = [Span(9, 17, "NAME", "DOCTOR", "Williams")]
+    assert surviving_gold(w, o, o) == ["Williams"] and surviving_gold(w, o) == []
+    assert surviving_gold(w, "Seen by M[NAME] today", o) == []
+
+
+def test_missed_phi_all_survive_and_replaced_gold_spans_none(blind_model, tmp_path, capsys):
+    gold, docs = _planted(tmp_path)
+    n = sum(len(d.spans) for d in docs)
+    assert main(["deidentify", str(gold), str(tmp_path / "blind"), "--model", str(blind_model), "--replace", "mask",
+                 "--no-progress"]) == 0
+    g = json.loads((tmp_path / "blind" / SUMMARY).read_text())["gold"]
+    assert g["gold_phi_mentions"] == n and g["surviving_gold_phi_mentions"] == n
+    assert g["binary_token"]["recall"] == 0
+    assert f"{n} of {n} gold PHI mentions survive" in capsys.readouterr().out
+    assert main(["deidentify", str(gold), str(tmp_path / "masked"), "--spans", "input", "--replace", "mask",
+                 "--no-progress", "--audit", str(tmp_path / "audit.jsonl")]) == 0
+    g = json.loads((tmp_path / "masked" / SUMMARY).read_text())["gold"]
+    assert g["surviving_gold_phi_mentions"] == 0 and g["binary_token"]["recall"] == 1
+    recs = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert sorted(r["original"] for r in recs) == sorted(s.text for d in docs for s in d.spans)
+    assert "Brown" not in (tmp_path / "masked" / SUMMARY).read_text()  # the summary holds no PHI
+
+
+# ---- scale: workers and Dask give the output of one process ---------------------------------------
+
+def test_two_workers_equal_one_worker_with_a_seed(tiny_model, synth_docs, tmp_path):
+    src = write_format(synth_docs[24:48], "i2b2", tmp_path / "in")
+    for w in ("1", "2"):
+        assert main(["deidentify", str(src), str(tmp_path / f"w{w}"), "--model", str(tiny_model), "--seed", "5",
+                     "--workers", w, "--no-progress"]) == 0
+    one, two = _outputs(tmp_path / "w1"), _outputs(tmp_path / "w2")
+    assert one == two and len(one) == 24
+    s1, s2 = (json.loads((tmp_path / w / SUMMARY).read_text()) for w in ("w1", "w2"))
+    assert s2["engine"] == "processes" and s2["workers"] == 2
+    assert s1["gold"] == s2["gold"]
+
+
+def test_chunks_do_not_depend_on_workers_and_keep_patients_whole(synth_docs):
+    chunks = chunk_documents(synth_docs, chunk_docs=5)
+    # the synthetic notes come patient by patient, so chunking keeps the input order
+    assert [d.id for c in chunks for d in c] == [d.id for d in synth_docs]
+    assert all(len(c) <= 5 or len({d.patient_id for d in c}) == 1 for c in chunks)
+    where = {}
+    for i, c in enumerate(chunks):
+        for d in c:
+            where.setdefault(d.patient_id, set()).add(i)
+    assert all(len(v) == 1 for v in where.values())
+
+
+def test_dask_local_cluster_equals_single_process(tiny_model, synth_docs):
+    from dask.distributed import Client, LocalCluster
+
+    docs = synth_docs[24:40]
+    blob = ModelBlob.from_dir(tiny_model)
+    opts = DeidOptions(seed=11, memo_scope="patient")
+    chunks = chunk_documents(docs, chunk_docs=4)
+    local = {r.id: r for _, res in run_local(chunks, blob, opts) for r in res}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        dist = {r.id: r for _, res in run_dask(chunks, blob, opts, client=client) for r in res}
+        assert len(client.scheduler_info()["workers"]) == 2
+    assert set(dist) == set(local) == {d.id for d in docs}
+    for i in local:
+        assert dist[i].document == local[i].document and dist[i].predicted == local[i].predicted
+    assert process_chunk(blob, opts, chunks[0])[0].document == local[chunks[0][0].id].document
