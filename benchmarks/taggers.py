@@ -252,7 +252,7 @@ def peer(docs, args, peak) -> None:
     w, t, n = take(words, tags, args.tokens)
     order = sorted(range(len(w)), key=lambda i: len(w[i]))
     groups = [order[k:k + args.batch_size] for k in range(0, len(order), args.batch_size)]
-    fz = Featurizer.build(words, tag_set("i2b2", "BIOES"))
+    fz = Featurizer.build(words, tag_set("i2b2", "BIOES"), min_count=2)  # flair's vocabulary: count >= 2 too
     ours = build_tagger("gru", fz, seed=0, **PEER)
     opt = torch.optim.Adam([p for p in ours.parameters() if p.requires_grad], lr=1e-3)
 
