@@ -328,7 +328,9 @@ def main() -> None:
                   flush=True)
         if not a.no_peer:
             peer(docs, a, peak)
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
+        end = matmul_peak(threads)
+        print(f"at the end: load average {os.getloadavg()[0]:.1f}, matmul peak {end['peak']:.1f} GFLOP/s "
+              f"(%peak above is against the peak measured at the start, {peak:.1f})", flush=True)
 
 
 if __name__ == "__main__":
