@@ -20,7 +20,10 @@ Roofline: the machine's single-thread (or ``--threads``) matmul peak is measured
 same run (``torch.mm`` float32 of a large square, and of the shapes these models
 multiply), and each optimised path's achieved GFLOP/s is the matrix-multiply FLOPs it
 *executes* per token (:mod:`deidlib.models.flops`: RNN gates, linear layers, counted
-analytically; training = 3 × forward) times its tokens/s; ``%peak`` = achieved / peak.
+analytically on an untimed pass; training = 3 × the training forward, inference = the
+inference pass, where the character encoder runs once per distinct token of the whole
+pass; MFLOP/tok in the peer table is the inference count) times its tokens/s;
+``%peak`` = achieved / peak.
 Element-wise work (CRF log-sum-exp, Viterbi, gate non-linearities) is not counted, so it
 shows up as a lower ratio. The transformer row has no roofline (attention is not counted).
 
@@ -154,15 +157,23 @@ def bench(kind, fz, words, tags, args, peak):
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
     in_r = n_ref / time_it(infer_ref, args.repeats)
-    fpt = None if kind == "transformer" else forward_flops(tagger, infer_fast) / n_fast
+    def train_forward():  # the FLOPs of a training forward pass (chars once per distinct token of each batch)
+        tagger.eval()
+        with torch.no_grad():
+            for w, t in batches:
+                tagger.loss(fz.encode(w, t))
+
+    fpt = None if kind == "transformer" else (forward_flops(tagger, train_forward) / n_fast,
+                                              forward_flops(tagger, infer_fast) / n_fast)
     return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, infer=in_f, infer_ref=in_r,
                 flops_per_token=fpt)
 
 
 def roofline(fpt, train, infer, peak) -> str:
+    """Achieved GFLOP/s and % of peak; ``fpt`` = (training-forward, inference) FLOPs per token."""
     if fpt is None:
         return f"{'-':>8s} {'-':>6s} {'-':>8s} {'-':>6s}"
-    gt, gi = TRAIN_FACTOR * fpt * train / 1e9, fpt * infer / 1e9
+    gt, gi = TRAIN_FACTOR * fpt[0] * train / 1e9, fpt[1] * infer / 1e9
     return f"{gt:8.2f} {100 * gt / peak:5.1f}% {gi:8.2f} {100 * gi / peak:5.1f}%"
 
 
@@ -187,7 +198,8 @@ def spans(tags: list[str]) -> list[tuple[int, int, str]]:
 
 
 def flair_peer(words, tags, batches_idx, args):
-    """flair's SequenceTagger at the peer sizes, built offline; (tagger, train fn, infer fn) or None."""
+    """flair's SequenceTagger at the peer sizes, built offline; (tagger, train, infer, training-forward
+    functions) or None when flair is not installed."""
     try:
         import flair
         from flair.data import Dictionary, Sentence
@@ -244,7 +256,15 @@ def flair_peer(words, tags, batches_idx, args):
     def infer():
         ft.predict(sents, mini_batch_size=args.batch_size, label_name="predicted", embedding_storage_mode="none")
 
-    return ft, train, infer
+    def train_forward():
+        ft.eval()
+        with torch.no_grad():
+            for batch in fl_batches:
+                ft.forward_loss(batch)
+                for s in batch:
+                    s.clear_embeddings()
+
+    return ft, train, infer, train_forward
 
 
 def peer(docs, args, peak) -> None:
@@ -266,21 +286,29 @@ def peer(docs, args, peak) -> None:
     def infer_ours():
         predict_tags(ours, w, batch_size=args.batch_size)
 
+    def train_forward_ours():
+        ours.eval()
+        with torch.no_grad():
+            for g in groups:
+                ours.loss(fz.encode([w[i] for i in g], [t[i] for i in g]))
+
     rows = [("ours", count_parameters(ours), n / time_it(train_ours, args.repeats),
-             n / time_it(infer_ours, args.repeats), forward_flops(ours, infer_ours) / n)]
+             n / time_it(infer_ours, args.repeats),
+             (forward_flops(ours, train_forward_ours) / n, forward_flops(ours, infer_ours) / n))]
     fl = flair_peer(w, t, groups, args)
     if fl is None:
         print("peer: flair is not installed (pip install '.[bench]'); the flair column is skipped")
     else:
-        ft, train_fl, infer_fl = fl
+        ft, train_fl, infer_fl, train_forward_fl = fl
         rows.append(("flair", count_parameters(ft), n / time_it(train_fl, args.repeats),
-                     n / time_it(infer_fl, args.repeats), forward_flops(ft, infer_fl) / n))
+                     n / time_it(infer_fl, args.repeats),
+                     (forward_flops(ft, train_forward_fl) / n, forward_flops(ft, infer_fl) / n)))
     print(f"peer: {n} tokens in {len(w)} sentences, char BiLSTM 25/25 + word 100 -> BiLSTM 150 -> CRF (BIOES), "
           f"batch {args.batch_size}")
     print(f"{'tagger':8s} {'params':>9s} {'train tok/s':>12s} {'infer tok/s':>12s} {'MFLOP/tok':>10s} "
           f"{'train GF/s':>10s} {'%peak':>6s} {'infer GF/s':>10s} {'%peak':>6s}")
     for name, params, tr, inf, fpt in rows:
-        print(f"{name:8s} {params:9d} {tr:12.0f} {inf:12.0f} {fpt / 1e6:10.3f} {roofline(fpt, tr, inf, peak)}")
+        print(f"{name:8s} {params:9d} {tr:12.0f} {inf:12.0f} {fpt[1] / 1e6:10.3f} {roofline(fpt, tr, inf, peak)}")
     if len(rows) == 2:
         print(f"ours / flair: train {rows[0][2] / rows[1][2]:.2f}x, inference {rows[0][3] / rows[1][3]:.2f}x", flush=True)
 
