@@ -16,13 +16,39 @@ Default hyperparameters are the papers' sizes (festag: char BiLSTM 128/direction
 one-hot ASCII, word 300, BiLSTM 100, FF 100; friedrich: 2×128 BiLSTM-CRF, word 300;
 ahmed: char-GRU 25, word 100, context 150).
 
-    python benchmarks/taggers.py                        # all kinds, threads = torch default
-    python benchmarks/taggers.py --threads 2 --kinds festag --tokens 20000
+Roofline: the machine's single-thread (or ``--threads``) matmul peak is measured in the
+same run (``torch.mm`` float32 of a large square, and of the shapes these models
+multiply), and each optimised path's achieved GFLOP/s is the matrix-multiply FLOPs it
+*executes* per token (:mod:`deidlib.models.flops`: RNN gates, linear layers, counted
+analytically on an untimed pass; training = 3 × the training forward, inference = the
+inference pass, where the character encoder runs once per distinct token of the whole
+pass; MFLOP/tok in the peer table is the inference count) times its tokens/s;
+``%peak`` = achieved / peak.
+Element-wise work (CRF log-sum-exp, Viterbi, gate non-linearities) is not counted, so it
+shows up as a lower ratio. The transformer row has no roofline (attention is not counted).
+
+Peer: flair's ``SequenceTagger`` (``pip install .[bench]``; without flair the peer table
+says so and is skipped) built from local pieces only, nothing downloaded:
+``StackedEmbeddings([OneHotEmbeddings(words, 100), CharacterEmbeddings(chars, 25, 25)])``
+→ BiLSTM 150 → linear → CRF over BIOES (115 tags with flair's START/STOP), no
+re-projection, locked dropout 0.5. Ours at the same sizes: ``RNNTagger`` with a char
+BiLSTM 25 over learned 25-d characters, word 100, one BiLSTM 150, no feed-forward, CRF
+(113 BIOES tags). Same sentences, same length-bucketed batches of ``--batch-size``, same
+thread count, Adam; training = forward + backward + step including featurization (flair
+embeds every sentence inside ``forward_loss``; its embeddings are cleared after each
+step as its trainer does with ``embeddings_storage_mode="none"``); inference =
+:func:`deidlib.training.predict_tags` against ``SequenceTagger.predict`` (both return
+tags per token, length-sorted batches).
+
+    python benchmarks/taggers.py                        # all kinds + peer, threads = torch default
+    python benchmarks/taggers.py --threads 1 --kinds gru festag --tokens 10000
+    python benchmarks/taggers.py --threads 1 2 --kinds   # peer and roofline only, 1 then 2 threads
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -31,10 +57,16 @@ import torch
 from deidlib.corpus.labels import tag_set, tagged_sentences
 from deidlib.models import PRESETS, build_tagger, count_parameters
 from deidlib.models.features import Featurizer
+from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops
 from deidlib.models.protocol import Batch
 from deidlib.synthetic import generate
+from deidlib.training import predict_tags
 
 ENCODING = {"festag": "IO", "friedrich": "BIO"}  # ahmed taggers: BIOES
+
+#: the peer comparison's sizes (flair's CharacterEmbeddings defaults 25/25; ahmed's word 100 and context 150)
+PEER = dict(char="lstm", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=100, casing=False,
+            input_dropout=0.5, cells=("lstm",), hidden=150, between_dropout=0.0, output_dropout=0.0, ff_dim=0, crf=True)
 
 
 def corpus(docs, encoding: str):
@@ -75,7 +107,23 @@ def time_it(fn, repeats):
     return statistics.median(ts)
 
 
-def bench(kind, fz, words, tags, args):
+def matmul_peak(threads: int) -> dict[str, float]:
+    """GFLOP/s of torch.mm (float32) at a large square and at the shapes the taggers multiply."""
+    shapes = {"1024²": (1024, 1024, 1024), "input 640×125→600": (640, 125, 600),
+              "recurrent 32×150→600": (32, 150, 600), "char 512×25→100": (512, 25, 100)}
+    out = {name: matmul_gflops(*mkn) for name, mkn in shapes.items()}
+    out["peak"] = max(out.values())
+    return out
+
+
+def forward_flops(model, fn) -> int:
+    """Matmul FLOPs executed by ``fn()`` (one inference pass over the timed sentences)."""
+    with FlopCount(model) as fc:
+        fn()
+    return fc.total
+
+
+def bench(kind, fz, words, tags, args, peak):
     tagger = build_tagger(kind, fz, seed=0)
     opt = torch.optim.Adam([p for p in tagger.parameters() if p.requires_grad], lr=1e-3)
     w_fast, t_fast, n_fast = take(words, tags, args.tokens)
@@ -97,10 +145,7 @@ def bench(kind, fz, words, tags, args):
             opt.step()
 
     def infer_fast():
-        tagger.eval()
-        with torch.no_grad():
-            for w, _ in batches:
-                tagger.predict(fz.encode(w))
+        predict_tags(tagger, w_fast, batch_size=args.batch_size)
 
     def infer_ref():
         tagger.eval()
@@ -112,37 +157,208 @@ def bench(kind, fz, words, tags, args):
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
     in_r = n_ref / time_it(infer_ref, args.repeats)
-    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, infer=in_f, infer_ref=in_r)
+    def train_forward():  # the FLOPs of a training forward pass (chars once per distinct token of each batch)
+        tagger.eval()
+        with torch.no_grad():
+            for w, t in batches:
+                tagger.loss(fz.encode(w, t))
+
+    fpt = None if kind == "transformer" else (forward_flops(tagger, train_forward) / n_fast,
+                                              forward_flops(tagger, infer_fast) / n_fast)
+    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, infer=in_f, infer_ref=in_r,
+                flops_per_token=fpt)
+
+
+def roofline(fpt, train, infer, peak) -> str:
+    """Achieved GFLOP/s and % of peak; ``fpt`` = (training-forward, inference) FLOPs per token."""
+    if fpt is None:
+        return f"{'-':>8s} {'-':>6s} {'-':>8s} {'-':>6s}"
+    gt, gi = TRAIN_FACTOR * fpt[0] * train / 1e9, fpt[1] * infer / 1e9
+    return f"{gt:8.2f} {100 * gt / peak:5.1f}% {gi:8.2f} {100 * gi / peak:5.1f}%"
+
+
+# ---------------------------------------------------------------- flair peer
+def spans(tags: list[str]) -> list[tuple[int, int, str]]:
+    """(first, last+1, type) chunks of a BIOES tag sequence."""
+    out: list[list] = []
+    cur = None
+    for i, tag in enumerate(tags):
+        if tag == "O":
+            cur = None
+            continue
+        prefix, _, lab = tag.partition("-")
+        if cur is not None and cur[2] == lab and prefix in ("I", "E"):
+            cur[1] = i + 1
+        else:
+            cur = [i, i + 1, lab]
+            out.append(cur)
+        if prefix in ("E", "S"):
+            cur = None
+    return [tuple(c) for c in out]
+
+
+def flair_peer(words, tags, batches_idx, args):
+    """flair's SequenceTagger at the peer sizes, built offline; (tagger, train, infer, training-forward
+    functions) or None when flair is not installed."""
+    try:
+        import flair
+        from flair.data import Dictionary, Sentence
+        from flair.embeddings import CharacterEmbeddings, OneHotEmbeddings, StackedEmbeddings
+        from flair.models import SequenceTagger
+    except ImportError:
+        return None
+    import logging
+
+    logging.getLogger("flair").setLevel(logging.WARNING)
+    flair.device = torch.device("cpu")
+    types = sorted({t.partition("-")[2] for ts in tags for t in ts if t != "O"})
+    label_dict = Dictionary(add_unk=False)
+    for t in types:
+        label_dict.add_item(t)
+    label_dict.span_labels = True
+    counts: dict[str, int] = {}
+    chars = Dictionary(add_unk=True)
+    for ws in words:
+        for w in ws:
+            counts[w] = counts.get(w, 0) + 1
+            for c in w:
+                chars.add_item(c)
+    vocab = Dictionary(add_unk=True)
+    for w, n in counts.items():
+        if n >= 2:
+            vocab.add_item(w)
+    torch.manual_seed(0)
+    emb = StackedEmbeddings([OneHotEmbeddings(vocab, embedding_length=PEER["word_dim"]),
+                             CharacterEmbeddings(chars, char_embedding_dim=PEER["char_emb_dim"],
+                                                 hidden_size_char=PEER["char_hidden"])])
+    ft = SequenceTagger(emb, label_dict, "ner", rnn_type="LSTM", tag_format="BIOES", hidden_size=PEER["hidden"],
+                        use_crf=True, reproject_embeddings=False, dropout=0.0, word_dropout=0.0,
+                        locked_dropout=PEER["input_dropout"])
+    sents = []
+    for ws, ts in zip(words, tags):
+        s = Sentence(list(ws))
+        for a, b, lab in spans(ts):
+            s[a:b].add_label("ner", lab)
+        sents.append(s)
+    fl_batches = [[sents[i] for i in g] for g in batches_idx]
+    opt = torch.optim.Adam(ft.parameters(), lr=1e-3)
+
+    def train():
+        ft.train()
+        for batch in fl_batches:
+            opt.zero_grad()
+            loss, _n = ft.forward_loss(batch)
+            loss.backward()
+            opt.step()
+            for s in batch:
+                s.clear_embeddings()
+
+    def infer():
+        ft.predict(sents, mini_batch_size=args.batch_size, label_name="predicted", embedding_storage_mode="none")
+
+    def train_forward():
+        ft.eval()
+        with torch.no_grad():
+            for batch in fl_batches:
+                ft.forward_loss(batch)
+                for s in batch:
+                    s.clear_embeddings()
+
+    return ft, train, infer, train_forward
+
+
+def peer(docs, args, peak) -> None:
+    words, tags = corpus(docs, "BIOES")
+    w, t, n = take(words, tags, args.tokens)
+    order = sorted(range(len(w)), key=lambda i: len(w[i]))
+    groups = [order[k:k + args.batch_size] for k in range(0, len(order), args.batch_size)]
+    fz = Featurizer.build(words, tag_set("i2b2", "BIOES"), min_count=2)  # flair's vocabulary: count >= 2 too
+    ours = build_tagger("gru", fz, seed=0, **PEER)
+    opt = torch.optim.Adam([p for p in ours.parameters() if p.requires_grad], lr=1e-3)
+
+    def train_ours():
+        ours.train()
+        for g in groups:
+            opt.zero_grad()
+            ours.loss(fz.encode([w[i] for i in g], [t[i] for i in g])).backward()
+            opt.step()
+
+    def infer_ours():
+        predict_tags(ours, w, batch_size=args.batch_size)
+
+    def train_forward_ours():
+        ours.eval()
+        with torch.no_grad():
+            for g in groups:
+                ours.loss(fz.encode([w[i] for i in g], [t[i] for i in g]))
+
+    rows = [("ours", count_parameters(ours), n / time_it(train_ours, args.repeats),
+             n / time_it(infer_ours, args.repeats),
+             (forward_flops(ours, train_forward_ours) / n, forward_flops(ours, infer_ours) / n))]
+    fl = flair_peer(w, t, groups, args)
+    if fl is None:
+        print("peer: flair is not installed (pip install '.[bench]'); the flair column is skipped")
+    else:
+        ft, train_fl, infer_fl, train_forward_fl = fl
+        rows.append(("flair", count_parameters(ft), n / time_it(train_fl, args.repeats),
+                     n / time_it(infer_fl, args.repeats),
+                     (forward_flops(ft, train_forward_fl) / n, forward_flops(ft, infer_fl) / n)))
+    print(f"peer: {n} tokens in {len(w)} sentences, char BiLSTM 25/25 + word 100 -> BiLSTM 150 -> CRF (BIOES), "
+          f"batch {args.batch_size}")
+    print(f"{'tagger':8s} {'params':>9s} {'train tok/s':>12s} {'infer tok/s':>12s} {'MFLOP/tok':>10s} "
+          f"{'train GF/s':>10s} {'%peak':>6s} {'infer GF/s':>10s} {'%peak':>6s}")
+    for name, params, tr, inf, fpt in rows:
+        print(f"{name:8s} {params:9d} {tr:12.0f} {inf:12.0f} {fpt[1] / 1e6:10.3f} {roofline(fpt, tr, inf, peak)}")
+    if len(rows) == 2:
+        print(f"ours / flair: train {rows[0][2] / rows[1][2]:.2f}x, inference {rows[0][3] / rows[1][3]:.2f}x", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kinds", nargs="+", default=list(PRESETS), choices=list(PRESETS))
+    ap.add_argument("--kinds", nargs="*", default=list(PRESETS), choices=list(PRESETS),
+                    help="tagger kinds against the reference path (none: only the peer and the roofline)")
+    ap.add_argument("--no-peer", action="store_true", help="skip the flair comparison")
     ap.add_argument("--tokens", type=int, default=10000, help="tokens per timed run (optimised path)")
     ap.add_argument("--ref-fraction", type=int, default=10, help="the reference times tokens/this many tokens")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--patients", type=int, default=60)
-    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's choice)")
+    ap.add_argument("--threads", type=int, nargs="+", default=None,
+                    help="torch.set_num_threads, one run per value (default: torch's choice)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
-    if a.threads:
-        torch.set_num_threads(a.threads)
     docs = generate(patients=a.patients, sites=3, seed=a.seed)
     words, _ = corpus(docs, "IO")
     mean_len = sum(map(len, words)) / len(words)
-    print(f"torch {torch.__version__}, threads={torch.get_num_threads()}, {len(words)} synthetic sentences "
-          f"(mean {mean_len:.1f} tokens), batch {a.batch_size}, median of {a.repeats}; ref = one sentence at a time, "
-          f"char encoder per occurrence")
-    print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
-          f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s}")
-    for kind in a.kinds:
-        enc = ENCODING.get(kind, "BIOES")
-        words, tags = corpus(docs, enc)
-        fz = Featurizer.build(words, tag_set("i2b2", enc))
-        r = bench(kind, fz, words, tags, a)
-        print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} {r['train'] / r['train_ref']:7.1f} "
-              f"{r['infer']:12.0f} {r['infer_ref']:9.0f} {r['infer'] / r['infer_ref']:7.1f}", flush=True)
+    for threads in a.threads or [torch.get_num_threads()]:
+        torch.set_num_threads(threads)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        mm = matmul_peak(threads)
+        peak = mm["peak"]
+        print(f"torch {torch.__version__}, threads={torch.get_num_threads()}, load average {load:.1f} on "
+              f"{os.cpu_count()} CPUs, {len(words)} synthetic sentences (mean {mean_len:.1f} tokens), batch "
+              f"{a.batch_size}, median of {a.repeats}")
+        print("matmul GFLOP/s: " + ", ".join(f"{k} {v:.1f}" for k, v in mm.items() if k != "peak")
+              + f"  -> peak {peak:.1f}")
+        if a.kinds:
+            print("ref = one sentence at a time, char encoder per occurrence")
+            print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
+                  f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
+                  f"{'infer GF/s':>10s} {'%peak':>6s}")
+        for kind in a.kinds:
+            enc = ENCODING.get(kind, "BIOES")
+            words_k, tags_k = corpus(docs, enc)
+            fz = Featurizer.build(words_k, tag_set("i2b2", enc))
+            r = bench(kind, fz, words_k, tags_k, a, peak)
+            print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} "
+                  f"{r['train'] / r['train_ref']:7.1f} {r['infer']:12.0f} {r['infer_ref']:9.0f} "
+                  f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)}",
+                  flush=True)
+        if not a.no_peer:
+            peer(docs, a, peak)
+        end = matmul_peak(threads)
+        print(f"at the end: load average {os.getloadavg()[0]:.1f}, matmul peak {end['peak']:.1f} GFLOP/s "
+              f"(%peak above is against the peak measured at the start, {peak:.1f})", flush=True)
 
 
 if __name__ == "__main__":

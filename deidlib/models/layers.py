@@ -4,6 +4,8 @@ character encoders, locked dropout, RNN stacks."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -154,10 +156,40 @@ class TokenEncoder(nn.Module):
                     self.casing.weight[1:, : len(CASINGS) - 1] = torch.eye(len(CASINGS) - 1)[:, :casing_dim]
             self.out_dim += casing_dim
 
+    @contextmanager
+    def char_cache(self) -> Iterator[None]:
+        """Inside the block, in eval mode without autograd, each distinct character sequence
+        is encoded once and reused by every later batch (an inference pass over many
+        batches encodes each distinct token once, not once per batch). Keyed by the
+        token's character ids, so batches of different featurizer calls share it; dropped on
+        exit, so weights that change later are never served stale encodings. Rows of a
+        packed RNN do not interact, so a cached encoding equals a fresh one up to float
+        rounding of the batched matrix products."""
+        self._char_cache = {}
+        try:
+            yield
+        finally:
+            self._char_cache = None
+
+    def _chars(self, batch: Batch) -> torch.Tensor:
+        """Character encodings of the batch's distinct tokens, [U, char.out_dim]."""
+        cache = getattr(self, "_char_cache", None)
+        if cache is None or self.training or torch.is_grad_enabled():
+            return self.char(batch.char_ids, batch.char_lengths)
+        ids, lens = batch.char_ids.cpu().numpy(), batch.char_lengths.clamp(min=1).tolist()
+        keys = [ids[u, :n].tobytes() for u, n in enumerate(lens)]
+        todo = [u for u, k in enumerate(keys) if k not in cache]
+        if todo:
+            idx = torch.tensor(todo, device=batch.char_ids.device)
+            new = self.char(batch.char_ids[idx], batch.char_lengths[idx])
+            for u, row in zip(todo, new):
+                cache[keys[u]] = row
+        return torch.stack([cache[k] for k in keys])
+
     def forward(self, batch: Batch) -> torch.Tensor:
         parts = [self.word(batch.word_ids)]
         if self.char is not None:
-            parts.append(self.char(batch.char_ids, batch.char_lengths)[batch.token_to_unique])
+            parts.append(self._chars(batch)[batch.token_to_unique])
         if self.casing is not None:
             parts.append(self.casing(batch.casing_ids))
         return torch.cat(parts, -1) if len(parts) > 1 else parts[0]

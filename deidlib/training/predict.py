@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 import torch
 
@@ -39,14 +40,18 @@ def predict_tags(
     phi_threshold: float | None = None, encoding: str = "BIO",
 ) -> list[list[str]]:
     """Best tag sequence per sentence (length-sorted batches for speed; original order kept);
-    with ``phi_threshold``, the recall-oriented decision of :mod:`deidlib.models.decoding`."""
+    with ``phi_threshold``, the recall-oriented decision of :mod:`deidlib.models.decoding`.
+    The character encoder runs once per distinct token of the whole pass
+    (:meth:`deidlib.models.layers.TokenEncoder.char_cache`)."""
     tagger.eval()
     labels = tagger.featurizer.labels
     out: list[list[str] | None] = [None] * len(token_lists)
-    for idx, batch in _batches(tagger, token_lists, batch_size, device):
-        seqs = tagger.predict(batch) if phi_threshold is None else tagger.predict(batch, phi_threshold, encoding)
-        for i, seq in zip(idx, seqs):
-            out[i] = [labels[j] for j in seq]
+    tokens = getattr(tagger, "tokens", None)
+    with tokens.char_cache() if hasattr(tokens, "char_cache") else nullcontext():
+        for idx, batch in _batches(tagger, token_lists, batch_size, device):
+            seqs = tagger.predict(batch) if phi_threshold is None else tagger.predict(batch, phi_threshold, encoding)
+            for i, seq in zip(idx, seqs):
+                out[i] = [labels[j] for j in seq]
     return out  # type: ignore[return-value]
 
 

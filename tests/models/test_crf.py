@@ -165,3 +165,78 @@ def test_constrained_marginals_give_no_mass_to_ill_formed_tags():
     con.load_state_dict(crf.state_dict())
     m = con.marginals(em, mask)
     assert float(m[0, 0, 2]) < 1e-6  # a sentence cannot start inside an entity (I-A)
+
+
+def _plain_log_partition(crf: CRF, em: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The textbook recursion logsumexp_i(α_i + A_ij) over [B, L, L] (the implementation before
+    the scaled matrix-product form)."""
+    transitions, start, end = crf._scores()
+    alpha = start + em[:, 0]
+    for t in range(1, em.shape[1]):
+        nxt = torch.logsumexp(alpha.unsqueeze(2) + transitions.unsqueeze(0), dim=1) + em[:, t]
+        alpha = torch.where(mask[:, t].unsqueeze(1), nxt, alpha)
+    return torch.logsumexp(alpha + end, dim=1)
+
+
+def _plain_viterbi(crf: CRF, em: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
+    """Viterbi with the per-sentence Python backtrack it had before."""
+    B, T, L = em.shape
+    transitions, start, end = crf._scores()
+    score, history = start + em[:, 0], []
+    for t in range(1, T):
+        best, idx = (score.unsqueeze(2) + transitions.unsqueeze(0)).max(dim=1)
+        m = mask[:, t].unsqueeze(1)
+        score = torch.where(m, best + em[:, t], score)
+        history.append(torch.where(m, idx, torch.arange(L).expand(B, L)).tolist())
+    last = (score + end).argmax(1).tolist()
+    out = []
+    for b in range(B):
+        y = [last[b]]
+        for t in range(T - 2, -1, -1):
+            y.append(history[t][b][y[-1]])
+        out.append(y[::-1][: int(mask[b].sum())])
+    return out
+
+
+@pytest.mark.parametrize("scale", [1.0, 60.0])
+def test_scaled_forward_equals_plain_recursion_with_bioes_constraints(scale):
+    """log Z and its gradients (the marginals) from the matrix-product forward equal the plain
+    logsumexp recursion, at ordinary emission scales and at scales where the scaled sums
+    underflow (scale 60: gaps of hundreds of nats, the per-entry exact fallback must run)."""
+    labels = ["O"] + [f"{p}-{t}" for t in ("NAME", "DATE", "AGE") for p in "BIES"]
+    g = torch.Generator().manual_seed(3)
+    crf = CRF(len(labels), labels=labels)
+    with torch.no_grad():
+        for p in crf.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+    lengths = [9, 1, 5, 7]
+    T = max(lengths)
+    mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    em = (scale * torch.randn(len(lengths), T, len(labels), generator=g)).requires_grad_(True)
+    fast = crf.log_partition(em, mask)
+    (g_fast,) = torch.autograd.grad(fast.sum(), em)
+    plain = _plain_log_partition(crf, em, mask)
+    (g_plain,) = torch.autograd.grad(plain.sum(), em)
+    assert torch.isfinite(fast).all() and torch.isfinite(g_fast).all()
+    torch.testing.assert_close(fast, plain, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(g_fast, g_plain, rtol=1e-4, atol=1e-5)
+    if scale > 1:  # the underflow case really is one: some scaled sum falls below the threshold
+        transitions, start, _ = crf._scores()
+        alpha = start + em.detach()[:, 0]
+        et = torch.exp((transitions - transitions.amax(0)).clamp(min=-80)).masked_fill(crf.trans_bias < 0, 0)
+        assert bool(((torch.exp((alpha - alpha.amax(1, keepdim=True)).clamp(min=-80)) @ et) < 1e-20).any())
+
+
+def test_batched_viterbi_backtrack_equals_per_sentence_backtrack():
+    labels = ["O"] + [f"{p}-{t}" for t in ("NAME", "DATE") for p in "BIO"[:2]]
+    for constrained in (True, False):
+        g = torch.Generator().manual_seed(5)
+        crf = CRF(len(labels), labels=labels if constrained else None)
+        with torch.no_grad():
+            for p in crf.parameters():
+                p.copy_(torch.randn(p.shape, generator=g))
+        lengths = [12, 3, 1, 8, 12]
+        T = max(lengths)
+        mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+        em = 2 * torch.randn(len(lengths), T, len(labels), generator=g)
+        assert crf.decode(em, mask) == _plain_viterbi(crf, em, mask)

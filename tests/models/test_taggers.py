@@ -151,3 +151,30 @@ def test_weights_saved_before_the_token_encoder_still_load(fz, kind):
     batch = fz.encode(SENTS, TAGS)
     assert torch.equal(ref.emissions(batch), new.emissions(batch))
     assert new.word is new.tokens.word and new.casing is new.tokens.casing
+
+
+@pytest.mark.parametrize("kind", ["festag", "gru", "transformer"])
+def test_char_cache_encodes_each_distinct_token_once_and_changes_nothing(fz, kind):
+    """Inside ``tokens.char_cache()`` (eval, no grad) a token seen in an earlier batch is not
+    encoded again, and emissions and predictions equal those without the cache."""
+    tagger = build_tagger(kind, fz, seed=0, **_small(kind)).eval()
+    batches = [fz.encode(SENTS[:2]), fz.encode(SENTS[1:]), fz.encode(SENTS)]
+    rows: list[int] = []
+    hook = tagger.tokens.char.register_forward_hook(lambda _m, args, _o: rows.append(args[0].shape[0]))
+    with torch.no_grad():
+        plain = [(tagger.emissions(b), tagger.predict(b)) for b in batches]
+        n_plain = sum(rows)
+        rows.clear()
+        with tagger.tokens.char_cache():
+            cached = [(tagger.emissions(b), tagger.predict(b)) for b in batches]
+        hook.remove()
+    distinct = len({t for s in SENTS for t in s})
+    assert sum(rows) == distinct < n_plain  # each distinct token once over the whole pass
+    for (e0, p0), (e1, p1) in zip(plain, cached):
+        torch.testing.assert_close(e1, e0, rtol=1e-5, atol=1e-6)
+        assert p1 == p0
+    assert tagger.tokens._char_cache is None  # dropped on exit
+    tagger.train()  # training mode never uses a cache
+    with tagger.tokens.char_cache():
+        tagger.loss(fz.encode(SENTS, TAGS)).backward()
+        assert tagger.tokens._char_cache == {}
