@@ -173,3 +173,14 @@ def test_figures_state_their_scale_and_bands_stay_non_negative():
         for path in coll.get_paths():
             assert path.vertices[:, 1].min() >= 0
     assert any(abs(line.get_ydata()[0] - 0.95) < 1e-9 for line in ax.get_lines() if len(line.get_ydata()) == 2)
+
+
+def test_labels_cover_hipaa_phi_only():
+    from deidlib.corpus.document import Document, Span
+    from deidlib.studies.friedrich.common import _sentences
+
+    text = "Mr Smith works as a plumber in Boston."
+    spans = [Span.of(text, 3, 8, "PATIENT"), Span.of(text, 20, 27, "PROFESSION"), Span.of(text, 31, 37, "CITY")]
+    (s,) = _sentences([Document("d1", text, spans)])
+    tagged = {w for w, t in zip(s.words, s.tags) if t != "O"}
+    assert tagged == {"Smith", "Boston"}  # PROFESSION is not a HIPAA identifier
