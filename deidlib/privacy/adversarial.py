@@ -374,6 +374,7 @@ class AdversarialTrainer:
         clip: float | None = 1.0,
         seed: int = 0,
         progress: bool = False,
+        warm: bool = True,
     ) -> None:
         if n_neighbours < 2:
             raise ValueError(f"the adversaries need N >= 2 neighbours to build fake pairs, got {n_neighbours}")
@@ -387,7 +388,8 @@ class AdversarialTrainer:
         self.optimizers = {c: torch.optim.NAdam(model.component(c).parameters(), lr=lr)
                            for c in COMPONENTS if any(True for _ in model.component(c).parameters())}
         self.epochs_run = 0
-        index.warm([w for s in self.train + self.dev for w, t in zip(s.words, s.tags) if t != "O"], n_neighbours)
+        if warm:  # False: neighbours are looked up lazily (a de-identification-only trainer needs none)
+            index.warm([w for s in self.train + self.dev for w, t in zip(s.words, s.tags) if t != "O"], n_neighbours)
 
     # -- pieces --------------------------------------------------------------------------
 

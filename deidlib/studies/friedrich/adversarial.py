@@ -1,0 +1,238 @@
+"""Notebook 06: adversarially learned representations (Friedrich et al., ACL 2019, section 5,
+7.3; Figure 5) with :mod:`deidlib.privacy.adversarial`.
+
+For each embedding, each N (the invariance requirement: a fake pair replaces one PHI token by
+one of its N − 1 nearest other words) and each seed, :func:`adversarial_run` trains the
+representation R = N_out + BiLSTM(E + N_in) (d dimensions), the BiLSTM-CRF head and the two
+adversaries with three-phase training (Feutry et al.) or DANN, then reports
+
+* the head's binary token F1 on the raw test sentences (Figure 5, left);
+* the frozen-representation attack (Elazar & Goldberg 2018): the adversaries keep training on
+  the frozen representation for K = ``frozen_epochs`` more epochs; their accuracy on pairs
+  built from the test sentences (chance 0.5) and on the training pairs of the last epoch
+  (section 8 speaks of the training data) (Figure 5, right).
+
+Controls (``controls=True``, first seed): the same attack on two representations that were
+never trained against an adversary — ``control raw`` (R = E, the public vectors themselves)
+and ``control P1`` (a noise-free BiLSTM representation trained on de-identification only). If
+the attack does not beat chance on them either, its budget (K, data, adversary size) is too
+small to call any procedure private: every "near chance" result is read against them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any, TypedDict
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ...embeddings.neighbours import NeighbourIndex
+from ...plotting import apply_style
+from ...privacy.adversarial import (
+    AdversarialModel,
+    AdversarialTrainer,
+    frozen_adversary_accuracy,
+    train_dann,
+    train_three_phase,
+)
+from ...rng import derive_seed
+from .common import FriedrichData, encode, identity_model, load_embeddings, prepare_data, token_f1, train_deid
+from .params import PAPER_SHAPES, FriedrichParams
+
+__all__ = ["AdvResults", "CONTROLS", "adversarial_run", "control_runs", "summarize", "run_study", "figure5",
+           "shape_checks", "scale_note"]
+
+#: the two representations without privacy training that the attack is also run on
+CONTROLS = ("control raw", "control P1")
+
+
+def _trainer(model, emb, index, train, dev, n, params, seed) -> AdversarialTrainer:
+    return AdversarialTrainer(model, emb, index, train, dev, n_neighbours=n, batch_size=params.batch_size,
+                              lr=params.lr, seed=seed)
+
+
+_NO_ATTACK = {"adversary_accuracy": float("nan"), "adversary_train_accuracy": float("nan"), "adversary_pairs": 0}
+
+
+def _attack(trainer: AdversarialTrainer, test, params: FriedrichParams) -> dict[str, float]:
+    fz = frozen_adversary_accuracy(trainer, test, epochs=params.frozen_epochs)
+    return {"adversary_accuracy": fz["accuracy"], "adversary_train_accuracy": fz["train_accuracy"],
+            "adversary_pairs": fz["pairs"]}
+
+
+def adversarial_run(data: FriedrichData, emb, index: NeighbourIndex, n: int, params: FriedrichParams, *,
+                    procedure: str = "three_phase", seed: int = 0, attack: bool = True) -> dict[str, Any]:
+    """One (procedure, N, seed) point: train, score the head on raw test text, attack the frozen
+    representation (``attack=False``: no attack, accuracies NaN — Table 2 needs the F1 only)."""
+    t0 = time.perf_counter()
+    train, dev, test = encode(data.train, emb), encode(data.dev, emb), encode(data.test, emb)
+    model = AdversarialModel.build(emb.dim, _labels(), d=params.d, init_std=params.noise_std, noise=True,
+                                   deid_hidden=params.deid_hidden, deid_layers=params.deid_layers,
+                                   adv_hidden=params.adv_hidden, seed=derive_seed(seed, "init"))
+    trainer = _trainer(model, emb, index, train, dev, n, params, seed)
+    if procedure == "three_phase":
+        hist = train_three_phase(trainer, p1_epochs=params.p1_epochs, p2_epochs=params.p2_epochs,
+                                 p3_epochs=params.p3_epochs, patience=params.patience)
+    elif procedure == "dann":
+        hist = train_dann(trainer, epochs=params.dann_epochs, patience=params.patience)
+    else:
+        raise ValueError(f"unknown procedure {procedure!r}; choose three_phase or dann")
+    score = token_f1([s.tags for s in test], trainer.predict(test))
+    rep = model.representation
+    return {"procedure": procedure, "n": n, "seed": seed, **score,
+            "dev_adversary_accuracy": hist[-1]["dev"]["adv_acc"] if hist else float("nan"),
+            **(_attack(trainer, test, params) if attack else _NO_ATTACK), "epochs": len(hist),
+            "stages": " ".join(h["stage"] for h in hist),
+            "noise_std_in": float(rep.noise_in.std.mean().detach()), "noise_std_out": float(rep.noise_out.std.mean().detach()),
+            "seconds": time.perf_counter() - t0}
+
+
+def _labels():
+    from .common import LABELS
+
+    return LABELS
+
+
+def control_runs(data: FriedrichData, emb, index: NeighbourIndex, params: FriedrichParams, *,
+                 seed: int = 0) -> list[dict[str, Any]]:
+    """The two controls (see the module docstring): each trained once, attacked at every N."""
+    train, dev, test = encode(data.train, emb), encode(data.dev, emb), encode(data.test, emb)
+    rows = []
+    models = {
+        "control raw": identity_model(emb.dim, params, seed=derive_seed(seed, "init")),
+        "control P1": AdversarialModel.build(emb.dim, _labels(), d=params.d, noise=False,
+                                             deid_hidden=params.deid_hidden, deid_layers=params.deid_layers,
+                                             adv_hidden=params.adv_hidden, seed=derive_seed(seed, "init")),
+    }
+    for name, model in models.items():
+        t0 = time.perf_counter()
+        trainer, info = train_deid(model, emb, index, train, dev, params, seed=seed)
+        score = token_f1([s.tags for s in test], trainer.predict(test))
+        base = time.perf_counter() - t0
+        for n in params.control_neighbours or params.adv_neighbours:
+            t1 = time.perf_counter()
+            attack = _attack(_trainer(model, emb, index, train, dev, n, params, seed), test, params)
+            rows.append({"procedure": name, "n": n, "seed": seed, **score, "dev_adversary_accuracy": float("nan"),
+                         **attack, "epochs": info["epochs"], "stages": "deid",
+                         "noise_std_in": 0.0, "noise_std_out": 0.0, "seconds": base + time.perf_counter() - t1})
+    return rows
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean, min and max over seeds per (embedding, procedure, N) of F1 and adversary accuracy."""
+    g = runs.groupby(["embedding", "procedure", "n"])
+    out = g.agg(f1_mean=("f1", "mean"), f1_min=("f1", "min"), f1_max=("f1", "max"),
+                adversary_mean=("adversary_accuracy", "mean"), adversary_min=("adversary_accuracy", "min"),
+                adversary_max=("adversary_accuracy", "max"),
+                adversary_train_mean=("adversary_train_accuracy", "mean"), seeds=("seed", "count")).reset_index()
+    return out
+
+
+class AdvResults(TypedDict):
+    """What :func:`run_study` returns."""
+
+    params: dict[str, Any]
+    profile: str
+    corpus: str
+    seed: int
+    sizes: dict[str, int]
+    runs: pd.DataFrame  #: one row per (embedding, procedure or control, N, seed)
+    summary: pd.DataFrame  #: Figure 5 analog
+    fingerprint: str
+    seconds: float
+
+
+def run_study(params: FriedrichParams, *, corpus: str = "synthetic", data_dir: str | None = None, seed: int = 0,
+              progress: bool = False) -> AdvResults:
+    """Everything of notebook 06 at the scale of ``params`` (resolved once by the caller)."""
+    if not isinstance(params, FriedrichParams):
+        raise TypeError("run_study takes resolved FriedrichParams (friedrich.params_for(profile, ...))")
+    if not params.adv_neighbours:
+        raise ValueError("the adversarial study needs at least one N in adv_neighbours")
+    t0 = time.perf_counter()
+    data = prepare_data(params, corpus=corpus, data_dir=data_dir, seed=seed)
+    rows = []
+    for e in params.adv_embeddings or params.embeddings:
+        emb = load_embeddings(e, params, seed=seed)
+        index = NeighbourIndex(emb)
+        jobs = [(p, n, seed + k) for p in params.procedures for n in params.adv_neighbours
+                for k in range(params.adv_seeds)]
+        for p, n, s in tqdm(jobs, desc=f"adversarial {e}", disable=not progress):
+            rows.append({"embedding": e, **adversarial_run(data, emb, index, n, params, procedure=p, seed=s)})
+        if params.controls:
+            rows += [{"embedding": e, **r} for r in control_runs(data, emb, index, params, seed=seed)]
+    runs = pd.DataFrame(rows)
+    out: AdvResults = {
+        "params": asdict(params), "profile": params.profile, "corpus": corpus, "seed": seed,
+        "sizes": {"train": len(data.train), "dev": len(data.dev), "test": len(data.test)},
+        "runs": runs, "summary": summarize(runs), "fingerprint": data.fingerprint, "seconds": 0.0,
+    }
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def scale_note(params: FriedrichParams, sizes: dict[str, int], corpus: str) -> str:
+    return (f"{params.profile} profile, {corpus}: {sizes['train']} train / {sizes['test']} test sentences, "
+            f"P1/P2/P3 ≤{params.p1_epochs}/{params.p2_epochs}/{params.p3_epochs} epochs, DANN ≤{params.dann_epochs}, "
+            f"K={params.frozen_epochs}, d={params.d}, {params.adv_seeds} seed{'s' if params.adv_seeds != 1 else ''}")
+
+
+_STYLE = {"three_phase": "o-", "dann": "s--", "control raw": "x:", "control P1": "+:"}
+
+
+def figure5(res: AdvResults):
+    """Left: F1 vs N per embedding and procedure (mean, min–max band over seeds, 95 % line);
+    right: frozen-adversary test accuracy vs N (chance 0.5; the paper's DANN level 0.8)."""
+    apply_style()
+    p = FriedrichParams(**res["params"])
+    s = res["summary"]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.2))
+    for (e, proc), d in s.groupby(["embedding", "procedure"]):
+        d = d.sort_values("n")
+        ctl = proc.startswith("control")
+        label = f"{e} {proc}"
+        kw = dict(alpha=0.6, color="grey" if ctl else None)
+        if not ctl:
+            (line,) = a1.plot(d.n, d.f1_mean, _STYLE[proc], label=label)
+            if (d.seeds > 1).any():
+                a1.fill_between(d.n, d.f1_min.clip(lower=0), d.f1_max.clip(lower=0), alpha=0.2, color=line.get_color())
+            kw = dict(color=line.get_color())
+        (l2,) = a2.plot(d.n, d.adversary_mean, _STYLE[proc], label=label, **kw)
+        if (d.seeds > 1).any():
+            a2.fill_between(d.n, d.adversary_min.clip(lower=0), d.adversary_max.clip(lower=0), alpha=0.15, color=l2.get_color())
+    a1.axhline(0.95, color="grey", ls="--", lw=1, label="95 % target F1")
+    a1.set_ylabel("binary HIPAA token F1")
+    a1.set_title("de-identification on the adversarial representation", fontsize=9)
+    a2.axhline(0.5, color="k", ls="-", lw=0.8, label="chance (0.5)")
+    a2.axhline(PAPER_SHAPES["dann_adversary_above"], color="tab:red", ls=":", lw=1,
+               label="paper: DANN adversary > 0.8")
+    a2.axvline(PAPER_SHAPES["three_phase_private_up_to"], color="grey", ls=":", lw=1,
+               label="paper: three-phase at chance up to N=500")
+    a2.set_ylim(0.3, 1.02)
+    a2.set_ylabel("frozen-adversary accuracy (test pairs)")
+    a2.set_title(f"adversary trained K={p.frozen_epochs} more epochs on the frozen representation", fontsize=9)
+    for a in (a1, a2):
+        a.set_xscale("log")
+        a.set_xlabel("number of neighbours N")
+        a.legend(fontsize=6)
+    fig.suptitle("Figure 5 analog — " + scale_note(p, res["sizes"], res["corpus"]), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def shape_checks(res: AdvResults) -> pd.DataFrame:
+    """The paper's Figure 5 / section 7.3 statements next to ours, per embedding and N."""
+    rows = []
+    for _, r in res["summary"].iterrows():
+        if r.procedure == "three_phase":
+            claim = "near chance (0.5)" if r.n <= 500 else "above chance (unstable for N > 500)"
+        elif r.procedure == "dann":
+            claim = "> 0.8"
+        else:
+            claim = "no privacy training: should be clearly above chance if the attack is strong enough"
+        rows.append({"embedding": r.embedding, "procedure": r.procedure, "n": r.n, "paper": claim,
+                     "adversary_accuracy": r.adversary_mean, "f1": r.f1_mean})
+    return pd.DataFrame(rows)

@@ -1,0 +1,208 @@
+"""Data, embeddings, the non-private de-identification model and the score shared by the two
+friedrich notebooks (Friedrich et al., ACL 2019).
+
+Choices where the paper leaves room (all visible in the parameters):
+
+* **Labels and score.** Binary PHI/non-PHI tags (BIO) over the HIPAA spans only
+  (:func:`deidlib.evaluation.hipaa_filter`; non-HIPAA categories such as PROFESSION are
+  dropped from the documents before tagging, training and scoring), aggressive tokenization
+  (section 6). The score is the binary token F1 over the sentence tags, i.e. a token is a true
+  positive when gold and prediction both call it PHI (:func:`token_f1`) — the "token-based
+  binary HIPAA F1" of section 6 computed on our tokens rather than by the i2b2 script.
+* **Model.** The section-3 de-identification model is :class:`deidlib.privacy.adversarial.DeidHead`
+  (BiLSTM-CRF + one-hot casing, Nadam, gradient norm 1) directly on the public word vectors:
+  :class:`IdentityRepresentation` stands in for the representation model, so the non-private,
+  pseudonymized and adversarial rows of Table 2 share one head and one trainer
+  (:class:`~deidlib.privacy.adversarial.AdversarialTrainer`, phase ``deid``). The input
+  embedding dropout of Table 1 (0.1) is not applied (the head has none). Training stops
+  after ``epochs`` or when the dev l_deid has not improved for ``patience`` epochs; the best
+  dev state is restored.
+* **Embeddings.** GloVe 6B 50-d from its package; FastText trained with gensim on the public
+  medical abstracts (:mod:`deidlib.embeddings.public` explains why not on the training split).
+  Both are public: neighbours of a PHI token are public words.
+* **Splits.** The corpus' train/dev/test; ``max_*_sentences`` take seeded subsets (after
+  ``negatives_per_positive`` on the training split, if set). Test sentences are never
+  pseudonymized (section 4: "test on raw text").
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ...corpus.labels import TaggedSentence, downsample_negatives, tag_set, tagged_sentences
+from ...corpus.splits import subsample
+from ...datasets import load_corpus
+from ...embeddings.neighbours import NeighbourIndex
+from ...embeddings.public import PublicEmbeddings, fasttext_public, load_glove
+from ...evaluation import hipaa_filter, prf
+from ...privacy.adversarial import (
+    AdversarialModel,
+    AdversarialTrainer,
+    Adversaries,
+    DeidHead,
+    EncodedSentence,
+    encode_sentences,
+)
+from ...results import fingerprint_documents
+from ...rng import derive_seed
+from .params import FriedrichParams
+
+__all__ = [
+    "SCHEME",
+    "ENCODING",
+    "LABELS",
+    "FriedrichData",
+    "prepare_data",
+    "load_embeddings",
+    "IdentityRepresentation",
+    "token_f1",
+    "train_deid",
+    "phi_tokens",
+    "identity_model",
+    "encode",
+]
+
+SCHEME, ENCODING = "binary", "BIO"
+LABELS = tag_set(SCHEME, ENCODING)
+
+
+@dataclass
+class FriedrichData:
+    """Tagged sentences of the three splits (HIPAA PHI, binary BIO, aggressive tokens)."""
+
+    train: list[TaggedSentence]
+    dev: list[TaggedSentence]
+    test: list[TaggedSentence]
+    corpus: str
+    fingerprint: str
+
+
+def _hipaa(docs):
+    from dataclasses import replace
+
+    return [replace(d, spans=hipaa_filter(d.spans)) for d in docs]
+
+
+def _sentences(docs) -> list[TaggedSentence]:
+    return [s for s in tagged_sentences(_hipaa(docs), SCHEME, ENCODING, "aggressive") if s.tokens]
+
+
+def prepare_data(params: FriedrichParams, *, corpus: str = "synthetic", data_dir: str | None = None,
+                 seed: int = 0) -> FriedrichData:
+    """Load ``corpus`` (the synthetic one at the profile's size, or a real one) and cap it."""
+    sp = load_corpus(corpus, data_dir=data_dir, profile=params.profile, seed=seed)
+    train = _sentences(sp.train)
+    if params.negatives_per_positive is not None:
+        train = downsample_negatives(train, params.negatives_per_positive, derive_seed(seed, "friedrich-neg"))
+    train = subsample(train, params.max_train_sentences, derive_seed(seed, "friedrich-train"))
+    dev = subsample(_sentences(sp.dev), params.max_dev_sentences, derive_seed(seed, "friedrich-dev"))
+    test = subsample(_sentences(sp.test), params.max_test_sentences, derive_seed(seed, "friedrich-test"))
+    if not train or not dev or not test:
+        raise ValueError(f"{corpus}: a split has no sentences (train {len(train)}, dev {len(dev)}, test {len(test)})")
+    fp = fingerprint_documents([*sp.train, *sp.dev, *sp.test])
+    return FriedrichData(train, dev, test, corpus, fp)
+
+
+def load_embeddings(name: str, params: FriedrichParams, *, seed: int = 0, data_dir: str | None = None) -> PublicEmbeddings:
+    """``"glove"`` (the installed GloVe 6B 50-d) or ``"fasttext"`` (gensim on the public
+    abstracts, cached on disk)."""
+    if name == "glove":
+        return load_glove()
+    if name == "fasttext":
+        return fasttext_public(dim=params.fasttext_dim, epochs=params.fasttext_epochs, seed=seed,
+                               max_abstracts=params.fasttext_abstracts, data_dir=data_dir)
+    raise ValueError(f"unknown embeddings {name!r}; choose glove or fasttext")
+
+
+def phi_tokens(sentences: Sequence[TaggedSentence]) -> list[str]:
+    """Every PHI token (with repetitions) of ``sentences``."""
+    return [w for s in sentences for w, t in zip(s.words, s.tags) if t != "O"]
+
+
+class IdentityRepresentation(nn.Module):
+    """``R = E``: no representation model (the non-private section-3 model reads the public
+    vectors directly; also the raw-embedding control of the adversarial study)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.out_dim = dim
+
+    def forward(self, emb: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return emb
+
+
+def token_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Binary token precision/recall/F1: a token is positive when its tag is not ``O``."""
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(gold)} gold sentences but {len(pred)} predicted")
+    tp = fp = fn = 0
+    for g, p in zip(gold, pred):
+        if len(g) != len(p):
+            raise ValueError(f"a sentence of {len(g)} gold tags has {len(p)} predicted")
+        for a, b in zip(g, p):
+            tp += a != "O" and b != "O"
+            fp += a == "O" and b != "O"
+            fn += a != "O" and b == "O"
+    r = prf(tp, fp, fn)
+    return {"precision": r.precision, "recall": r.recall, "f1": r.f1}
+
+
+def identity_model(emb_dim: int, params: FriedrichParams, *, casing: bool = True, seed: int = 0) -> AdversarialModel:
+    """Head (and adversaries, for the raw-embedding control) on ``R = E``; seeded init."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        deid = DeidHead(emb_dim, LABELS, hidden=params.deid_hidden, layers=params.deid_layers, casing=casing)
+        adv = Adversaries(emb_dim, emb_dim, params.adv_hidden)
+    return AdversarialModel(IdentityRepresentation(emb_dim), deid, adv)
+
+
+@torch.no_grad()
+def _dev_deid_loss(trainer: AdversarialTrainer, items: Sequence[EncodedSentence]) -> float:
+    trainer.model.eval()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(trainer.seed, "dev-deid"))
+        total = sum(float(trainer.deid_loss(items[a:a + trainer.batch_size])) * len(items[a:a + trainer.batch_size])
+                    for a in range(0, len(items), trainer.batch_size))
+    trainer.model.train()
+    return total / max(len(items), 1)
+
+
+def train_deid(
+    model: AdversarialModel,
+    embeddings: PublicEmbeddings,
+    index: NeighbourIndex,
+    train: Sequence[EncodedSentence],
+    dev: Sequence[EncodedSentence],
+    params: FriedrichParams,
+    *,
+    seed: int = 0,
+) -> tuple[AdversarialTrainer, dict]:
+    """Train representation + head on l_deid only (phase ``deid``), early-stopped on the dev
+    l_deid; the best state is restored. Returns the trainer and {"epochs", "dev_loss", "seconds"}."""
+    t0 = time.perf_counter()
+    trainer = AdversarialTrainer(model, embeddings, index, train, dev, n_neighbours=2, batch_size=params.batch_size,
+                                 lr=params.lr, seed=seed, warm=False)
+    best, state, bad, epochs = math.inf, None, 0, 0
+    for _ in range(params.epochs):
+        trainer.run_epoch("deid")
+        epochs += 1
+        loss = _dev_deid_loss(trainer, trainer.dev)
+        if loss < best - 1e-6:
+            best, state, bad = loss, trainer.state(("representation", "deid")), 0
+        else:
+            bad += 1
+            if bad >= params.patience:
+                break
+    if state is not None:
+        trainer.load(state)
+    return trainer, {"epochs": epochs, "dev_loss": best, "seconds": time.perf_counter() - t0}
+
+
+def encode(sentences: Sequence[TaggedSentence], embeddings: PublicEmbeddings) -> list[EncodedSentence]:
+    return encode_sentences(sentences, embeddings, LABELS)

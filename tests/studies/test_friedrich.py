@@ -1,0 +1,186 @@
+"""Friedrich et al. (ACL 2019) study pieces: parameters, the score, the sweep summary and
+Table 2 analog, the shared de-identification trainer, and the attack's controls (a
+representation without privacy training must be attackable, or no "near chance" result means
+anything)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from deidlib.corpus.labels import TaggedSentence
+from deidlib.corpus.tokenize import Token
+from deidlib.embeddings.neighbours import NeighbourIndex
+from deidlib.embeddings.public import PublicEmbeddings
+from deidlib.studies import friedrich
+from deidlib.studies.friedrich import adversarial as fa
+from deidlib.studies.friedrich import pseudonymization as fp
+from deidlib.studies.friedrich.common import FriedrichData, token_f1
+
+EMB = 8
+
+
+def test_profiles_resolve_and_bad_values_are_one_line_errors():
+    for prof in ("smoke", "cpu", "paper"):
+        p = friedrich.params_for(prof)
+        assert p.profile == prof and min(p.adv_neighbours) >= 2
+    paper = friedrich.params_for("paper")
+    assert paper.neighbours == (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+    assert (paper.n_seeds, paper.frozen_epochs, paper.d, paper.deid_hidden, paper.deid_layers) == (5, 50, 50, 128, 2)
+    assert friedrich.params_for("smoke", neighbours=[1, 5]).neighbours == (1, 5)
+    with pytest.raises(ValueError, match="embeddings"):
+        friedrich.params_for("smoke", embeddings=("word2vec",))
+    with pytest.raises(ValueError, match="adv_neighbours"):
+        friedrich.params_for("smoke", adv_neighbours=(1, 10))
+    with pytest.raises(ValueError, match="unknown friedrich parameters"):
+        friedrich.params_for("smoke", neighbors=(1,))
+    with pytest.raises(ValueError, match="even"):
+        friedrich.params_for("smoke", d=7)
+
+
+def test_token_f1_counts_tokens_tagged_phi():
+    gold = [["O", "B-PHI", "I-PHI", "O"], ["B-PHI"]]
+    pred = [["B-PHI", "B-PHI", "O", "O"], ["I-PHI"]]  # tp 2 (any PHI tag counts), fp 1, fn 1
+    r = token_f1(gold, pred)
+    assert r["precision"] == pytest.approx(2 / 3) and r["recall"] == pytest.approx(2 / 3)
+    assert r["f1"] == pytest.approx(2 / 3)
+    with pytest.raises(ValueError):
+        token_f1(gold, pred[:1])
+
+
+def _sweep_frame():
+    rows = []
+    for e, base in (("glove", 0.9), ("fasttext", 0.8)):
+        for n, rel in ((1, 1.0), (100, 0.99), (1000, 0.5)):
+            for s, jitter in ((0, -0.01), (1, 0.01)):
+                rows.append({"embedding": e, "n": n, "seed": s, "f1": base * rel + jitter})
+    return pd.DataFrame(rows)
+
+
+def test_sweep_summary_relative_to_the_non_private_model_and_the_paper_shape():
+    s = fp.summarize_sweep(_sweep_frame())
+    g = s[s.embedding == "glove"].set_index("n")
+    assert g.loc[1, "f1_mean"] == pytest.approx(0.9) and g.loc[1, "relative_to_n1"] == pytest.approx(1.0)
+    assert g.loc[1000, "relative_to_n1"] == pytest.approx(0.5)
+    assert (g.loc[1000, "f1_min"], g.loc[1000, "f1_max"]) == pytest.approx((0.44, 0.46))
+    assert (s.seeds == 2).all()
+    # the paper: flat to 200, ~0.95 absolute at 500 and ~0.90 at 1000 from ~0.975
+    assert fp._paper_relative(20) == 1.0 and fp._paper_relative(200) == 1.0
+    assert fp._paper_relative(1000) == pytest.approx(0.90 / 0.975)
+    assert 0.90 / 0.975 < fp._paper_relative(700) < 0.95 / 0.975
+    chk = fp.shape_checks({"summary": s})
+    assert set(chk.n) == {100, 1000} and (chk[chk.n == 1000].ours_relative == 0.5).all()
+
+
+def test_table2_rows_are_means_over_runs_with_the_papers_values():
+    p = friedrich.params_for("smoke")
+    sw = _sweep_frame()
+    extra = pd.DataFrame([{"embedding": "glove", "f1": 0.7}, {"embedding": "glove", "f1": 0.8}])
+    adv = pd.DataFrame([{"embedding": "glove", "f1": 0.6}])
+    assert p.table_neighbours == 100
+    t = fp.table2(sw, extra, adv, p).set_index("model")
+    assert t.loc["non-private GloVe", "f1_mean"] == pytest.approx(0.75)
+    assert t.loc["non-private GloVe", "runs"] == 2 and t.loc["non-private GloVe", "paper"] == pytest.approx(0.9724)
+    assert t.loc["non-private GloVe + casing", "f1_mean"] == pytest.approx(0.9)
+    assert t.loc["non-private FastText", "f1_mean"] == pytest.approx(0.8)
+    assert t.loc[f"pseudonymized N={p.table_neighbours} GloVe", "f1_mean"] == pytest.approx(0.9 * 0.99)
+    assert t.loc[f"adversarial N={p.table_neighbours} GloVe", "f1_mean"] == pytest.approx(0.6)
+    assert f"adversarial N={p.table_neighbours} FastText" not in t.index  # no runs, no row
+
+
+# ----------------------------------------------------------------------------- toy data
+
+
+def _embeddings():
+    rng = np.random.default_rng(0)
+    words = [f"name{i}" for i in range(60)] + [f"word{i}" for i in range(40)]
+    return PublicEmbeddings("toy", words, rng.normal(size=(len(words), EMB)).astype(np.float32))
+
+
+def _sentences(n, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        T = int(rng.integers(4, 8))
+        words = [f"word{rng.integers(40)}" for _ in range(T)]
+        tags = ["O"] * T
+        i = int(rng.integers(T))
+        words[i], tags[i] = f"Name{rng.integers(60)}", "B-PHI"
+        out.append(TaggedSentence(f"d{k}", [Token(w, 0, len(w)) for w in words], tags))
+    return out
+
+
+@pytest.fixture(scope="module")
+def toy():
+    emb = _embeddings()
+    data = FriedrichData(_sentences(160, 1), _sentences(40, 2), _sentences(200, 3), "toy", "fp")
+    return data, emb, NeighbourIndex(emb)
+
+
+def _tiny(**kw):
+    base = dict(epochs=3, patience=2, deid_hidden=8, deid_layers=1, d=8, adv_hidden=16, p1_epochs=2, p2_epochs=2,
+                p3_epochs=2, dann_epochs=2, frozen_epochs=2, lr=1e-2, batch_size=16, adv_neighbours=(10,),
+                procedures=("three_phase", "dann"))
+    return friedrich.params_for("smoke", **{**base, **kw})
+
+
+def test_non_private_model_learns_and_is_deterministic(toy):
+    data, emb, index = toy
+    p = _tiny(epochs=6)
+    a = fp.train_pseudonymized(data, emb, index, 1, p, seed=0)
+    b = fp.train_pseudonymized(data, emb, index, 1, p, seed=0)
+    assert a["f1"] > 0.8, a  # PHI words are their own vocabulary: easy
+    assert a["f1"] == b["f1"] and a["epochs"] == b["epochs"]
+    assert a["unchanged_draws"] == a["replaced"]  # N = 1 keeps every token
+    c = fp.train_pseudonymized(data, emb, index, 20, p, seed=0)
+    assert c["replaced"] == a["replaced"] and c["unchanged_draws"] < c["replaced"]
+
+
+def test_adversarial_run_reports_f1_and_frozen_accuracy(toy):
+    data, emb, index = toy
+    p = _tiny()
+    for proc, first in (("three_phase", "P1"), ("dann", "DANN")):
+        r = fa.adversarial_run(data, emb, index, 10, p, procedure=proc, seed=0)
+        assert r["stages"].split()[0] == first
+        assert 0 <= r["adversary_accuracy"] <= 1 and r["adversary_pairs"] == 2 * 200
+        assert 0 <= r["f1"] <= 1 and r["noise_std_in"] > 0
+    with pytest.raises(ValueError, match="procedure"):
+        fa.adversarial_run(data, emb, index, 10, p, procedure="gan", seed=0)
+
+
+def test_the_raw_embedding_control_is_attackable(toy):
+    """The yardstick: on R = E (no privacy at all) the same attack must beat chance clearly,
+    else the budget is too small for any 'near chance' result to mean privacy."""
+    data, emb, index = toy
+    rows = fa.control_runs(data, emb, index, _tiny(frozen_epochs=25, epochs=2), seed=0)
+    by = {r["procedure"]: r for r in rows}
+    assert set(by) == set(fa.CONTROLS) and all(r["n"] == 10 for r in rows)
+    n = by["control raw"]["adversary_pairs"]
+    assert by["control raw"]["adversary_accuracy"] > 0.5 + 4 * math.sqrt(0.25 / n), by["control raw"]
+
+
+def test_figures_state_their_scale_and_bands_stay_non_negative():
+    p = friedrich.params_for("smoke", n_seeds=2)
+    sw = _sweep_frame().assign(f1=lambda d: d.f1 - 0.45)  # some minima below 0 before clipping
+    res = {"params": p.__dict__ | {}, "summary": fp.summarize_sweep(sw), "sizes": {"train": 10, "dev": 2, "test": 5},
+           "corpus": "synthetic"}
+    res["params"] = {k: v for k, v in res["params"].items()}
+    fig = fp.figure4(res)
+    ax = fig.axes[0]
+    assert "smoke profile" in ax.get_title() and "2 seeds" in ax.get_title() and "epochs" in ax.get_title()
+    for coll in ax.collections:  # min–max bands
+        for path in coll.get_paths():
+            assert path.vertices[:, 1].min() >= 0
+    assert any(abs(line.get_ydata()[0] - 0.95) < 1e-9 for line in ax.get_lines() if len(line.get_ydata()) == 2)
+
+
+def test_labels_cover_hipaa_phi_only():
+    from deidlib.corpus.document import Document, Span
+    from deidlib.studies.friedrich.common import _sentences
+
+    text = "Mr Smith works as a plumber in Boston."
+    spans = [Span.of(text, 3, 8, "PATIENT"), Span.of(text, 20, 27, "PROFESSION"), Span.of(text, 31, 37, "CITY")]
+    (s,) = _sentences([Document("d1", text, spans)])
+    tagged = {w for w, t in zip(s.words, s.tags) if t != "O"}
+    assert tagged == {"Smith", "Boston"}  # PROFESSION is not a HIPAA identifier
