@@ -115,6 +115,14 @@ plt.show()
 pc.round(3)
 
 # %% [markdown]
+# ## Where the gains are: mean per-class F1 by class size (thirds of the classes by pooled training count)
+
+# %%
+cs = alawad.class_size_table(results)
+write_table(cs, "alawad_class_size", out, index=True)
+cs.round(3)
+
+# %% [markdown]
 # ## Privacy evidence: registry identification from the shared representation
 # A fresh classifier trained on the frozen shared features of half the test reports and tested on the
 # other half, and the trained (shared) discriminator itself; chance is 1 / registries.
@@ -140,7 +148,7 @@ up.head(2 * params.n_registries)
 # %%
 pooled = sig[sig.seed.astype(str) == ("all" if len(seeds) > 1 else str(seeds[0]))]
 write_result(out, "alawad", "registries", params={**results["params"], "corpus": corpus},
-             metrics={"f1": f1, "significance": pooled, "per_class": pc, "attack": att},
+             metrics={"f1": f1, "significance": pooled, "per_class": pc, "class_size": cs, "attack": att},
              seeds=seeds, data_fingerprint=results["data"][0]["fingerprint"])
 write_json(results, out / "alawad_runs.json", indent=None)
 print("written to", out)

@@ -79,3 +79,11 @@ def test_bad_input_is_a_one_line_error():
         alawad.params_for("smoke", epochs=1, local_epochs=2)
     with pytest.raises(ValueError, match="at least 2 registries"):
         alawad.params_for("smoke", n_registries=1)
+
+
+def test_class_size_table_groups_classes_rarest_first(results):
+    cs = alawad.class_size_table(results)
+    assert list(cs.index) == ["rarest 1/3", "middle 2/3", "most frequent 3/3"]
+    lo = [int(r.split("-")[0]) for r in cs.train_count_range]
+    assert lo == sorted(lo)
+    assert (cs.shared_private_gain == cs.shared_private - cs.single).all()
