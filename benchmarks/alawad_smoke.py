@@ -1,5 +1,5 @@
 """Brief measurement for the alawad library (Alawad et al. 2020 highlight) on a small synthetic
-registry set, one thread, about two minutes; notebook 07 will do the study.
+registry set, one thread, about two minutes; notebook 07 (deidlib.studies.alawad) does the study.
 
 Single-registry vs centralized vs shared-private (with the adversary, and with adv_weight 0 as
 the no-adversary control) multi-window CNNs: micro/macro F1 over all registries' test

@@ -10,8 +10,9 @@ HELP = "execute the study notebooks with papermill into runs/<profile>/ and refr
 def add_arguments(p) -> None:
     p.add_argument("--profile", choices=["smoke", "cpu", "paper"], default="cpu", help="scale of the runs (default: cpu)")
     p.add_argument("--only", action="append", metavar="STUDY", help="run only this study or notebook (repeatable)")
-    p.add_argument("--corpus", choices=["synthetic", "physionet", "i2b2"], default="synthetic",
-                   help="corpus for the studies that take one (default: the embedded synthetic corpus)")
+    p.add_argument("--corpus", choices=["synthetic", "physionet", "i2b2", "abstracts"], default="synthetic",
+                   help="corpus for the studies that take one (default: the embedded synthetic corpus; "
+                        "abstracts: medical_abstracts_tc, only for --only alawad)")
     p.add_argument("--data-dir", default=None,
                    help="folder of the real corpus (physionet/i2b2), relative to the current directory")
     p.add_argument("--seed", type=int, default=0)
@@ -57,7 +58,7 @@ def run(args) -> int:
 
     if args.data_dir is not None:
         if args.corpus == "synthetic":
-            raise UsageError("--data-dir is only for --corpus physionet or i2b2 (the synthetic corpus is embedded)")
+            raise UsageError("--data-dir is only for --corpus physionet, i2b2 or abstracts (the synthetic corpus is embedded)")
         if not Path(args.data_dir).is_dir():
             raise UsageError(f"--data-dir {args.data_dir}: not a folder", code=1)
     try:

@@ -149,3 +149,32 @@ def test_shared_private_same_seed_same_models_with_difference_loss(toy):
     for ma, mb in zip(a.models, b.models):
         assert all(torch.equal(x, y) for x, y in zip(ma.state_dict().values(), mb.state_dict().values()))
     assert a.uploads == b.uploads
+
+
+def test_the_server_receives_only_shared_tensors_and_never_a_private_value(toy, monkeypatch):
+    """What the server's averaging actually receives (not just the log): only shared names, and
+    no received tensor equals any registry's embedding, private encoder or head tensor."""
+    import deidlib.collaborative.shared_private as sp
+
+    received = []
+    real = sp.average_states
+
+    def spy(states, weights):
+        received.append([{k: v.clone() for k, v in s.items()} for s in states])
+        return real(states, weights)
+
+    monkeypatch.setattr(sp, "average_states", spy)
+    run = train_shared_private(toy, CFG, RegistryTraining(rounds=2, batch_size=16, seed=2))
+    assert len(received) == 2 and all(len(r) == len(toy) for r in received)
+    private = [(k, v) for m in run.models for k, v in m.state_dict().items() if not k.startswith(SHARED_PREFIXES)]
+    assert {k.split(".")[0] for k, _ in private} == {"embedding", "private_encoder", "head"}
+    for states in received:
+        for state in states:
+            assert state and all(k.startswith(SHARED_PREFIXES) for k in state)
+            for v in state.values():
+                assert not any(v.shape == p.shape and torch.equal(v, p) for _, p in private)
+    # a registry's private layers are its own: the server's state cannot overwrite them
+    m = run.models[0]
+    before = {k: v.clone() for k, v in m.state_dict().items() if not k.startswith(SHARED_PREFIXES)}
+    _load_shared(m, {k: torch.zeros_like(v) for k, v in run.server_state.items()})
+    assert all(torch.equal(before[k], v) for k, v in m.state_dict().items() if k in before)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deidlib.studies import ahmed_dp, ahmed_models, festag, tchouka
+from deidlib.studies import ahmed_dp, ahmed_models, alawad, festag, tchouka
 from deidlib.studies.params import StudyParams
 
 STUDIES = {
@@ -12,6 +12,7 @@ STUDIES = {
     "ahmed_dp": (ahmed_dp, ahmed_dp.DPParams),
     "ahmed_models": (ahmed_models, ahmed_models.AhmedParams),
     "tchouka": (tchouka, tchouka.TchoukaParams),
+    "alawad": (alawad, alawad.AlawadParams),
 }
 
 
