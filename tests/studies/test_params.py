@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deidlib.studies import ahmed_dp, ahmed_models, festag, tchouka
+from deidlib.studies import ahmed_dp, ahmed_models, ahmed_utility, festag, tchouka
 from deidlib.studies.params import StudyParams
 
 STUDIES = {
@@ -12,6 +12,7 @@ STUDIES = {
     "ahmed_dp": (ahmed_dp, ahmed_dp.DPParams),
     "ahmed_models": (ahmed_models, ahmed_models.AhmedParams),
     "tchouka": (tchouka, tchouka.TchoukaParams),
+    "ahmed_utility": (ahmed_utility, ahmed_utility.UtilityParams),
 }
 
 
@@ -59,3 +60,5 @@ def test_run_study_takes_resolved_params_only():
         ahmed_models.run_study("smoke")
     with pytest.raises(TypeError, match="resolved DPParams"):
         ahmed_dp.run_study("smoke")
+    with pytest.raises(TypeError, match="resolved UtilityParams"):
+        ahmed_utility.run_study("smoke")
