@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deidlib.studies import ahmed_dp, ahmed_models, alawad, festag, tchouka
+from deidlib.studies import ahmed_dp, ahmed_models, ahmed_utility, alawad, festag, tchouka
 from deidlib.studies.params import StudyParams
 
 STUDIES = {
@@ -13,6 +13,7 @@ STUDIES = {
     "ahmed_models": (ahmed_models, ahmed_models.AhmedParams),
     "tchouka": (tchouka, tchouka.TchoukaParams),
     "alawad": (alawad, alawad.AlawadParams),
+    "ahmed_utility": (ahmed_utility, ahmed_utility.UtilityParams),
 }
 
 
@@ -60,3 +61,5 @@ def test_run_study_takes_resolved_params_only():
         ahmed_models.run_study("smoke")
     with pytest.raises(TypeError, match="resolved DPParams"):
         ahmed_dp.run_study("smoke")
+    with pytest.raises(TypeError, match="resolved UtilityParams"):
+        ahmed_utility.run_study("smoke")

@@ -1,0 +1,134 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · ahmed: what de-identified text is still good for (thesis §4.3.2)
+#
+# | analog of | what | function |
+# |---|---|---|
+# | Table 4.5 | BLEU-1/2/3 of each de-identified corpus against the original | `bleu_table` |
+# | Table 4.6 | LDA topic words matched (5 topics × 30 words), per topic and overall; k also by coherence | `topic_table` |
+# | Table 4.9 | diagnosis classification with 3 / 5 / 7 classes on original and de-identified notes | `classification_table` |
+# | (in words in §4.3.2) | utility vs PHI recall, one point per span source and transform | `plot_tradeoff` |
+#
+# Rows: PHI spans from the gold annotation ("ground truth", recall 1), a GRU-CRF tagger and a short-trained
+# GRU-CRF "baseline" (both trained on the training split); each removed by deletion, category masks,
+# Tchouka surrogates at a few ε and Friedrich neighbour pseudonymization. The de-identified corpus is the
+# dev + test split, which no tagger was trained on. All computation is in `deidlib.studies.ahmed_utility`
+# (its docstring lists the choices); the metrics are `deidlib.utility`.
+
+# %% tags=["parameters"]
+profile = "cpu"  # smoke | cpu | paper: corpus size, tagger sizes and epochs, LDA passes, classification repeats
+corpus = "synthetic"  # synthetic | physionet | i2b2 (classification needs the synthetic diagnosis labels)
+data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
+seed = 0  # data split, tagger initialisation, surrogates, pseudonyms, LDA and classification splits
+device = "cpu"  # torch device
+out_dir = "../runs/cpu/03_ahmed_utility"  # tables, figures and results JSON are written here
+epochs = None  # None: the profile's epochs of the GRU-CRF (cpu 8)
+max_train_sentences = None  # None: the profile's cap on the GRU-CRF's training sentences (cpu 1500)
+epsilons = None  # None: the profile's surrogate ε values (cpu (1, 10))
+pseudonym_n = None  # None: the profile's neighbour counts N of the pseudonymization rows (cpu (100,))
+max_abstracts = None  # None: the profile's (cpu: all 2,888 if found; smoke: 0, i.e. skip)
+
+# %%
+from pathlib import Path
+
+from deidlib.plotting import savefig
+from deidlib.reporting import to_markdown, write_json, write_result, write_table
+from deidlib.studies import ahmed_utility as au
+
+out = Path(out_dir)
+out.mkdir(parents=True, exist_ok=True)
+params = au.params_for(profile, epochs=epochs, max_train_sentences=max_train_sentences, epsilons=epsilons,
+                       pseudonym_n=pseudonym_n, max_abstracts=max_abstracts)
+print(f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epochs}/{params.baseline_epochs} "
+      f"sentences={params.max_train_sentences}/{params.baseline_train_sentences} ε={params.epsilons} N={params.pseudonym_n}")
+
+# %%
+res = au.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
+scale = (f"{corpus}, profile {profile}: {res['n_documents']} de-identified notes of {res['n_patients']} patients; "
+         f"GRU-CRF {params.epochs} epochs × {params.max_train_sentences or 'all'} sentences, "
+         f"baseline {params.baseline_epochs} × {params.baseline_train_sentences or 'all'}")
+print(scale)
+print(f"{res['seconds']:.1f} s")
+for n in res["notes"]:
+    print("note:", n)
+
+
+# %%
+def show(df, name):
+    write_table(df, name, out, markdown=True)
+    print(to_markdown(df.reset_index(), 3))
+
+
+# %% [markdown]
+# ## The taggers (binary-token scores on the de-identified corpus)
+
+# %%
+show(res["taggers"], "ahmed_utility_taggers")
+
+# %% [markdown]
+# ## Table 4.5 analog: BLEU of de-identified against original text
+# Thesis (i2b2): Ours 0.923 / 0.912 / 0.786, Baseline 0.900 / 0.887 / 0.759, GT 0.898 / 0.885 / 0.757.
+
+# %%
+show(res["bleu"], "ahmed_utility_table_4_5")
+
+# %% [markdown]
+# ## Table 4.6 analog: LDA topic words matched (%)
+# Thesis (i2b2, 5 × 30 words): overall Ours 84, Baseline 84, GT 83.3. The last column is the overall match
+# with the number of topics chosen by coherence on the original notes:
+
+# %%
+show(res["coherence"], "ahmed_utility_coherence")
+show(res["topics"], "ahmed_utility_table_4_6")
+
+# %% [markdown]
+# ## Table 4.9 analog: diagnosis classification accuracy (%)
+# Thesis (MIMIC-III, 3 / 5 / 7 ICD9 codes): non-sanitized 91.5 / 84.1 / 80.9, Baseline 91.5 / 85.8 / 83.4,
+# Ours 91.8 / 88.1 / 85.8. Here: TF-IDF + logistic regression, patient-grouped splits, mean over
+# `class_repeats` splits.
+
+# %%
+if len(res["classification"]):
+    show(res["classification"], "ahmed_utility_table_4_9")
+
+# %% [markdown]
+# ## Utility vs PHI recall
+
+# %%
+fig = au.plot_tradeoff(res, title=scale)
+savefig(fig, "ahmed_utility_tradeoff", out)
+
+# %% [markdown]
+# ## Real text: medical abstracts de-identified by the same taggers
+# The abstracts hold almost no PHI: what changes is what the taggers' false positives take away.
+
+# %%
+if res["abstracts"] is not None:
+    show(res["abstracts"], "ahmed_utility_abstracts")
+
+# %%
+write_json(res, out / "results.json")
+write_result(
+    out,
+    "ahmed_utility",
+    "section_4_3_2_utility",
+    params={**res["params"], "corpus": corpus},
+    metrics={k: res[k] for k in ("taggers", "bleu", "topics", "coherence", "k_coherence", "classification",
+                                 "abstracts")},
+    seeds=[seed],
+    data_fingerprint=res["fingerprint"],
+)
