@@ -464,13 +464,13 @@ def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack succes
         ax.scatter(d.attack_success, d.utility_f1, marker=markers.get(method, "x"), s=60,
                    label=f"{method}: {d.attack_metric.iloc[0]}")
         for _, r in d.iterrows():
-            if r.setting:
+            if isinstance(r.setting, str) and r.setting:  # (a CSV read back gives NaN for "")
                 ax.annotate(r.setting, (r.attack_success, r.utility_f1), textcoords="offset points",
                             xytext=(4, 3), fontsize=7)
     ax.set_xlabel("attack success (metric per method, see legend)")
     ax.set_ylabel("binary-token F1 (test)")
     ax.set_xlim(-0.03, 1.03)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
