@@ -122,16 +122,23 @@ def encode_tags(
             lab = span_label(spans[j], scheme)
             if lab is not None:
                 tags[i] = f"{j}\0{lab}"  # chunk id marker, resolved below
-    out = ["O"] * len(tokens)
+    return encode_runs([None if t == "O" else t for t in tags], encoding,
+                       label=lambda key: key.split("\0", 1)[1])
+
+
+def encode_runs(keys: Sequence, encoding: str = "BIO", label=lambda key: key) -> list[str]:
+    """Tags for a sequence of chunk keys: ``None`` is outside (``O``); a run of equal keys is
+    one chunk labelled ``label(key)``, written in ``encoding`` (IO, BIO or BIOES)."""
+    out = ["O"] * len(keys)
     i = 0
-    while i < len(tokens):
-        if tags[i] == "O":
+    while i < len(keys):
+        if keys[i] is None:
             i += 1
             continue
         k = i
-        while k + 1 < len(tokens) and tags[k + 1] == tags[i]:
+        while k + 1 < len(keys) and keys[k + 1] == keys[i]:
             k += 1
-        lab = tags[i].split("\0", 1)[1]
+        lab = label(keys[i])
         for m in range(i, k + 1):
             if encoding == "IO":
                 p = "I"

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 import torch
 
+from ..corpus.labels import encode_runs
+
 __all__ = ["phi_probability", "threshold_tags"]
 
 
@@ -49,23 +51,5 @@ def threshold_tags(marginals: torch.Tensor, labels: Sequence[str], threshold: fl
     phi = (1.0 - marginals[:, o]) >= threshold
     kind = mass.argmax(-1).tolist()
     index = {t: k for k, t in enumerate(labels)}
-    out = [o] * marginals.shape[0]
-    i, n = 0, marginals.shape[0]
-    while i < n:
-        if not phi[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < n and phi[j + 1] and kind[j + 1] == kind[i]:
-            j += 1
-        lab = names[kind[i]]
-        for m in range(i, j + 1):
-            if encoding == "IO":
-                p = "I"
-            elif encoding == "BIO":
-                p = "B" if m == i else "I"
-            else:
-                p = "S" if i == j else ("B" if m == i else ("E" if m == j else "I"))
-            out[m] = index[f"{p}-{lab}"]
-        i = j + 1
-    return out
+    keys = [names[k] if p else None for k, p in zip(kind, phi.tolist())]
+    return [index[t] for t in encode_runs(keys, encoding)]
