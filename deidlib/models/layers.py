@@ -105,6 +105,10 @@ def sinusoidal_positions(n: int, dim: int) -> torch.Tensor:
     return pe
 
 
+#: index of ``<unk>`` in every featurizer vocabulary (:data:`deidlib.models.features.UNK`)
+_UNK = 1
+
+
 class TokenEncoder(nn.Module):
     """The input of every tagger: per token, its word embedding, optionally followed by its
     character encoding (:class:`CharEncoder`) and its casing vector, concatenated,
@@ -116,6 +120,8 @@ class TokenEncoder(nn.Module):
     Reimers & Gurevych (2017) casing feature of :data:`deidlib.embeddings.chars.CASINGS`;
     ``onehot_casing=True`` starts the vectors one-hot (the RNN taggers), ``False`` keeps
     the random ``nn.Embedding`` start (the transformer tagger, as it has always trained).
+    ``word_dropout``: in training, replace known words by ``<unk>`` at this rate (default 0:
+    off, and then no random numbers are drawn).
 
     Sub-modules are created in the order word, char, casing: with the same torch seed
     a tagger draws the same initial parameters as when each tagger built these itself.
@@ -135,8 +141,12 @@ class TokenEncoder(nn.Module):
         onehot_casing: bool = True,
         embeddings: np.ndarray | None = None,
         freeze_embeddings: bool = False,
+        word_dropout: float = 0.0,
     ) -> None:
         super().__init__()
+        if not 0.0 <= word_dropout < 1.0:
+            raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
+        self.word_dropout = float(word_dropout)
         self.word = nn.Embedding(num_words, word_dim, padding_idx=0)
         if embeddings is not None:
             if tuple(embeddings.shape) != (num_words, word_dim):
@@ -186,8 +196,20 @@ class TokenEncoder(nn.Module):
                 cache[keys[u]] = row
         return torch.stack([cache[k] for k in keys])
 
+    def _word_ids(self, batch: Batch) -> torch.Tensor:
+        """The batch's word ids; in training with ``word_dropout`` > 0 each known word is
+        replaced by ``<unk>`` with that probability (Lample et al. 2016, section 4: the UNK
+        vector then learns from ordinary words too, not only from rare ones — which in a
+        synthetic corpus are mostly PHI — so an unseen word of a real note is not read as
+        PHI). Draws from torch's generator only when the rate is > 0."""
+        ids = batch.word_ids
+        if self.training and self.word_dropout > 0:
+            drop = torch.rand(ids.shape, device=ids.device) < self.word_dropout
+            ids = ids.masked_fill(drop & (ids > _UNK), _UNK)
+        return ids
+
     def forward(self, batch: Batch) -> torch.Tensor:
-        parts = [self.word(batch.word_ids)]
+        parts = [self.word(self._word_ids(batch))]
         if self.char is not None:
             parts.append(self._chars(batch)[batch.token_to_unique])
         if self.casing is not None:

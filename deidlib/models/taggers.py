@@ -200,16 +200,20 @@ class RNNTagger(BaseTagger):
         recall_penalty: float | None = None,
         embeddings: np.ndarray | None = None,
         freeze_embeddings: bool = False,
+        word_dropout: float = 0.0,
     ) -> None:
         self.kind = kind
         hp = dict(char=char, char_onehot=char_onehot, char_emb_dim=char_emb_dim, char_hidden=char_hidden, word_dim=word_dim,
                   casing=casing, casing_dim=casing_dim, input_dropout=input_dropout, cells=list(cells), hidden=hidden,
                   between_dropout=between_dropout, output_dropout=output_dropout, ff_dim=ff_dim,
                   freeze_embeddings=freeze_embeddings)
+        if word_dropout:  # recorded only when used, so configs of earlier models are unchanged
+            hp["word_dropout"] = word_dropout
         super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp, constrain_crf=constrain_crf)
         self.tokens = TokenEncoder(featurizer.num_words, word_dim, char=char, char_onehot=char_onehot,
                                    char_emb_dim=char_emb_dim, char_hidden=char_hidden, casing=casing,
-                                   casing_dim=casing_dim, embeddings=embeddings, freeze_embeddings=freeze_embeddings)
+                                   casing_dim=casing_dim, embeddings=embeddings, freeze_embeddings=freeze_embeddings,
+                                   word_dropout=word_dropout)
         self.in_drop = nn.Dropout(input_dropout)
         self.rnn = RNNStack(self.tokens.out_dim, tuple(cells), hidden, between_dropout)
         self.out_drop = nn.Dropout(output_dropout)

@@ -17,7 +17,7 @@ from ..corpus import CATEGORIES, Document
 from ..corpus.labels import span_label
 from ..corpus.tokenize import tokenize
 
-__all__ = ["corpus_table", "phi_table", "label_distribution", "plot_overview"]
+__all__ = ["corpus_table", "phi_table", "label_distribution", "note_type_table", "plot_overview"]
 
 
 def corpus_table(docs: Sequence[Document], by: str = "site") -> pd.DataFrame:
@@ -54,6 +54,26 @@ def phi_table(docs: Iterable[Document], level: str = "category", by: str = "site
     if level == "category":
         df = df.reindex([c for c in CATEGORIES if c in df.index])
     df["total"] = df.sum(axis=1)
+    return df
+
+
+def note_type_table(docs: Sequence[Document]) -> pd.DataFrame:
+    """Per note type: documents, sentences, the share of sentences holding PHI and the
+    share of PHI tokens (binary labels, default tokenizer): how PHI-dense each kind of note is."""
+    from ..corpus.labels import tagged_sentences
+
+    by: dict[str, list[Document]] = {}
+    for d in docs:
+        by.setdefault(d.metadata.get("note_type", "-"), []).append(d)
+    rows = {}
+    for nt, group in sorted(by.items()):
+        sents = tagged_sentences(group, "binary", "BIO", "default")
+        toks = sum(len(x.tags) for x in sents)
+        rows[nt] = {"documents": len(group), "sentences": len(sents),
+                    "sentences with PHI": sum(any(t != "O" for t in x.tags) for x in sents) / max(1, len(sents)),
+                    "PHI tokens": sum(t != "O" for x in sents for t in x.tags) / max(1, toks)}
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.index.name = "note type"
     return df
 
 

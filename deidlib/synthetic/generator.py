@@ -25,6 +25,7 @@ from ..corpus.document import Document
 from ..rng import derive_seed
 from .identities import SitePools, build_site_pools, make_patient
 from .notes import NoteContext, render_note
+from .notes.icu import ICU_CASING
 from .styles import NOTE_TYPES, site_names, site_style
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
@@ -108,7 +109,10 @@ def generate_iter(
                 nt = "pathology_report"
             else:
                 nt = rng.choices(types, weights=weights, k=1)[0]
-            case = rng.choices(casings, weights=cweights, k=1)[0]
+            if nt == "icu_nursing_note":
+                case = rng.choices(list(ICU_CASING), weights=list(ICU_CASING.values()), k=1)[0]
+            else:
+                case = rng.choices(casings, weights=cweights, k=1)[0]
             ctx = NoteContext(rng=rng, style=style, pools=pools[s], patient=pt, note_type=nt, note_date=date,
                               record=r + 1, case=case, abbr=rng.random() < style.abbrev_rate)
             text, spans = render_note(ctx)

@@ -21,7 +21,7 @@ from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
 __all__ = ["SiteStyle", "ARCHETYPES", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
 
-NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report")
+NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report", "icu_nursing_note")
 
 #: section key -> (full name, abbreviated name)
 SECTION_NAMES: dict[str, tuple[str, str]] = {
@@ -123,7 +123,7 @@ _PS = tuple(PRIMARY_SITES)
 ARCHETYPES: tuple[SiteStyle, ...] = (
     SiteStyle(
         name="academic",
-        note_mix={"discharge_summary": 0.4, "progress_note": 0.35, "nursing_note": 0.15, "pathology_report": 0.1},
+        note_mix={"discharge_summary": 0.4, "progress_note": 0.35, "nursing_note": 0.15, "pathology_report": 0.1, "icu_nursing_note": 0.35},
         diagnosis_weights=_uniform(DIAGNOSIS_LABELS, heart_failure=1.5, stroke=1.3),
         primary_site_weights=_uniform(_PS, breast=2.0, lung=1.5),
         date_formats={"mdy_slash": 6, "month_d_y": 2, "mdy_short": 1, "mon_d_y": 1},
@@ -137,7 +137,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
     ),
     SiteStyle(
         name="community_terse",
-        note_mix={"discharge_summary": 0.15, "progress_note": 0.45, "nursing_note": 0.37, "pathology_report": 0.03},
+        note_mix={"discharge_summary": 0.15, "progress_note": 0.45, "nursing_note": 0.37, "pathology_report": 0.03, "icu_nursing_note": 0.7},
         diagnosis_weights=_uniform(DIAGNOSIS_LABELS, pneumonia=2.2, copd=2.0, cancer=0.5),
         primary_site_weights=_uniform(_PS, lung=2.5, skin=2.0),
         date_formats={"mdy_short": 6, "mdy_dash": 2, "mdy_slash": 1},
@@ -151,7 +151,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
     ),
     SiteStyle(
         name="cancer_registry",
-        note_mix={"discharge_summary": 0.12, "progress_note": 0.2, "nursing_note": 0.03, "pathology_report": 0.65},
+        note_mix={"discharge_summary": 0.12, "progress_note": 0.2, "nursing_note": 0.03, "pathology_report": 0.65, "icu_nursing_note": 0.08},
         diagnosis_weights=_uniform(DIAGNOSIS_LABELS, cancer=6.0),
         primary_site_weights=_uniform(_PS, colorectal=2.5, prostate=2.0, bladder=1.5),
         date_formats={"iso": 6, "ymd_slash": 2, "d_mon_y": 1},
@@ -165,7 +165,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
     ),
     SiteStyle(
         name="narrative",
-        note_mix={"discharge_summary": 0.5, "progress_note": 0.3, "nursing_note": 0.1, "pathology_report": 0.1},
+        note_mix={"discharge_summary": 0.5, "progress_note": 0.3, "nursing_note": 0.1, "pathology_report": 0.1, "icu_nursing_note": 0.3},
         diagnosis_weights=_uniform(DIAGNOSIS_LABELS, heart_failure=2.0, stroke=2.0, ckd=1.5),
         primary_site_weights=_uniform(_PS, breast=1.5, skin=1.5),
         date_formats={"d_month_y": 4, "month_d_y": 3, "mon_d_y": 2, "dot": 1},
@@ -179,7 +179,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
     ),
     SiteStyle(
         name="ehr_portal",
-        note_mix={"discharge_summary": 0.2, "progress_note": 0.35, "nursing_note": 0.35, "pathology_report": 0.1},
+        note_mix={"discharge_summary": 0.2, "progress_note": 0.35, "nursing_note": 0.35, "pathology_report": 0.1, "icu_nursing_note": 0.6},
         diagnosis_weights=_uniform(DIAGNOSIS_LABELS, diabetes=2.5, ckd=2.0),
         primary_site_weights=_uniform(_PS, prostate=1.5, breast=1.5),
         date_formats={"d_mon_y": 4, "mdy_slash": 2, "iso": 1, "mon_d_y": 1},

@@ -1,6 +1,6 @@
-"""The four note types: discharge summary, progress note, nursing note, pathology report
+"""The five note types: discharge summary, progress note, nursing note, pathology report
 (the latter with primary-site / subsite content for the registry study), built from a
-shared header and sections; :func:`render_note` picks the renderer of ``ctx.note_type``.
+shared header and sections, and the ICU nursing note (:mod:`.icu`, issue 19); :func:`render_note` picks the renderer of ``ctx.note_type``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from ...corpus.document import Span
 from ..phi_forms import format_age, format_date
 from ..vocab import PRIMARY_SITES
 from .context import NoteContext
+from .icu import render_icu_nursing
 from .slots import SLOTS, lab_value, render_many, render_template, site_templates
 from .templates import (
     ALLERGIES,
@@ -460,6 +461,7 @@ RENDERERS = {
     "progress_note": _progress,
     "nursing_note": _nursing,
     "pathology_report": _pathology,
+    "icu_nursing_note": render_icu_nursing,
 }
 
 

@@ -1,0 +1,102 @@
+"""Synthetic-to-real transfer (issue 19): train on synthetic notes only, test on real ones.
+
+For each seed, :func:`deidlib.studies.transfer.run_study` trains the GRU-CRF (binary labels,
+BIOES) on the profile's synthetic corpus — vocabulary, word vectors and weights from
+synthetic notes only — and scores binary-token precision / recall / F1 on the synthetic
+test split and on every real corpus present (PhysioNet nursing notes: 486 test notes of
+the thesis' document split; i2b2 2014 when ``--data-dir`` or ``$DEIDLIB_DATA_DIR`` has it).
+Printed: per seed and as medians, with the rules-based peers (issue 19's measurements on
+the same 486 notes) and the F1 ratio to the best of them; then the diagnostics of the
+median seed: false positives by kind of token, missed PHI by type, the most frequent
+false-positive tokens (non-PHI words of the real notes, by the gold standard).
+
+    python benchmarks/transfer.py                                # cpu profile, seed 0
+    python benchmarks/transfer.py --seeds 0 1 2 --threads 1
+    python benchmarks/transfer.py -p epochs=3 -p guideline=i2b2 -p 'hparams={"word_dropout": 0}'
+
+Nothing is written: the output is the record (it contains words of the real notes, so keep
+it out of the repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+
+def _parse_overrides(items: list[str]) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise SystemExit(f"-p takes NAME=VALUE, got {it!r}")
+        k, v = it.split("=", 1)
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "paper"))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    ap.add_argument("--data-dir", default=None, help="folder holding physionet_deid_1.1/ or i2b2_2014/")
+    ap.add_argument("-p", dest="params", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a transfer parameter (JSON values), e.g. -p epochs=3")
+    args = ap.parse_args(argv)
+    if args.threads < 1:
+        raise SystemExit("--threads must be >= 1")
+
+    import torch
+
+    from deidlib.studies import transfer
+
+    torch.set_num_threads(args.threads)
+    params = transfer.params_for(args.profile, **_parse_overrides(args.params))
+    print(f"transfer: profile {args.profile}, seeds {args.seeds}, threads {args.threads}, params {params}")
+    runs = []
+    for seed in args.seeds:
+        t0 = time.perf_counter()
+        res = transfer.run_study(params, data_dir=args.data_dir, seed=seed, progress=False)
+        runs.append(res)
+        print(f"\nseed {seed} ({time.perf_counter() - t0:.0f} s, {res['synthetic']['train_documents']} synthetic "
+              f"training notes, {res['epochs_run']} epochs)")
+        for row in transfer.score_rows(res):
+            print(f"  {row['test set']:24s} n={row['documents']:4d}  P {row['precision']:.3f}  R {row['recall']:.3f}  "
+                  f"F1 {row['f1']:.3f}  {row['goal']}")
+        for name, why in res["skipped"].items():
+            print(f"  {name:24s} skipped: {why}")
+    if not runs[0]["real"]:
+        print("\nno real corpus found: only the synthetic scores above (see data/README.md)")
+        return 0
+    print("\nmedians over seeds")
+    for name in runs[0]["real"]:
+        med = {k: statistics.median(r["real"][name][k] for r in runs) for k in ("precision", "recall", "f1")}
+        print(f"  {name:12s} P {med['precision']:.3f}  R {med['recall']:.3f}  F1 {med['f1']:.3f}")
+        if name == "physionet":
+            best_name, best = max(transfer.PEERS_NURSING.items(), key=lambda kv: kv[1])
+            for peer, f1 in transfer.PEERS_NURSING.items():
+                print(f"    peer {peer:16s} F1 {f1:.3f}")
+            print(f"    F1 ratio to the best peer ({best_name}): {med['f1'] / best:.2f}x")
+    syn = statistics.median(r["synthetic"]["f1"] for r in runs)
+    print(f"  {'synthetic':12s} F1 {syn:.3f}  (the gap to the real corpora stays visible)")
+    name = next(iter(runs[0]["real"]))
+    mid = sorted(runs, key=lambda r: r["real"][name]["f1"])[len(runs) // 2]
+    d = mid["real"][name]
+    print(f"\ndiagnostics of {name}, seed {mid['seed']}")
+    print("  false positives by kind: " + ", ".join(f"{r['kind']} {r['false_positives']} ({r['share']:.0%})"
+                                                   for r in d["false_positives_by_kind"]))
+    print("  missed PHI tokens by type: " + ", ".join(f"{r['type']} {r['missed_tokens']}/{r['gold_tokens']}"
+                                                     for r in d["missed_by_type"]))
+    print("  missed PHI tokens by kind: " + ", ".join(f"{r['kind']} {r['missed_tokens']}" for r in d["missed_by_kind"]))
+    print("  most frequent false-positive tokens: " + ", ".join(f"{r['token']} {r['count']}"
+                                                               for r in d["top_false_positive_tokens"][:15]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

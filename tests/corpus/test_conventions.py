@@ -1,0 +1,43 @@
+import pytest
+
+from deidlib.corpus.conventions import GUIDELINES, age_value, align_spans, keeps_span
+from deidlib.corpus.document import Document, Span
+
+
+def _span(text, subtype, cat):
+    return Span(0, len(text), cat, subtype, text)
+
+
+@pytest.mark.parametrize("text, value", [("58", 58), ("58-year-old", 58), ("ninety-one", 91), ("seventy-eight", 78),
+                                         ("50s", 50), ("eighty", 80), ("old", None)])
+def test_age_value_reads_digits_and_words(text, value):
+    assert age_value(text) == value
+
+
+def test_physionet_guideline_keeps_only_ages_over_89_and_drops_departments_professions_rooms():
+    keep = lambda t, st, c: keeps_span(_span(t, st, c), "physionet")  # noqa: E731
+    assert not keep("89", "AGE", "AGE") and keep("90", "AGE", "AGE") and keep("ninety-two", "AGE", "AGE")
+    assert not keep("58", "AGE", "AGE") and not keep("50s", "AGE", "AGE")
+    assert not keep("Cardiology", "DEPARTMENT", "LOCATION")
+    assert not keep("teacher", "PROFESSION", "PROFESSION")
+    assert not keep("412", "ROOM", "LOCATION")
+    for t, st, c in [("Smith", "PATIENT", "NAME"), ("Jones", "DOCTOR", "NAME"), ("7/22", "DATE", "DATE"),
+                     ("GH", "HOSPITAL", "LOCATION"), ("Boston", "CITY", "LOCATION"), ("555-1234", "PHONE", "CONTACT")]:
+        assert keep(t, st, c)
+
+
+def test_i2b2_guideline_keeps_everything_and_unknown_guideline_is_an_error():
+    for st, c, t in [("AGE", "AGE", "58"), ("DEPARTMENT", "LOCATION", "Cardiology"), ("ROOM", "LOCATION", "4")]:
+        assert keeps_span(_span(t, st, c), "i2b2")
+    with pytest.raises(ValueError, match="unknown guideline"):
+        keeps_span(_span("58", "AGE", "AGE"), "hipaa")
+    assert set(GUIDELINES) == {"i2b2", "physionet"}
+
+
+def test_align_spans_copies_and_never_changes_the_input():
+    text = "58 yo seen by Dr Jones"
+    spans = [Span(0, 2, "AGE", "AGE", "58"), Span(17, 22, "NAME", "DOCTOR", "Jones")]
+    doc = Document("d1", text, list(spans), "p1", "s", {"k": 1})
+    out = align_spans([doc], "physionet")
+    assert [s.subtype for s in out[0].spans] == ["DOCTOR"]
+    assert len(doc.spans) == 2 and out[0] is not doc and out[0].text == text and out[0].metadata == {"k": 1}

@@ -1,0 +1,81 @@
+"""The ICU nursing notes of issue 19: exact spans, PHI-sparse, real casing mix, telegraphic form."""
+
+import re
+from collections import Counter
+
+import pytest
+
+from deidlib.corpus.labels import tagged_sentences
+from deidlib.synthetic import NOTE_TYPES, generate
+from deidlib.synthetic.icu_vocab import OPENINGS, PHI_PHRASES, PLAN, SYSTEM_PHRASES
+from deidlib.synthetic.notes import icu
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate(patients=120, sites=5, seed=3)
+
+
+@pytest.fixture(scope="module")
+def icu_notes(corpus):
+    return [d for d in corpus if d.metadata["note_type"] == "icu_nursing_note"]
+
+
+def test_icu_notes_are_a_note_type_of_every_default_site(corpus, icu_notes):
+    assert "icu_nursing_note" in NOTE_TYPES
+    assert len(icu_notes) > 0.15 * len(corpus)
+    assert {d.site for d in icu_notes} == {d.site for d in corpus}
+
+
+def test_spans_are_exact_and_types_are_the_nursing_kinds(icu_notes):
+    types = Counter()
+    for d in icu_notes:
+        for s in d.spans:
+            assert d.text[s.start:s.end] == s.text and s.text == s.text.strip()
+            types[s.subtype] += 1
+    assert {"DOCTOR", "DATE", "HOSPITAL", "PATIENT"} <= set(types)
+    # none of the header PHI of the other note types (identifiers, addresses)
+    assert not {"MEDICALRECORD", "SSN", "ACCOUNT", "STREET", "ZIP", "EMAIL"} & set(types)
+
+
+def test_icu_notes_are_far_less_phi_dense_than_the_other_notes(corpus, icu_notes):
+    def phi_sentence_share(docs):
+        sents = tagged_sentences(docs, "binary", "BIO", "default")
+        return sum(any(t != "O" for t in s.tags) for s in sents) / len(sents)
+
+    others = [d for d in corpus if d.metadata["note_type"] != "icu_nursing_note"]
+    icu_share, other_share = phi_sentence_share(icu_notes), phi_sentence_share(others)
+    assert icu_share < 0.3 and icu_share < other_share / 2.5
+
+
+def test_casing_mix_follows_icu_casing(icu_notes):
+    c = Counter(d.metadata["casing"] for d in icu_notes)
+    n = sum(c.values())
+    for case, w in icu.ICU_CASING.items():
+        assert abs(c[case] / n - w) < 0.12, (case, c)
+    upper = [d for d in icu_notes if d.metadata["casing"] == "upper"]
+    assert all(d.text == d.text.upper() for d in upper)
+
+
+def test_notes_are_written_system_by_system(icu_notes):
+    headers = re.compile(r"^(NEURO|CV|C/V|CARDIAC|RESP|PULM|GI|GU)\b", re.I | re.M)
+    assert sum(bool(headers.search(d.text)) for d in icu_notes) > 0.6 * len(icu_notes)
+
+
+def test_every_placeholder_has_a_writer():
+    names = set()
+    for group in (*SYSTEM_PHRASES.values(), *PHI_PHRASES.values(), OPENINGS, PLAN):
+        for t in group:
+            names |= set(re.findall(r"\{(\w+)\}", t))
+    missing = {n for n in names if n not in icu._VALUES and n not in icu._PHI_SLOTS}
+    assert not missing
+
+
+def test_generation_is_deterministic(icu_notes):
+    again = [d for d in generate(patients=120, sites=5, seed=3) if d.metadata["note_type"] == "icu_nursing_note"]
+    assert [(d.id, d.text, d.spans) for d in again] == [(d.id, d.text, d.spans) for d in icu_notes]
+
+
+def test_registry_corpus_has_no_icu_notes():
+    docs = generate(patients=10, sites=2, seed=0, note_mix={"pathology_report": 1.0})
+    assert {d.metadata["note_type"] for d in docs} == {"pathology_report"}
