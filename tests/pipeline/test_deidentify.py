@@ -53,7 +53,9 @@ def write_format(docs, fmt, root):
     elif fmt == "jsonl":
         with open(root / "notes.jsonl", "w", encoding="utf-8") as fh:
             for d in docs:
-                fh.write(json.dumps({"id": d.id, "patient": d.patient_id, "text": d.text, "n": 3}) + "\n")
+                # UTF-8 as the command writes it (json.dumps' default \\u-escapes would differ in bytes only)
+                fh.write(json.dumps({"id": d.id, "patient": d.patient_id, "text": d.text, "n": 3},
+                                    ensure_ascii=False) + "\n")
     elif fmt == "csv":
         with open(root / "notes.csv", "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
