@@ -21,22 +21,8 @@ it out of the repository).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
-
-
-def _parse_overrides(items: list[str]) -> dict:
-    out = {}
-    for it in items:
-        if "=" not in it:
-            raise SystemExit(f"-p takes NAME=VALUE, got {it!r}")
-        k, v = it.split("=", 1)
-        try:
-            out[k] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k] = v
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,17 +32,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     ap.add_argument("--data-dir", default=None, help="folder holding physionet_deid_1.1/ or i2b2_2014/")
     ap.add_argument("-p", dest="params", action="append", default=[], metavar="NAME=VALUE",
-                    help="override a transfer parameter (JSON values), e.g. -p epochs=3")
+                    help="override a transfer parameter (Python literals, as 'deidlib reproduce -p'), e.g. -p epochs=3")
     args = ap.parse_args(argv)
     if args.threads < 1:
         raise SystemExit("--threads must be >= 1")
 
     import torch
 
+    from deidlib.commands.reproduce import parse_params
     from deidlib.studies import transfer
 
+    try:
+        overrides = parse_params(args.params)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+
     torch.set_num_threads(args.threads)
-    params = transfer.params_for(args.profile, **_parse_overrides(args.params))
+    params = transfer.params_for(args.profile, **overrides)
     print(f"transfer: profile {args.profile}, seeds {args.seeds}, threads {args.threads}, params {params}")
     runs = []
     for seed in args.seeds:

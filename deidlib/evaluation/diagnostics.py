@@ -18,6 +18,7 @@ Kinds (first rule that applies):
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -96,21 +97,10 @@ class ErrorCounts:
                  "miss_rate": c / max(1, self.gold_type[t])} for t, c in self.fn_type.most_common()]
 
 
-def _holders(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group()) for m in _HOLDER.finditer(text)]
-
-
-def _holder_of(holders: list[tuple[int, int, str]], a: int) -> str:
-    lo, hi = 0, len(holders)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if holders[mid][1] <= a:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < len(holders) and holders[lo][0] <= a:
-        return holders[lo][2]
-    return ""
+def _holder_of(holders: list[tuple[int, int, str]], ends: list[int], a: int) -> str:
+    """The whitespace-delimited token of the text that holds offset ``a`` ('' if none)."""
+    k = bisect.bisect_right(ends, a)
+    return holders[k][2] if k < len(holders) and holders[k][0] <= a else ""
 
 
 def error_tokens(gold_docs: Iterable[Document], system_docs: Iterable[Document]) -> ErrorCounts:
@@ -125,14 +115,15 @@ def error_tokens(gold_docs: Iterable[Document], system_docs: Iterable[Document])
         for sp in g.spans:
             for m in TOKEN_RE.finditer(sp.text):
                 gold_type[(sp.start + m.start(), sp.start + m.end())] = sp.subtype
-        holders = _holders(g.text)
+        holders = [(m.start(), m.end(), m.group()) for m in _HOLDER.finditer(g.text)]
+        ends = [h[1] for h in holders]
         out.tp += len(gold_keys & sys_keys)
         for a, b in sys_keys - gold_keys:
-            out.fp_kind[token_kind(_holder_of(holders, a))] += 1
+            out.fp_kind[token_kind(_holder_of(holders, ends, a))] += 1
             out.fp_token[g.text[a:b].lower()] += 1
         for key in gold_keys:
             out.gold_type[gold_type.get(key, "?")] += 1
         for a, b in gold_keys - sys_keys:
             out.fn_type[gold_type.get((a, b), "?")] += 1
-            out.fn_kind[token_kind(_holder_of(holders, a))] += 1
+            out.fn_kind[token_kind(_holder_of(holders, ends, a))] += 1
     return out

@@ -13,6 +13,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..embeddings.chars import CASINGS, N_CHAR_IDS
+from .features import UNK
 from .protocol import Batch
 
 __all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn"]
@@ -103,10 +104,6 @@ def sinusoidal_positions(n: int, dim: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(pos * div)
     pe[:, 1::2] = torch.cos(pos * div)[:, : dim // 2]
     return pe
-
-
-#: index of ``<unk>`` in every featurizer vocabulary (:data:`deidlib.models.features.UNK`)
-_UNK = 1
 
 
 class TokenEncoder(nn.Module):
@@ -205,7 +202,7 @@ class TokenEncoder(nn.Module):
         ids = batch.word_ids
         if self.training and self.word_dropout > 0:
             drop = torch.rand(ids.shape, device=ids.device) < self.word_dropout
-            ids = ids.masked_fill(drop & (ids > _UNK), _UNK)
+            ids = ids.masked_fill(drop & (ids > UNK), UNK)
         return ids
 
     def forward(self, batch: Batch) -> torch.Tensor:

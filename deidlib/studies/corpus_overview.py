@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..corpus import CATEGORIES, Document
-from ..corpus.labels import span_label
+from ..corpus.labels import span_label, tagged_sentences
 from ..corpus.tokenize import tokenize
 
 __all__ = ["corpus_table", "phi_table", "label_distribution", "note_type_table", "plot_overview"]
@@ -60,8 +60,6 @@ def phi_table(docs: Iterable[Document], level: str = "category", by: str = "site
 def note_type_table(docs: Sequence[Document]) -> pd.DataFrame:
     """Per note type: documents, sentences, the share of sentences holding PHI and the
     share of PHI tokens (binary labels, default tokenizer): how PHI-dense each kind of note is."""
-    from ..corpus.labels import tagged_sentences
-
     by: dict[str, list[Document]] = {}
     for d in docs:
         by.setdefault(d.metadata.get("note_type", "-"), []).append(d)

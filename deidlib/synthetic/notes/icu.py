@@ -19,6 +19,7 @@ from is stated there).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import random
 import re
 from collections.abc import Callable
@@ -271,11 +272,16 @@ _PHI_SLOTS: dict[str, Callable[[NoteContext], None]] = {
 }
 
 
+@functools.cache
+def _parts(template: str) -> tuple[str, ...]:
+    """``template`` split into literal text (even indices) and placeholder names (odd), once per template."""
+    return tuple(_PIECE.split(template.replace("dr {DRL}", "{DRT}")))
+
+
 def _write(ctx: NoteContext, template: str, misspell: float) -> None:
     """Write ``template``: PHI slots through :data:`_PHI_SLOTS`, values through :data:`_VALUES`,
     literal words misspelled at rate ``misspell`` (per template)."""
-    template = template.replace("dr {DRL}", "{DRT}")
-    parts = _PIECE.split(template)
+    parts = _parts(template)
     b = ctx.builder
     bad = ctx.rng.random() < misspell
     for i, part in enumerate(parts):
