@@ -56,16 +56,19 @@ def _copy(d: Document) -> Document:
 
 
 @lru_cache(maxsize=8)
-def _synthetic(patients: int, sites: int, seed: int) -> tuple[Document, ...]:
-    return tuple(generate(patients=patients, sites=sites, seed=seed))
+def _synthetic(patients: int, sites: int, seed: int, note_scale: tuple = ()) -> tuple[Document, ...]:
+    return tuple(generate(patients=patients, sites=sites, seed=seed, note_scale=dict(note_scale) or None))
 
 
 def synthetic_documents(
-    profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None
+    profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None,
+    note_scale: dict[str, float] | None = None,
 ) -> list[Document]:
-    """The synthetic corpus of a profile (sizes overridable), memoized in-process."""
+    """The synthetic corpus of a profile (sizes and note-type weights overridable, see
+    :func:`deidlib.synthetic.generate`), memoized in-process."""
     p = get_profile(profile)
-    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed))]
+    scale = tuple(sorted((note_scale or {}).items()))
+    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed), scale)]
 
 
 @lru_cache(maxsize=2)
@@ -81,6 +84,7 @@ def load_corpus(
     split: str | None = None,
     patients: int | None = None,
     sites: int | None = None,
+    note_scale: dict[str, float] | None = None,
 ) -> CorpusSplits:
     """Train/dev/test documents of ``corpus``.
 
@@ -93,6 +97,8 @@ def load_corpus(
             (``"document"`` for physionet, ``"patient"`` otherwise). For ``"i2b2"`` with
             train/test folders the folders decide and ``split`` is ignored.
         patients, sites: override the profile's synthetic corpus size.
+        note_scale: synthetic only: multiply every site's weight of these note types
+            (``{"icu_nursing_note": 3}``); ignored for real corpora.
 
     Raises:
         ValueError: unknown corpus or split.
@@ -103,7 +109,7 @@ def load_corpus(
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     if corpus == "synthetic":
-        docs = synthetic_documents(profile, seed, patients, sites)
+        docs = synthetic_documents(profile, seed, patients, sites, note_scale)
         if split == "document":
             return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
         return split_by_patient(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")

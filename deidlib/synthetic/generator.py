@@ -62,6 +62,7 @@ def generate_iter(
     locale: str = "en_US",
     *,
     note_mix: dict[str, float] | None = None,
+    note_scale: dict[str, float] | None = None,
     diagnosis_weights: dict[str, float] | None = None,
     site_weights: list[float] | None = None,
     start_year: int = 2004,
@@ -74,6 +75,8 @@ def generate_iter(
     Args: see :func:`generate`.
     """
     lo, hi = _check(patients, sites, notes_per_patient, note_mix, diagnosis_weights)
+    if note_scale is not None and (set(note_scale) - set(NOTE_TYPES) or any(f < 0 for f in note_scale.values())):
+        raise ValueError(f"note_scale must map some of {NOTE_TYPES} to factors >= 0, got {note_scale!r}")
     names = site_names(sites)
     styles = [site_style(i, seed) for i in range(sites)]
     pools: list[SitePools] = [build_site_pools(seed, i, names[i], locale, size=pool_size) for i in range(sites)]
@@ -96,6 +99,9 @@ def generate_iter(
         dxw = {"cancer": 1.0} if only_path else diagnosis_weights
         pt = make_patient(f"{i + 1:03d}", pools[s], style, rng, dxw, start_year, end_year)
         mix = dict(note_mix if note_mix is not None else style.note_mix)
+        for k, f in (note_scale or {}).items():
+            if k in mix:
+                mix[k] *= f
         if pt.diagnosis != "cancer":
             mix.pop("pathology_report", None)
         types = [k for k, v in mix.items() if v > 0]
@@ -160,6 +166,8 @@ def generate(
             medical text stays English).
         note_mix: override every site's note-type weights, e.g. ``{"pathology_report": 1}``
             for a registry corpus (then every patient is a cancer patient).
+        note_scale: multiply every site's weight of these note types, keeping the sites'
+            differences, e.g. ``{"icu_nursing_note": 3}`` (the transfer study's training notes).
         diagnosis_weights: override every site's diagnosis weights (keys: ``DIAGNOSIS_LABELS``).
         site_weights: relative number of patients per site.
         start_year, end_year: range of first-visit years.

@@ -37,6 +37,7 @@ __all__ = [
     "TITLES",
     "ASSESSMENT",
     "PLAN",
+    "PLAN_PHI",
     "DRIPS",
     "PRN_MEDS",
     "PMH_ITEMS",
@@ -84,6 +85,9 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "{edema} edema", "K {k}, repleted with {kcl}", "Mg {mg}, {mgso4} given", "CK {ck}, trop {trop}",
         "pacing wires to {pacer}", "IABP {iabp}", "denies CP", "c/o chest pressure, ECG done, no changes",
         "S1S2 heard", "hct {hct}", "IVF D5 1/2NS @ {rate_cc}cc/hr", "2/6 SEM", "1/2NS @ {rate_cc}", "{beta} {bb_dose} IV given for HR", "tele {rhythm}",
+        "NBP {bp_range}", "ABP {bp_range}", "BP {bp_range} on {pressor}", "PAP {pa}-{pa}", "{murmur}/6 SEM", "HO aware of BP",
+        "BP to {sbp}'s, HO notified", "HR {hr_range} at {time}", "BP {sbp}'s-{sbp2}'s", "HO made aware", "team aware",
+        "high risk for arrhythmia", "may need more fluid", "per careview", "NS {frac} at {rate_cc}cc/hr", "K {k} at {time}",
     ),
     "resp": (
         "{o2}", "sats {sat_range}% on {o2_short}", "O2 sat {sat}%", "LS {ls}", "lungs {ls}",
@@ -92,6 +96,10 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "intubated {time} for resp distress", "#{ett} ETT {ett_cm} at lip", "IS x{n10} q1h", "nebs q4h and prn",
         "albuterol nebs given", "diminished at bases", "on trach mask {fio2}%", "CPAP {peep} overnight",
         "RSBI {rsbi}", "SBT {sbt}", "no distress", "DOE with activity", "face tent {fio2}%",
+        "ABG {abg5}", "last ABG {abg5}", "ABG at {time} {abg5}", "{mode} {vent_num}/{vent_vt}/.{fio2}/{peep_n}", "PSV{ps}/{peep_n}",
+        "remains on PSV {ps}/{peep_n} with stable gases", "ABG on {vent} = {abg}", "pm ABG: {abg5}", "ABG from weans in flowsheets",
+        "vented {mode} {vent_vt}x{vent_num}, {peep_n} PEEP, {fio2}%", "desatted to high 80's", "Nasal Cannula {n10} lpm",
+        "on masked ventilation", "RT aware", "may need reintubation", "high risk for aspiration", "CXR at {time}",
     ),
     "gi": (
         "abd soft, NT/ND", "abd soft, distended, +BS", "+BS x4", "hypoactive BS", "tolerating {diet}",
@@ -99,17 +107,22 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "{tube} to LIWS, {drainage} drainage", "no BM", "BM x{n3}, {stool}", "c/o nausea, {antiemetic} given",
         "no N/V", "appetite poor", "taking po's well", "swallow eval {swallow}", "protonix IV", "colace/senna given",
         "LFT's {lft}", "amylase {amyl}", "guaiac neg", "ostomy {ostomy}",
+        "TF restarted at {time}", "TF held at {time} for procedure", "tube feeds on hold since {time}", "1/2 strength TF",
+        "{tube_feed} at {rate_cc}cc/hr through PEG", "may advance diet in am", "high residuals, TF held",
     ),
     "gu": (
         "foley to CD draining {urine} urine", "UO {uo_range}cc/hr", "u/o {uo_range}cc/hr", "u/o adequate",
         "lasix {lasix} IV with good response", "BUN/Cr {bun}/{cr}", "cr {cr}", "voiding qs", "voiding via urinal",
         "I/O {io_in}/{io_out}", "net {net} for the day", "CVVH running, {cvvh}", "HD today, {hd} removed",
         "foley d/c'd at {time}, DTV by {time2}", "straight cath for {uo}cc", "UA/UC sent", "bladder scan {scan}cc",
+        "+{io_in} LOS {net} since MN", "lytes at {time}", "serial CPK at {time}, {time2}", "labs pending from {time}",
+        "am labs at {time}", "u/o {uo}cc since {time}",
     ),
     "id": (
         "afebrile", "Tmax {temp}", "T {temp} PO", "febrile {temp}, cultures sent", "pan cultured",
         "WBC {wbc}", "on {abx}", "{abx} and {abx2} IV", "awaiting culture results", "cultures neg to date",
         "contact precautions for {organism}", "tylenol {tylenol} for temp", "cooling blanket on", "sputum cx sent",
+        "T max {temp}-{temp}", "Bair Hugger on", "started on {abx2} and {abx}", "{abx} level at {time}",
     ),
     "endo": (
         "BS {bs}", "FS {bs}, covered per RISS", "insulin gtt @ {insulin}u/hr", "FS q{n_q}h", "BS {bs}-{bs2}",
@@ -119,6 +132,7 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "hct {hct}", "hct stable {hct}", "{prbc} units PRBC given", "plt {plt}", "INR {inr}", "PTT {ptt}",
         "heparin gtt @ {heparin}u/hr", "PTT {ptt} on heparin, rate ^ per protocol", "coumadin {coumadin}mg po",
         "FFP x{n3}", "vit K {vitk}mg sc", "no s/s bleeding", "oozing at {site}, dsg reinforced", "type and cross sent",
+        "plt {plt},000", "hct {hct} at {time}, recheck at {time2}", "1 unit PRBC by {time}",
     ),
     "skin": (
         "intact", "warm and dry", "dsg C/D/I", "dsg's CDI", "sternal incision {incision}", "coccyx {coccyx}",
@@ -139,6 +153,7 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
     "activity": (
         "OOB to chair", "OOB to chair x{n3} hrs", "bedrest", "bedrest until {time}", "turns self in bed",
         "dangled at bedside", "ambulated {feet} ft with PT", "PT/OT to see", "fall precautions", "bed alarm on",
+        "will stand up ocassionally with assist", "OOB at {time}", "may be limited d/t resp status", "high fall risk",
         "soft restraints for safety", "HOB > 30", "up to commode with assist x{n3}",
     ),
     "social": (
@@ -146,38 +161,49 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "pt is full code", "DNR/DNI", "code status discussed with family", "SW consult placed", "case mgmt following",
         "pt emotionally labile", "coping well", "anxious about procedure", "supportive family at bedside",
         "pt's {relation} will call in am", "health care proxy is {relation}",
+        "{relation} and {relation2} in to visit", "{relation}s called", "translated by {relation}", "{relation} upset about prognosis",
+        "family meeting at {time}", "{relation} aware and agree with plan",
     ),
 }
 
 #: PHI-bearing phrases per system (rare: a note gets a few). PHI slots:
-#: ``DRL`` (a doctor's surname, optionally after Dr/DR/dr), ``NPF`` (a nurse / NP / RT first
-#: name), ``RELF`` (a relative's first name), ``PTL`` (the patient's surname), ``MD`` (a
+#: ``DRL`` (a doctor's surname, optionally after Dr/DR/dr), ``INI`` (an initial and a care
+#: provider's surname, "M. Peppler"), ``NPF`` (a nurse / NP / RT first name), ``RELF`` /
+#: ``RELL`` (a relative's first / last name), ``PTL`` / ``PTF`` (the patient's surname /
+#: first name), ``MD`` (a
 #: month/day date), ``YY`` (a year), ``HOSPS`` (a short hospital name), ``WARD`` (a unit
 #: or building name), ``CITY``, ``PHONE``, ``PAGER``, ``AGE`` (an age over 89).
 PHI_PHRASES: dict[str, tuple[str, ...]] = {
     "neuro": ("neuro consult, seen by dr {DRL}", "head CT {MD} neg", "{DRL} aware of change in mental status"),
     "cv": ("{DRL} aware", "per dr {DRL}", "cath at {HOSPS} {MD}", "CABG '{YY} at {HOSPS}", "dr {DRL} and dr {DRL} in to see pt", "dr {DRL} notified of {sbp}/{dbp}", "cath {MD}, stent to {vessel}",
-           "{pressor} started per {DRL}", "echo {MD}: EF {ef}%", "NP {NPF} aware, no new orders"),
+           "{pressor} started per {DRL}", "echo {MD}: EF {ef}%", "NP {NPF} aware, no new orders",
+           "NP {DRL} made aware", "{INI} in to see pt", "dr {INI} aware", "s/p {procedure} {MD}", "{MD}-> {procedure}",
+           "sent to {HOSPS} via ambulance", "taken to {HOSPS} where trop pos", "MI '{YY}", "cath {MD} at {HOSPS}"),
     "resp": ("extubated {MD}", "trach {MD} by dr {DRL}", "intubated at {HOSPS} {MD}", "RT {NPF} in, suctioned", "seen by pulm, dr {DRL}", "CXR {MD} {cxr}",
-             "bronch {MD} per dr {DRL}"),
-    "gi": ("last BM {MD}", "PEG placed at {HOSPS} {MD}", "seen by GI, dr {DRL}", "NPO for EGD with dr {DRL} tomorrow"),
-    "gu": ("renal following, dr {DRL}", "HD {MD}", "urology, dr {DRL}, to see"),
-    "id": ("cultures {MD} neg", "ID consult, dr {DRL}"),
+             "bronch {MD} per dr {DRL}", "{INI} RRT in to suction", "plan to wean for extubation {MD}",
+             "intubated {MD} at {HOSPS}, transferred here"),
+    "gi": ("last BM {MD}", "PEG placed at {HOSPS} {MD}", "seen by GI, dr {DRL}", "NPO for EGD with dr {DRL} tomorrow", "adm to the {HOSPS} for GI bleed {MD}"),
+    "gu": ("renal following, dr {DRL}", "HD {MD}", "urology, dr {DRL}, to see", "HD {MD} or {MD}", "WT {MD} {wt}kg"),
+    "id": ("cultures {MD} neg", "ID consult, dr {DRL}", "urine cx from {MD} NGTD", "blood cultures {MD} (+) for GPC"),
     "endo": ("endocrine, dr {DRL} following",),
     "heme": ("{prbc} units PRBC {MD}", "coumadin held per dr {DRL}"),
-    "skin": ("wound care RN {NPF} in to see pt",),
+    "skin": ("wound care RN {NPF} in to see pt", "wound nurse, {NPF} {DRL}, notified"),
     "lines": ("{line} placed {MD}", "{line} placed by dr {DRL}", "PICC placed {MD}"),
-    "pain": ("pain service, dr {DRL}, following",),
+    "pain": ("pain service, dr {DRL}, following", "dr {DRL} has seen pt"),
     "activity": ("PT {NPF} in, ambulated {feet} ft",),
     "social": (
         "{relation} {RELF} in to visit", "{relation} {RELF} called, updated", "{relation}, {RELF}, phoned, updated",
         "{relation} {RELF} can be reached at {PHONE}", "pt lives in {CITY} with {relation}",
         "family from {CITY} here", "{relation} ({RELF}) is HCP", "{relation} {RELF} and {relation2} in this pm",
         "pt lives alone in {CITY}", "pt works for {HOSPS}", "{relation} {RELF} {PTL} in to visit",
-        "Mr/Mrs {PTL} updated by phone", "spoke with {relation} {RELF}, questions answered",
+        "Mr/Mrs {PTL} updated by phone", "Mr. {PTL} anxious, reassured", "{PTF} tearful, emotional support given",
+        "Mrs. {PTL}'s {relation} in", "{PTF} asking for {relation}", "spoke with {relation} {RELF}, questions answered",
         "{relations}s {RELF} and {RELF} in, updated by dr {DRL}", "{relation} {RELF} {PTL} ({PHONE}) is contact person",
         "family meeting with dr {DRL} and {relation} {RELF}", "pt's {relation} {RELF} from {CITY} visiting",
         "{relation} is a nurse at {HOSPS}", "{RELF} ({relation}) called x2",
+        "keep {PTL} family aware of plan of care", "Mr. {PTL} resting comfortably", "Mrs. {PTL} tearful at times",
+        "{PTF} slept well after {time}", "{relation}, {RELF} {RELL} of {CITY}, visited", "{relation} in {CITY}, updated by phone",
+        "hospice co.- {HOSPS} to see pt in am", "{relation} {RELF} ({PHONE}) aware", "pt from the {HOSPS} house",
     ),
 }
 
@@ -198,6 +224,14 @@ OPENINGS: tuple[str, ...] = (
     "{MD} {procedure}. {MD} {event}, {pressor} started.",
     "Pt is a {AGE} yo {sex} from {CITY}, seen at {HOSPS} with {event}.",
     "received pt from {WARD} at {time} on {o2_short}.",
+    "{AGE} yo {sex} s/p {procedure}, POD #{n3}.", "pt is a {AGE} yo {sex} with h/o {pmh} and {pmh2}, here with {event}.",
+    "{AGE} y/o {sex} admitted from ED with {event}.", "pt remains intubated, sedated, with {event}.",
+    "pt is a {AGE} yr old {sex} with {event}, on {pressor}.", "S: \"{complaint}\"",
+    "{AGE} yo {sex} admitted to {WARD} w/ {event} {MD}.",
+    "pt recently adm to the {HOSPS} for {event}, transferred here {MD}.",
+    "{AGE} YO {sex} TRANSFERRED TO {HOSPS} FOR FURTHER MANAGEMENT OF {event}.",
+    "pt with PMH {pmh}, {event} in '{YY} and {YY}.",
+    "Pt presented to {HOSPS} on {MD} with {event}.",
     "pt arrived from {HOSPS} via amb at {time}.",
 )
 #: note titles (most notes have none)
@@ -217,7 +251,14 @@ PLAN: tuple[str, ...] = (
     "follow labs", "cont current plan", "transfer to floor when bed available", "PT/OT", "pulm toilet",
     "monitor u/o", "check K in am", "support family", "diurese as tol", "advance diet as tol", "am labs",
     "cont heparin, f/u PTT", "possible extubation in am", "cath lab in am", "keep NPO after MN",
+    "transfer to floor when bed avail", "may transfer out today", "keep family aware of plan of care", "wean O2 as tol",
+    "f/u ABG at {time}", "lytes at {time}", "recheck hct at {time}", "CXR in am", "high risk for skin breakdown, turn q2h",
+)
+#: plan items that name a place or a person (drawn at the note's PHI rate, unlike :data:`PLAN`)
+PLAN_PHI: tuple[str, ...] = (
     "transfer to {WARD} when bed available", "? transfer to {WARD} in am", "d/c to {HOSPS} rehab when stable",
+    "{WARD} when bed avail", "transfer to {HOSPS} when bed available", "screened by {HOSPS} rehab", "may transfer to {WARD} today",
+    "keep {PTL} family aware of plan", "update {relation} {RELF} in am",
 )
 DRIPS: tuple[tuple[str, str], ...] = (
     ("neo", "{dose_mcg}mcg/kg/min"), ("levophed", "{dose_mcg}mcg/kg/min"), ("dopamine", "{dose_dop}mcg/kg/min"),

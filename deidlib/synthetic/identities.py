@@ -28,7 +28,8 @@ from ..rng import derive_seed
 from .phi_forms import format_phone, random_id
 from .vocab import DIAGNOSES, HARD_FIRST_NAMES, HARD_LAST_NAMES, PRIMARY_SITES, PROFESSIONS_EN
 
-__all__ = ["SitePools", "Doctor", "Patient", "build_site_pools", "make_patient", "faker_for"]
+__all__ = ["SitePools", "Doctor", "Patient", "build_site_pools", "make_patient", "faker_for", "wide_names",
+           "WIDE_NAME_LOCALES"]
 
 _FAKERS: dict[str, object] = {}
 
@@ -206,6 +207,38 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
             license=random_id("LICENSE", rng), phone=format_phone(rng, lang), sex=sex,
         ))
     return pools
+
+
+#: Faker locales whose (Latin-script) name lists make the wide name pool of ICU nursing notes
+WIDE_NAME_LOCALES: tuple[str, ...] = ("en_US", "en_GB", "en_IE", "it_IT", "hr_HR", "de_DE", "de_AT", "nl_NL", "es_ES",
+                                      "es_MX", "cs_CZ", "sk_SK", "sv_SE", "fi_FI", "fr_FR", "sl_SI", "et_EE", "lv_LV",
+                                      "en_IN", "hu_HU", "da_DK", "no_NO", "pt_PT", "tr_TR")
+
+
+@functools.cache
+def wide_names(kind: str) -> tuple[str, ...]:
+    """Every distinct surname (``kind="last"``) or first name (``"first"``) of the name lists
+    Faker ships for :data:`WIDE_NAME_LOCALES` (about 12,000 surnames, 10,000 first names),
+    folded to ASCII, sorted (so draws from it are seeded), unweighted.
+
+    A site's pools hold a few hundred frequent names, so a tagger can memorise them; real
+    notes (and their surrogates) name people the training notes never saw, from every
+    origin (issue 19: 'Imbornone', 'Djuric'). ICU nursing notes draw care providers and
+    wards from this pool so that only the context can tell a name is PHI.
+    """
+    attrs = {"last": ("last_names",), "first": ("first_names_male", "first_names_female", "first_names")}[kind]
+    out: set[str] = set()
+    for loc in WIDE_NAME_LOCALES:
+        try:
+            prov = faker_for(loc).provider("faker.providers.person")
+        except (ValueError, AttributeError, KeyError):
+            continue
+        for attr in attrs:
+            for n in getattr(prov, attr, None) or ():
+                a = unicodedata.normalize("NFKD", n).encode("ascii", "ignore").decode()
+                if a.isalpha() and len(a) > 2:
+                    out.add(a)
+    return tuple(sorted(out))
 
 
 def _names(fake, attr: str, method: str, n: int) -> list[str]:

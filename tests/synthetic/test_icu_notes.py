@@ -79,3 +79,16 @@ def test_generation_is_deterministic(icu_notes):
 def test_registry_corpus_has_no_icu_notes():
     docs = generate(patients=10, sites=2, seed=0, note_mix={"pathology_report": 1.0})
     assert {d.metadata["note_type"] for d in docs} == {"pathology_report"}
+
+
+def test_wide_name_pool_is_large_sorted_ascii_and_used_for_care_providers(icu_notes):
+    from deidlib.synthetic.identities import wide_names
+
+    last, first = wide_names("last"), wide_names("first")
+    assert len(last) > 5000 and len(first) > 3000
+    assert list(last) == sorted(last) and all(n.isascii() and n.isalpha() for n in last + first)
+    wide = {n.lower() for n in last}
+    doctors = [s.text.split()[-1].split(".")[-1].lower() for d in icu_notes for s in d.spans if s.subtype == "DOCTOR"]
+    in_wide = sum(n in wide for n in doctors)
+    # most provider surnames come from the wide pool, so a tagger cannot memorise a site's few names
+    assert doctors and in_wide / len(doctors) > 0.4

@@ -31,6 +31,7 @@ from ..icu_vocab import (
     OPENINGS,
     PHI_PHRASES,
     PLAN,
+    PLAN_PHI,
     PMH_ITEMS,
     PRN_MEDS,
     SYSTEM_HEADERS,
@@ -39,6 +40,7 @@ from ..icu_vocab import (
     TITLES,
     UNIT_WORDS,
 )
+from ..identities import wide_names
 from .context import NoteContext, _misspell
 
 __all__ = ["render_icu_nursing", "ICU_CASING", "icu_value"]
@@ -87,6 +89,19 @@ def _bp(r: random.Random) -> str:
     if r.random() < 0.5:
         return f"BP {s}-{s + r.randint(5, 40)}/{d}-{d + r.randint(5, 25)}"
     return f"{r.choice(('BP', 'SBP', 'ABP', 'NBP', 'cuff'))} {s}/{d}"
+
+
+def _abg5(r: random.Random) -> str:
+    """A blood gas as a run of slashed numbers (pH/pCO2/pO2/HCO3/BE), in either order nurses use."""
+    ph, co2, o2 = f"{r.uniform(7.2, 7.5):.2f}", str(r.randint(28, 65)), str(r.randint(55, 180))
+    tail = [str(r.randint(18, 34)), str(r.randint(-6, 6))]
+    parts = [ph, co2, o2] if r.random() < 0.6 else [o2, co2, ph]
+    return "/".join(parts + tail[: r.randint(0, 2)])
+
+
+def _bp_range(r: random.Random) -> str:
+    s, d = r.randint(80, 170), r.randint(35, 80)
+    return f"{s}-{s + r.randint(5, 50)}/{d}-{d + r.randint(3, 25)}"
 
 
 def _drip(r: random.Random) -> str:
@@ -169,7 +184,10 @@ _VALUES: dict[str, Callable[[random.Random], str]] = {
     "relation2": _pick("son", "daughter", "grandson", "sister-in-law", "pastor"),
     "vessel": _pick("LAD", "RCA", "LCX", "OM1", "diag"), "ef": _num(15, 65),
     "event": lambda r: r.choice(EVENTS), "pmh": lambda r: r.choice(PMH_ITEMS), "pmh2": lambda r: r.choice(PMH_ITEMS),
-    "pmh3": lambda r: r.choice(PMH_ITEMS), **_DOSE,
+    "pmh3": lambda r: r.choice(PMH_ITEMS), "complaint": _pick("I can't breathe", "my back hurts", "when can I eat", "I want to go home"), "abg5": _abg5, "bp_range": _bp_range, "murmur": _pick("1", "2", "3", "4"),
+    "sbp2": _num(95, 160), "frac": _pick("1/2", "1/4", "1/3"), "mode": _pick("AC", "A/C", "SIMV", "IMV", "CMV"),
+    "vent_num": _pick("10", "12", "14", "16", "18"), "vent_vt": _pick("400", "450", "500", "550", "600", "700"),
+    "peep_n": _pick("5", "8", "10", "12"), "ps": _pick("5", "8", "10", "12", "15"), "wt": _dec(45, 130), **_DOSE,
 }
 
 
@@ -189,9 +207,31 @@ def _yy(ctx: NoteContext) -> None:
     ctx.builder.add_phi(f"{y % 100:02d}" if ctx.rng.random() < 0.7 else str(y), "DATE")
 
 
-def _drl(ctx: NoteContext) -> None:
+#: chance that a system's line holds a PHI phrase (x3 for the social line, x2 in event notes);
+#: with the openings, sign-offs and pagers this gives about 9 % of sentences with PHI
+#: (the nursing notes: 4.3 %; the rest of the corpus: 44 %)
+PHI_RATE = 0.04
+
+#: share of care-provider and ward names drawn from the wide name pool (:func:`wide_names`)
+WIDE_NAME_SHARE = 0.6
+
+
+def _surname(ctx: NoteContext) -> str:
+    """A care provider's surname: the wide pool (:data:`WIDE_NAME_SHARE`), else the patient's doctors."""
+    if ctx.lang == "en" and ctx.rng.random() < WIDE_NAME_SHARE:
+        return ctx.choice(wide_names("last"))
     d = ctx.choice(ctx.used_doctors) if ctx.rng.random() < 0.6 else ctx.choice(ctx.pools.doctors)
-    ctx.builder.add_phi(d.last, "DOCTOR")
+    return d.last
+
+
+def _first(ctx: NoteContext) -> str:
+    if ctx.lang == "en" and ctx.rng.random() < WIDE_NAME_SHARE:
+        return ctx.choice(wide_names("first"))
+    return ctx.choice(ctx.pools.doctors).first
+
+
+def _drl(ctx: NoteContext) -> None:
+    ctx.builder.add_phi(_surname(ctx), "DOCTOR")
 
 
 def _drt(ctx: NoteContext) -> None:
@@ -200,12 +240,17 @@ def _drt(ctx: NoteContext) -> None:
     _drl(ctx)
 
 
+def _ini(ctx: NoteContext) -> None:
+    """A care provider as nurses sign and cite one: an initial and a surname ("M. Peppler"), all PHI."""
+    first, last = _first(ctx), _surname(ctx)
+    ctx.builder.add_phi(f"{first[0]}. {last}" if ctx.rng.random() < 0.8 else f"{first[0]}.{last}", "DOCTOR")
+
+
 def _npf(ctx: NoteContext) -> None:
-    d = ctx.choice(ctx.pools.doctors)
     if ctx.rng.random() < 0.75:
-        ctx.builder.add_phi(d.first, "DOCTOR")
+        ctx.builder.add_phi(_first(ctx), "DOCTOR")
     else:
-        ctx.builder.add_phi(f"{d.first} {d.last}", "DOCTOR")
+        ctx.builder.add_phi(f"{_first(ctx)} {_surname(ctx)}", "DOCTOR")
 
 
 def _relf(ctx: NoteContext) -> None:
@@ -214,6 +259,14 @@ def _relf(ctx: NoteContext) -> None:
 
 def _ptl(ctx: NoteContext) -> None:
     ctx.builder.add_phi(ctx.patient.last, "PATIENT")
+
+
+def _ptf(ctx: NoteContext) -> None:
+    ctx.builder.add_phi(ctx.patient.first, "PATIENT")
+
+
+def _rell(ctx: NoteContext) -> None:
+    ctx.builder.add_phi(ctx.patient.relative_last, "PATIENT")
 
 
 def _short_hospital(name: str, rng: random.Random) -> str:
@@ -237,7 +290,8 @@ def _hosps(ctx: NoteContext) -> None:
 
 def _ward(ctx: NoteContext) -> None:
     """A ward named after a building: "<surname> 4" (the surname is the PHI; the number follows)."""
-    ctx.builder.add_phi(ctx.choice(ctx.pools.last[:12]), "HOSPITAL")
+    name = ctx.choice(wide_names("last")) if ctx.rng.random() < 0.5 else ctx.choice(ctx.pools.last[:12])
+    ctx.builder.add_phi(name, "HOSPITAL")
     ctx.builder.add_text(f" {ctx.rng.randint(1, 12)}{ctx.choice(UNIT_WORDS)}")
 
 
@@ -267,7 +321,8 @@ def _sex(ctx: NoteContext) -> None:
 
 
 _PHI_SLOTS: dict[str, Callable[[NoteContext], None]] = {
-    "MD": _md, "YY": _yy, "DRL": _drl, "DRT": _drt, "NPF": _npf, "RELF": _relf, "PTL": _ptl, "HOSPS": _hosps,
+    "MD": _md, "YY": _yy, "DRL": _drl, "DRT": _drt, "INI": _ini, "NPF": _npf, "RELF": _relf, "RELL": _rell,
+    "PTL": _ptl, "PTF": _ptf, "HOSPS": _hosps,
     "WARD": _ward, "CITY": _city, "PHONE": _phone, "PAGER": _pager, "AGE": _age, "sex": _sex,
 }
 
@@ -325,17 +380,17 @@ def _systems_layout(ctx: NoteContext, phi_rate: float, misspell: float) -> None:
         chosen = ["cv"]
     for s in chosen:
         b.add_text(ctx.choice(SYSTEM_HEADERS[s]) + sep)
-        items = _items(ctx, s, rng.randint(1, 5), phi_rate * (3.0 if s == "social" else 1.0))
+        items = _items(ctx, s, rng.randint(1, 6), phi_rate * (3.0 if s == "social" else 1.0))
         j = _joiner(ctx)
         for i, it in enumerate(items):
             if i:
                 b.add_text(j if rng.random() < 0.85 else "\n ")
             _write(ctx, it, misspell)
         b.add_text(ctx.choice((". ", ".", "", " ")) + blank)
-    _assessment_plan(ctx, misspell, blank)
+    _assessment_plan(ctx, misspell, blank, phi_rate)
 
 
-def _assessment_plan(ctx: NoteContext, misspell: float, blank: str) -> None:
+def _assessment_plan(ctx: NoteContext, misspell: float, blank: str, phi_rate: float) -> None:
     rng, b = ctx.rng, ctx.builder
     if rng.random() < 0.65:
         b.add_text(ctx.choice(("A: ", "A:", "ASSESSMENT: ", "A/ ", "Assess: ")))
@@ -349,7 +404,7 @@ def _assessment_plan(ctx: NoteContext, misspell: float, blank: str) -> None:
         for i in range(rng.randint(1, 4)):
             if i:
                 b.add_text(ctx.choice((", ", ". ", "; ")))
-            _write(ctx, ctx.choice(PLAN), misspell)
+            _write(ctx, ctx.choice(PLAN_PHI if rng.random() < phi_rate else PLAN), misspell)
         b.add_text(ctx.choice((".", ". ", "")) + "\n")
 
 
@@ -368,7 +423,7 @@ def _soap_layout(ctx: NoteContext, phi_rate: float, misspell: float) -> None:
                 b.add_text(ctx.choice(("; ", ", ")))
             _write(ctx, it, misspell)
     b.add_text(". ")
-    _assessment_plan(ctx, misspell, " ")
+    _assessment_plan(ctx, misspell, " ", phi_rate)
 
 
 def _event_layout(ctx: NoteContext, phi_rate: float, misspell: float) -> None:
@@ -387,7 +442,7 @@ def _event_layout(ctx: NoteContext, phi_rate: float, misspell: float) -> None:
 def render_icu_nursing(ctx: NoteContext) -> None:
     """Write one ICU nursing note into ``ctx.builder`` (see the module docstring)."""
     rng, b = ctx.rng, ctx.builder
-    phi_rate = 0.12 * ctx.style.extra.get("icu_phi", 1.0)
+    phi_rate = PHI_RATE * ctx.style.extra.get("icu_phi", 1.0)
     misspell = min(0.5, 0.06 + ctx.style.misspell_rate * 3)
     if rng.random() < 0.25:
         b.add_text(ctx.choice(TITLES) + ctx.choice((":", "", " -")))
@@ -405,7 +460,10 @@ def render_icu_nursing(ctx: NoteContext) -> None:
         _soap_layout(ctx, phi_rate, misspell)
     else:
         _event_layout(ctx, phi_rate, misspell)
-    if rng.random() < 0.08:
+    if rng.random() < 0.03:
         b.add_text(ctx.choice(("pager ", "PG ", "beeper # ", "call ")))
         _pager(ctx)
         b.add_text("\n")
+    if rng.random() < 0.06:
+        _ini(ctx)
+        b.add_text(ctx.choice((" RN", ", RN", " RRT", " R.N.", "")) + "\n")
