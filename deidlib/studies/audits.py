@@ -34,7 +34,7 @@ split scores utility (binary-token F1, :func:`deidlib.training.evaluate_tagger`)
   Every correct mechanism's lower bound must stay at or below the accountant's ε; the study
   raises if one does not (a bug).
 * **Representations (friedrich) and shared layers (alawad)**: their adversaries come from
-  their own studies, which have not landed; :data:`MISSING` rows say so.
+  their own studies (notebooks 05-07) and are not joined into this frontier yet; :data:`MISSING` rows say so.
 
 One vocabulary per experiment (all population words and all canary candidates): the
 vocabulary itself is not what is audited (see :mod:`deidlib.audits.canary`).
@@ -99,14 +99,15 @@ SCHEME, ENCODING = "binary", "BIO"
 #: DP-SGD steps of every end-to-end audit training (full batch)
 E2E_STEPS = 3
 
-#: methods whose attack comes from a study that has not landed (the notebook prints these)
+#: methods whose attack is measured by another study and not yet joined into this frontier
+#: (the notebook prints these)
 MISSING = (
     {"method": "pseudonymization (friedrich §4/§8)", "setting": "N neighbours",
-     "status": "missing: notebook 05/06 (friedrich) has not landed; no adversary numbers to show"},
+     "status": "not joined yet: measured by notebooks 05/06 (friedrich), not by this frontier's harness"},
     {"method": "adversarial representation (friedrich §5)", "setting": "N",
-     "status": "missing: notebook 05/06 (friedrich) has not landed; no adversary numbers to show"},
+     "status": "not joined yet: measured by notebooks 05/06 (friedrich), not by this frontier's harness"},
     {"method": "shared layers (alawad)", "setting": "shared/private CNN",
-     "status": "missing: notebook 07 (alawad) has not landed; no adversary numbers to show"},
+     "status": "not joined yet: measured by notebook 07 (alawad), not by this frontier's harness"},
 )
 
 

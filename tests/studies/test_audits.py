@@ -24,7 +24,7 @@ def test_halves_are_balanced_and_seeded():
 def test_frontier_lists_the_missing_rows_without_numbers():
     res = {"membership": [], "dssgd": [], "surrogates": []}
     fr = au.frontier_table(res)
-    assert len(fr) == len(au.MISSING) and fr.status.str.startswith("missing").all()
+    assert len(fr) == len(au.MISSING) and fr.status.str.startswith("not joined yet").all()
     assert fr.utility_f1.isna().all() and fr.attack_success.isna().all()
 
 
