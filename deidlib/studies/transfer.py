@@ -116,12 +116,16 @@ class TransferParams(StudyParams):
             raise ValueError(f"thresholds must lie in (0, 1), got {self.thresholds}")
 
 
+#: the tagger options of the transfer recipe: word dropout (unseen words are not read as PHI),
+#: a case-blind character encoder plus the casing feature (names in upper-case notes)
+_RECIPE = {"word_dropout": 0.3, "lowercase_chars": True, "casing": True}
+
 PROFILE_PARAMS = profiles(TransferParams, {
     "smoke": TransferParams(epochs=2, lr_decay=0.0, batch_size=8, max_test_documents=60,
                             hparams={"word_dim": 16, "char_emb_dim": 8, "char_hidden": 8, "hidden": 16, "ff_dim": 16,
-                                     "word_dropout": 0.3}),
-    "cpu": TransferParams(epochs=2, hparams={"word_dropout": 0.3}),
-    "paper": TransferParams(epochs=2, hparams={"word_dropout": 0.3}),
+                                     **_RECIPE}),
+    "cpu": TransferParams(epochs=2, hparams=dict(_RECIPE)),
+    "paper": TransferParams(epochs=2, hparams=dict(_RECIPE)),
 })
 
 

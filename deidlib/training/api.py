@@ -116,12 +116,14 @@ def prepare_tagger(
     tokens' normalised keys, cached), a path to vectors (word2vec/GloVe format), or ``None``
     (random init). ``vocabulary``: the word list to use instead of the training words
     (already normalised, e.g. a DP vocabulary, :func:`deidlib.privacy.vocabulary.dp_vocabulary`,
-    or public words).
+    or public words). ``hparams["lowercase_chars"]`` is taken out for the featurizer
+    (:class:`~deidlib.models.Featurizer`: the character encoder reads lower case).
     """
     sents = tagged_sentences(train_docs, scheme, encoding, tokenizer)
+    lowercase_chars = bool(hparams.pop("lowercase_chars", False))  # a featurizer option (Featurizer)
     inputs = build_inputs(kind, [s.words for s in sents], tag_set(scheme, encoding), word_dim=hparams.get("word_dim"),
                           vectors=embeddings, vector_epochs=embedding_epochs, seed=seed, min_count=min_count,
-                          vocabulary=vocabulary)
+                          vocabulary=vocabulary, lowercase_chars=lowercase_chars)
     if inputs.word_dim != hparams.get("word_dim", PRESETS[kind]["word_dim"]):
         hparams["word_dim"] = inputs.word_dim  # loaded vectors of another dimension
     tagger = build_tagger(kind, inputs.featurizer, seed=seed, embeddings=inputs.embeddings, **hparams)

@@ -41,3 +41,19 @@ def test_zero_word_dropout_draws_no_random_numbers_and_keeps_configs():
 def test_word_dropout_out_of_range_is_refused():
     with pytest.raises(ValueError, match="word_dropout"):
         TokenEncoder(10, 4, word_dropout=1.0)
+
+
+def test_lowercase_chars_makes_the_character_input_case_blind_and_survives_the_config():
+    from deidlib.models import Featurizer
+
+    fz = Featurizer.build([["Dr", "RIDLON", "ridlon", "Ridlon"]], ["O", "B-PHI"], min_count=1, lowercase_chars=True)
+    b = fz.encode([["RIDLON", "ridlon", "Ridlon"]])
+    chars = [tuple(b.char_ids[b.token_to_unique[0, i]].tolist()) for i in range(3)]
+    assert chars[0] == chars[1] == chars[2]
+    assert len(set(b.casing_ids[0].tolist())) > 1  # the casing feature still sees the case
+    plain = Featurizer.build([["RIDLON", "ridlon"]], ["O", "B-PHI"], min_count=1)
+    pb = plain.encode([["RIDLON", "ridlon"]])
+    assert pb.char_ids[pb.token_to_unique[0, 0]].tolist() != pb.char_ids[pb.token_to_unique[0, 1]].tolist()
+    assert "lowercase_chars" not in plain.config()  # old configs unchanged
+    again = Featurizer.from_config(fz.config())
+    assert again.lowercase_chars and not Featurizer.from_config(plain.config()).lowercase_chars

@@ -6,7 +6,8 @@ from deidlib.studies import transfer
 
 
 def test_params_checks():
-    assert transfer.params_for("cpu").hparams["word_dropout"] == 0.3
+    hp = transfer.params_for("cpu").hparams
+    assert hp["word_dropout"] == 0.3 and hp["lowercase_chars"] and hp["casing"]
     with pytest.raises(ValueError, match="guideline"):
         transfer.params_for("smoke", guideline="hipaa")
     with pytest.raises(ValueError, match="max_test_documents"):
