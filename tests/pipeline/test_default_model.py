@@ -44,6 +44,8 @@ def test_deidentify_without_model_builds_the_default_once(monkeypatch, tmp_path,
     info = json.loads((d / "recipe.json").read_text())
     assert info["recipe"]["corpus"] == "synthetic" and info["training_data"].startswith("embedded synthetic")
     assert info["size_bytes"] > 0 and info["build_seconds"] > 0
+    # the recall-oriented threshold of the recipe travels with the model (deidentify applies it)
+    assert json.loads((d / "config.json").read_text())["task"]["phi_threshold"] == TINY_RECIPE["phi_threshold"] == 0.03
     summary = json.loads((tmp_path / "o1" / "deidentify.json").read_text())
     assert summary["model"].startswith("default (") and d.name in summary["model"]
     mtime = (d / "weights.pt").stat().st_mtime_ns
