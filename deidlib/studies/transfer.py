@@ -26,6 +26,18 @@ Choices:
   in a synthetic corpus the words seen once are mostly PHI, so without it ``<unk>`` means
   "PHI" and every unseen word of a real note is flagged; replacing known words by
   ``<unk>`` in training breaks that link (measured in the README).
+* **Case-blind characters + casing feature** (``hparams["lowercase_chars"]``,
+  :class:`deidlib.models.Featurizer`; ``hparams["casing"]``): with case-sensitive characters
+  an unknown upper-case word looked like an abbreviation, and names in upper-case notes were
+  missed (README).
+* **ICU nursing notes weighted 3x** in the training corpus (``icu_weight``, through
+  ``load_corpus(note_scale=...)``); the corpus of the other studies is unchanged.
+* **Choosing with the real dev split.** The model never sees a real note, so the real
+  corpus' dev split (``score_dev``) is where recipes are compared; the test split is only
+  reported. Fixed thresholds on P(PHI) (``thresholds``, set before any run) add an
+  operating-point curve. Options measured and not adopted: ``vectors="glove"`` (frozen public
+  GloVe, vocabulary widened to its most frequent words) and ``upper_share`` (upper-casing a
+  share of the training notes).
 * **Diagnostics** (:mod:`deidlib.evaluation.diagnostics`): false positives by kind of token
   (abbreviations, upper-case words, numbers, measurements, times), and missed PHI tokens by
   type. The most frequent false-positive tokens are reported too: they are *non-PHI* words
@@ -52,7 +64,7 @@ from ..training import fit_tagger, predict_documents, prepare_tagger, train
 from .params import StudyParams, profiles
 
 __all__ = ["TransferParams", "PROFILE_PARAMS", "params_for", "run_study", "TransferResults", "REAL_CORPORA",
-           "PEERS_NURSING", "TARGET", "score_rows"]
+           "PEERS_NURSING", "TARGET", "score_rows", "upper_case_notes"]
 
 #: real corpora tried, in order (each is skipped with a note when not on this machine)
 REAL_CORPORA = ("physionet", "i2b2")
