@@ -218,7 +218,7 @@ WIDE_NAME_LOCALES: tuple[str, ...] = ("en_US", "en_GB", "en_IE", "it_IT", "hr_HR
 @functools.cache
 def wide_names(kind: str) -> tuple[str, ...]:
     """Every distinct surname (``kind="last"``) or first name (``"first"``) of the name lists
-    Faker ships for :data:`WIDE_NAME_LOCALES` (about 12,000 surnames, 10,000 first names),
+    Faker ships for :data:`WIDE_NAME_LOCALES` (about 12,000 surnames, 7,500 first names),
     folded to ASCII, sorted (so draws from it are seeded), unweighted.
 
     A site's pools hold a few hundred frequent names, so a tagger can memorise them; real
