@@ -25,6 +25,12 @@ import statistics
 import time
 
 
+def _median_prf(scores) -> dict[str, float]:
+    """Median precision, recall and F1 over per-seed score dicts."""
+    scores = list(scores)
+    return {k: statistics.median(s[k] for s in scores) for k in ("precision", "recall", "f1")}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "paper"))
@@ -75,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print("\nmedians over seeds")
     for name in runs[0]["real"]:
-        med = {k: statistics.median(r["real"][name][k] for r in runs) for k in ("precision", "recall", "f1")}
+        med = _median_prf(r["real"][name] for r in runs)
         print(f"  {name:12s} P {med['precision']:.3f}  R {med['recall']:.3f}  F1 {med['f1']:.3f}")
         if all(r["real"][name].get("dev") for r in runs):
-            dm = {k: statistics.median(r["real"][name]["dev"][k] for r in runs) for k in ("precision", "recall", "f1")}
+            dm = _median_prf(r["real"][name]["dev"] for r in runs)
             print(f"  {name + ' dev':12s} P {dm['precision']:.3f}  R {dm['recall']:.3f}  F1 {dm['f1']:.3f}  (dev split)")
         if name == "physionet":
             best_name, best = max(transfer.PEERS_NURSING.items(), key=lambda kv: kv[1])
@@ -86,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    peer {peer:16s} F1 {f1:.3f}")
             print(f"    F1 ratio to the best peer ({best_name}): {med['f1'] / best:.2f}x")
         for i, thr in enumerate(params.thresholds):
-            pm = {k: statistics.median(r["real"][name]["operating_points"][i][k] for r in runs)
-                  for k in ("precision", "recall", "f1")}
+            pm = _median_prf(r["real"][name]["operating_points"][i] for r in runs)
             print(f"    fixed threshold P(PHI) > {thr:<5g} P {pm['precision']:.3f}  R {pm['recall']:.3f}  F1 {pm['f1']:.3f}")
     syn = statistics.median(r["synthetic"]["f1"] for r in runs)
     print(f"  {'synthetic':12s} F1 {syn:.3f}  (the gap to the real corpora stays visible)")

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypedDict
 
@@ -58,9 +59,8 @@ from ..corpus.splits import CorpusSplits
 from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
 from ..evaluation.diagnostics import error_tokens
-from ..models import Featurizer
 from ..rng import derive_seed
-from ..training import fit_tagger, predict_documents, prepare_tagger, train
+from ..training import fit_tagger, operating_points, predict_documents, prepare_tagger, train
 from .params import StudyParams, profiles
 
 __all__ = ["TransferParams", "PROFILE_PARAMS", "params_for", "run_study", "TransferResults", "REAL_CORPORA",
@@ -186,18 +186,14 @@ def _fit_glove(params: TransferParams, syn: CorpusSplits, seed: int, train_kw: d
     import torch
 
     from ..corpus.labels import tagged_sentences
+    from ..embeddings import normalize_token
     from ..embeddings.public import load_glove
 
     glove = load_glove()
     sents = tagged_sentences(syn.train, "binary", "BIOES", "default")
-    counts: dict[str, int] = {}
-    fz_key = Featurizer.build([], ["O"]).word_key
-    for s in sents:
-        for w in s.words:
-            k = fz_key(w)
-            counts[k] = counts.get(k, 0) + 1
+    counts = Counter(normalize_token(w) for s in sents for w in s.words)
     vocab = [w for w, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= 2]
-    vocab += [fz_key(w) for w in glove.words[: params.glove_words]]
+    vocab += [normalize_token(w) for w in glove.words[: params.glove_words]]
     hp = {**(params.hparams or {}), "word_dim": glove.dim, "freeze_embeddings": True}
     sents, tagger = prepare_tagger(params.model, syn.train, scheme="binary", encoding="BIOES", embeddings=None,
                                    seed=seed, vocabulary=list(dict.fromkeys(vocab)), **hp)
@@ -207,7 +203,7 @@ def _fit_glove(params: TransferParams, syn: CorpusSplits, seed: int, train_kw: d
     matrix = rng.normal(0.0, std, (len(words), glove.dim)).astype(np.float32)
     matrix[:2] = 0.0
     for i, w in enumerate(words[2:], start=2):
-        r = glove.index.get(w)
+        r = glove.row(w)
         if r is not None:
             matrix[i] = glove.vectors[r]
     with torch.no_grad():
@@ -256,11 +252,8 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
             dev_docs = real.dev[: params.max_test_documents] if params.max_test_documents else real.dev
             dp, dr, df = binary_token_prf(dev_docs, predict_documents(tagger, dev_docs, device=device))
             dev = {"documents": len(dev_docs), "precision": dp, "recall": dr, "f1": df}
-        points = []
-        for thr in params.thresholds:
-            tp, tr, tf = binary_token_prf(test, predict_documents(tagger, test, device=device,
-                                                                  task={"phi_threshold": thr}))
-            points.append({"threshold": thr, "precision": tp, "recall": tr, "f1": tf})
+        # marginals computed once, each threshold only re-decodes them (row 0: the model's own decision)
+        points = operating_points(tagger, test, params.thresholds, device=device)[1:]
         out["real"][name] = {
             "documents": len(test), "precision": p, "recall": r, "f1": f,
             "true_positives": errs.tp, "false_positives": errs.fp, "missed": errs.fn,
