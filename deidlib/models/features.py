@@ -20,10 +20,10 @@ from torch.nn.utils.rnn import pad_sequence
 
 from ..embeddings.chars import casing_id, char_ids
 from ..embeddings.vectors import normalize_token
-from .presets import check_kind
+from .presets import PRESETS, check_kind
 from .protocol import Batch
 
-__all__ = ["Featurizer", "build_featurizer", "PAD", "UNK"]
+__all__ = ["Featurizer", "EncoderFeaturizer", "build_featurizer", "PAD", "UNK"]
 
 PAD, UNK = 0, 1
 
@@ -190,8 +190,39 @@ class Featurizer:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> Featurizer:
+        if cls is Featurizer and "encoder" in cfg:  # a saved encoder tagger's featurizer
+            return EncoderFeaturizer.from_config(cfg)
         return cls(cfg["words"], cfg["labels"], lowercase=cfg["lowercase"], normalize_digits=cfg["normalize_digits"],
                    max_word_len=cfg.get("max_word_len", 40), lowercase_chars=cfg.get("lowercase_chars", False))
+
+
+class EncoderFeaturizer(Featurizer):
+    """The featurizer of :class:`~deidlib.models.encoder_tagger.EncoderTagger`: the usual
+    tensors plus the sentences' sub-word pieces in the encoder's own (public) vocabulary,
+    ``batch.extra`` = ``sub_ids``, ``sub_mask``, ``sub_word``
+    (:func:`deidlib.embeddings.encoders.align_subwords`). ``encoder``: a named encoder or a
+    local model folder (:func:`deidlib.embeddings.encoders.encoder_dir`)."""
+
+    def __init__(self, words: Sequence[str], labels: Sequence[str], *, encoder: str = "minilm", **kw: Any) -> None:
+        super().__init__(words, labels, **kw)
+        self.encoder = encoder
+
+    def encode(self, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]] | None = None) -> Batch:
+        from ..embeddings.encoders import align_subwords, load_subword_tokenizer
+
+        batch = super().encode(tokens, tags)
+        sub_ids, sub_mask, sub_word = align_subwords(load_subword_tokenizer(self.encoder), tokens)
+        batch.extra = {"sub_ids": sub_ids, "sub_mask": sub_mask, "sub_word": sub_word}
+        return batch
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "encoder": self.encoder}
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> EncoderFeaturizer:
+        return cls(cfg["words"], cfg["labels"], encoder=cfg["encoder"], lowercase=cfg["lowercase"],
+                   normalize_digits=cfg["normalize_digits"], max_word_len=cfg.get("max_word_len", 40),
+                   lowercase_chars=cfg.get("lowercase_chars", False))
 
 
 def build_featurizer(
@@ -207,10 +238,16 @@ def build_featurizer(
     ``max_size``; other keywords as :meth:`Featurizer.build`, except that ``min_count``
     defaults to 2), or over exactly ``vocabulary`` when it is given
     (:meth:`Featurizer.from_words`: no training token enters it; ``token_lists``,
-    ``max_vocab`` and ``min_count`` are then unused). All kinds share one
-    featurizer class today (char ids, casing and words are always encoded; a tagger uses
-    what it needs); ``kind`` is validated and kept for future kind-specific inputs."""
+    ``max_vocab`` and ``min_count`` are then unused). The word-based kinds share one
+    featurizer class (char ids, casing and words are always encoded; a tagger uses what it
+    needs); an encoder kind (``minilm``, or ``encoder=`` given) gets an
+    :class:`EncoderFeaturizer` with no word vocabulary (``token_lists`` and ``vocabulary``
+    unused)."""
     check_kind(kind)
+    encoder = kw.pop("encoder", PRESETS[kind].get("encoder"))
+    if encoder is not None:  # an encoder tagger reads sub-word pieces of a public vocabulary, no training words
+        kw.pop("min_count", None)
+        return EncoderFeaturizer(["<pad>", "<unk>"], labels, encoder=encoder, **kw)
     if vocabulary is not None:
         kw.pop("min_count", None)
         return Featurizer.from_words(vocabulary, labels, **kw)

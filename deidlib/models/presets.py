@@ -24,6 +24,10 @@ PRESETS: dict[str, dict[str, Any]] = {
                      input_dropout=0.5, cells=("lstm", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
     "transformer": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=128, casing=True,
                         layers=2, heads=4, ff_hidden=256, input_dropout=0.1, attn_dropout=0.1, crf=True),
+    # issue 14: the pre-trained all-MiniLM-L6-v2 encoder, fine-tuned, + casing -> linear -> CRF
+    # (deidlib.models.encoder_tagger; word_dim 0: no word embedding, the encoder reads sub-words)
+    "minilm": dict(encoder="minilm", finetune_layers=None, casing=True, input_dropout=0.1, hidden=0, word_dim=0,
+                   crf=True),
 }
 
 #: accepted alternative hyperparameter names of the RNN taggers (the festag study's vocabulary) -> canonical name;
@@ -42,6 +46,8 @@ DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
     "gru_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
     "lstm_gru": {"optimizer": "adam", "lr": 1e-3, "clip": 5.0},
     "transformer": {"optimizer": "adam", "lr": 1e-3, "clip": 1.0},
+    # fine-tuning a pre-trained encoder wants a small step (EncoderTagger sets 3e-3 when frozen)
+    "minilm": {"optimizer": "adam", "lr": 1e-4, "clip": 1.0},
 }
 
 #: the tagger kinds, in preset order

@@ -19,6 +19,10 @@ Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values)
     ahmed thesis §4.1.4 self-attention tagger: a Transformer encoder (blocks, heads,
     hidden size are parameters; a small one trained from scratch is the CPU default)
     over word + character features and sinusoidal positions → CRF or softmax.
+``minilm``
+    issue 14: the pre-trained all-MiniLM-L6-v2 encoder (public, loaded from local files)
+    fine-tuned, or frozen (``finetune_layers=0``), + casing → linear (or a GRU) → CRF
+    (:mod:`.encoder_tagger`).
 
 CRF outputs are constrained to well-formed BIO/BIOES paths by default
 (``constrain_crf=True``; see :mod:`.crf` for why: without it the char-GRU-CRF taggers of
@@ -289,7 +293,7 @@ def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings
     check_kind(kind)
     hparams = dict(hparams)
     for alias, name in ALIASES.items():
-        if alias in hparams and kind != "transformer":  # the transformer's own names (ff_hidden) win
+        if alias in hparams and kind not in ("transformer", "minilm"):  # the transformer's own names (ff_hidden) win
             if name in hparams:
                 raise ValueError(f"give {name!r} or its alias {alias!r}, not both")
             hparams[name] = hparams.pop(alias)
@@ -300,6 +304,10 @@ def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings
         torch.manual_seed(seed)
         if kind == "transformer":
             return TransformerTagger(featurizer, embeddings=embeddings, **hp)
+        if kind == "minilm":
+            from .encoder_tagger import EncoderTagger
+
+            return EncoderTagger(featurizer, embeddings=embeddings, **hp)
         return RNNTagger(featurizer, kind=kind, embeddings=embeddings, **hp)
 
 

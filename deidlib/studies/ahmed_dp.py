@@ -89,7 +89,10 @@ __all__ = [
     "fine_tuning_table",
     "run_study",
     "plot_curve",
+    "plot_recipe_curves",
     "plot_rules",
+    "recipe_curves",
+    "member_recipe",
     "results_json",
 ]
 
@@ -126,6 +129,26 @@ class DPParams(StudyParams):
     embeddings: str | None = None  # None: random init (word2vec would read the training text)
     table_noises: tuple[float, ...] = (0.25, 0.45, 0.55)
     fine_tune_per_target: int | None = None  # pre-trained members fine-tuned per target (None: all others)
+    #: issue 14: train the members (Tables 5.1/5.2/A.3) with this recipe of dp_recipes at ``member_epsilon``
+    #: (None: the thesis' tagger at σ = ``member_noise``, lot ``batch_size``)
+    member_recipe: str | None = None
+    member_epsilon: float = 8.0
+    #: recipes of dp_recipes whose F1-vs-ε curves are drawn on the curve's corpus (ε × seeds)
+    recipes: tuple[str, ...] = ()
+    recipe_epsilons: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, math.inf)
+    recipe_seeds: int = 2
+    recipe_epochs: float | None = None  # None: each recipe's own
+
+    def check(self) -> None:
+        from .dp_recipes import RECIPES
+
+        unknown = sorted({*self.recipes, *([self.member_recipe] if self.member_recipe else [])} - set(RECIPES))
+        if unknown:
+            raise ValueError(f"ahmed_dp: unknown recipe(s) {unknown}; choose from {', '.join(RECIPES)}")
+        if not self.member_epsilon > 0:
+            raise ValueError(f"ahmed_dp: member_epsilon must be > 0, got {self.member_epsilon}")
+        if self.recipe_seeds < 1:
+            raise ValueError(f"ahmed_dp: recipe_seeds must be >= 1, got {self.recipe_seeds}")
 
 
 PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
@@ -139,6 +162,11 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         curve_sentence_rate=0.04,  # 1,208 sentences -> ~48
         max_eval_documents=4,
         fine_tune_per_target=1,
+        member_recipe="minilm",
+        recipes=("minilm",),
+        recipe_epsilons=(8.0, math.inf),
+        recipe_seeds=1,
+        recipe_epochs=1,
     ),
     "cpu": DPParams(
         tagger=dict(word_dim=48, char_emb_dim=16, char_hidden=16, layers=2, heads=4, ff_hidden=128),
@@ -150,8 +178,13 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         curve_sentence_rate=0.15,  # 6,785 sentences -> ~1,018
         max_eval_documents=60,
         fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each ~1-4 min on 2 loaded cores)
+        member_recipe="minilm",
+        recipes=("minilm",),
+        recipe_seeds=2,
+        recipe_epochs=5,
     ),
-    "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16),
+    "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16, member_recipe="minilm",
+                      recipes=("minilm", "glove"), recipe_seeds=3),
 })
 
 
@@ -220,6 +253,28 @@ def _thin_and_subsample(sents, rate: float | None, seed: int, keep_rate: float |
     if rate is not None:
         sents = keyed_subsample(sents, rate, derive_seed(seed, "train-subsample"))
     return sents
+
+
+def member_recipe(params: DPParams):
+    """The :class:`~deidlib.studies.dp_recipes.Recipe` of the members (``params.member_recipe``,
+    with ``recipe_epochs``), or ``None`` for the thesis' tagger."""
+    from .dp_recipes import RECIPES, with_overrides
+
+    if params.member_recipe is None:
+        return None
+    r = RECIPES[params.member_recipe]
+    return with_overrides(r, epochs=params.recipe_epochs) if params.recipe_epochs is not None else r
+
+
+def _recipe_member(train_docs, params: DPParams, *, seed: int, base=None, progress: bool = False) -> dict[str, Any]:
+    """A member trained with the members' recipe at ``params.member_epsilon`` (all its
+    sentences: the recipe thins or not by itself)."""
+    from .dp_recipes import train_recipe
+
+    m = train_recipe(member_recipe(params), train_docs, epsilon=params.member_epsilon, seed=seed,
+                     delta=params.delta, accountant=params.accountant, base=base, progress=progress)
+    return {"tagger": m["tagger"], "history": {}, "ledger": m["ledger"], "seconds": m["seconds"],
+            "sentences": m["sentences"]}
 
 
 def train_member(
@@ -377,22 +432,25 @@ def fine_tuning_table(
     progress: bool = False,
 ):
     """Appendix A.3 analog: for each target site, a DP model pre-trained on each other site,
-    fine-tuned with DP-SGD on the target's training data; ε of the fine-tuning phase (the
-    target's data enter only there)."""
+    fine-tuned with DP-SGD on the target's training data (the members' recipe when
+    ``member_recipe`` is set); ε of the fine-tuning phase (the target's data enter only there)."""
     rows = []
     for t in sites:
         others = [n for n in members if n != t.name][: params.fine_tune_per_target]
         for n in others:
             m = members[n]
-            ft = train_member(
-                t.train,
-                None,
-                params,
-                noise_multiplier=params.member_noise,
-                seed=seed,
-                base=m["tagger"],
-                progress=progress,
-            )
+            if params.member_recipe is not None:
+                ft = _recipe_member(t.train, params, seed=seed, base=m["tagger"], progress=progress)
+            else:
+                ft = train_member(
+                    t.train,
+                    None,
+                    params,
+                    noise_multiplier=params.member_noise,
+                    seed=seed,
+                    base=m["tagger"],
+                    progress=progress,
+                )
             rows.append(
                 {
                     "target": t.name,
@@ -402,6 +460,22 @@ def fine_tuning_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def recipe_curves(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):
+    """F1 vs ε of every recipe in ``params.recipes`` (:func:`deidlib.studies.dp_recipes.recipe_curve`:
+    target ε in ``recipe_epsilons``, seeds ``seed … seed + recipe_seeds − 1``), one DataFrame."""
+    from .dp_recipes import RECIPES, recipe_curve, with_overrides
+
+    frames = []
+    for name in params.recipes:
+        r = RECIPES[name]
+        if params.recipe_epochs is not None:
+            r = with_overrides(r, epochs=params.recipe_epochs)
+        frames.append(recipe_curve(r, train_docs, test_docs, epsilons=params.recipe_epsilons,
+                                   seeds=range(seed, seed + params.recipe_seeds), delta=params.delta,
+                                   accountant=params.accountant, progress=progress))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 class DPStudyResults(TypedDict):
@@ -414,6 +488,7 @@ class DPStudyResults(TypedDict):
     epsilon_table: pd.DataFrame  #: Table 5.3 analog
     thesis_sequences: pd.DataFrame
     curve: pd.DataFrame  #: F1 vs ε
+    recipe_curves: pd.DataFrame  #: F1 vs ε per recipe and seed (issue 14)
     members: dict[str, dict[str, Any]]  #: per site: epsilon, ledger (dict), sentences, seconds
     scenario_a: pd.DataFrame  #: Table 5.1 analog
     scenario_b: pd.DataFrame  #: Table 5.2 analog
@@ -464,12 +539,16 @@ def run_study(
     )
     out["thesis_sequences"] = thesis_sequence_table()
     out["curve"] = privacy_utility_curve(cur_train, cur_test, params, seed=seed, progress=progress)
-    members = {
-        s.name: train_member(
-            s.train, s.dev, params, noise_multiplier=params.member_noise, seed=seed, progress=progress
-        )
-        for s in sites
-    }
+    out["recipe_curves"] = recipe_curves(cur_train, cur_test, params, seed=seed, progress=progress)
+    if params.member_recipe is not None:
+        members = {s.name: _recipe_member(s.train, params, seed=seed, progress=progress) for s in sites}
+    else:
+        members = {
+            s.name: train_member(
+                s.train, s.dev, params, noise_multiplier=params.member_noise, seed=seed, progress=progress
+            )
+            for s in sites
+        }
     out["members"] = {
         n: {
             "epsilon": m["ledger"].epsilon,
@@ -526,6 +605,50 @@ def plot_curve(curve, title: str = "F1 vs ε", epochs: int | None = None, seeds:
     scale = f"{epochs if epochs is not None else '?'} epochs, ≤{n} training sentences, {seeds} seed(s)"
     ax.set_title(f"{title}\n({scale})", fontsize=9)
     ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=None):
+    """F1 vs ε (log x) per recipe: the median over seeds with the min–max range as error bars
+    (the number of seeds in the legend), the recipe's ε = ∞ run (same lots and optimiser, no
+    noise, no clipping) as a dotted line, and the thesis' points (nursing notes) as stars.
+    The title states the scale (epochs, lot, training sentences)."""
+    from .dp_recipes import RECIPES, THESIS_POINTS
+
+    apply_style()
+    fig, ax = plt.subplots(figsize=(6.2, 4.0))
+    scale = []
+    for i, (name, d) in enumerate(df.groupby("recipe", sort=False)):
+        color = f"C{i}"
+        dp = d[d.target_epsilon.apply(math.isfinite)]
+        g = dp.groupby("target_epsilon").agg(eps=("epsilon", "median"), f1=("test_f1", "median"),
+                                             lo=("test_f1", "min"), hi=("test_f1", "max"), n=("test_f1", "size"))
+        n = int(g.n.max()) if len(g) else 0
+        ax.errorbar(g.eps, g.f1, yerr=[g.f1 - g.lo, g.hi - g.f1], fmt="o-", color=color, capsize=3,
+                    label=f"{name} ({n} seed{'s' if n != 1 else ''})")
+        base = d[~d.target_epsilon.apply(math.isfinite)]
+        if len(base):
+            ax.axhline(float(base.test_f1.median()), color=color, ls=":", lw=1,
+                       label=f"{name}, same lots without DP")
+        r = RECIPES.get(name)
+        epochs = r.epochs if r is not None else "?"
+        if "steps" in d and len(dp):
+            lot = int(round(float(dp.lot.median())))
+            scale.append(f"{name}: lot {lot}, {int(dp.steps.median())} steps, {int(d.sentences.max())} sent.")
+        elif r is not None:
+            scale.append(f"{name}: {epochs} epochs")
+    pts = THESIS_POINTS if thesis_points is None else thesis_points
+    if pts:
+        ax.plot([p["epsilon"] for p in pts], [p["f1"] for p in pts], "k*", ms=11,
+                label="thesis, nursing notes (σ 0.25 / 0.55)")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    delta = float(df.delta.iloc[0]) if len(df) else 1e-5
+    ax.set_xlabel(f"ε (δ = {delta:g}, per {df.unit.iloc[0] if len(df) else 'sentence'})")
+    ax.set_ylabel("binary token F1 (test)")
+    ax.set_title(f"{title}\n({'; '.join(scale)})", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
 

