@@ -70,10 +70,10 @@ out.mkdir(parents=True, exist_ok=True)
 params = ad.params_for(profile, epochs=epochs, train_sentence_rate=train_sentence_rate,
                        negative_keep_rate=negative_keep_rate, max_eval_documents=max_eval_documents,
                        member_recipe=member_recipe, recipes=recipes, recipe_seeds=recipe_seeds)
+members_at = f"epsilon={params.member_epsilon:g}" if params.member_recipe else f"sigma={params.member_noise:g}"
 print(
     f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epochs} lot={params.batch_size} "
-    f"members: {params.member_recipe or 'thesis tagger'} "
-    f"({'epsilon=%g' % params.member_epsilon if params.member_recipe else 'sigma=%g' % params.member_noise}) "
+    f"members: {params.member_recipe or 'thesis tagger'} ({members_at}) "
     f"recipes={list(params.recipes)} accountant={params.accountant}"
 )
 

