@@ -17,6 +17,7 @@ from .taggers import (
     count_parameters,
     tagger_from_config,
 )
+from .encoder_tagger import EncoderTagger  # registers the "minilm" kind with build_tagger
 
 __all__ = [
     "Batch",
@@ -27,6 +28,7 @@ __all__ = [
     "BaseTagger",
     "RNNTagger",
     "TransformerTagger",
+    "EncoderTagger",
     "PRESETS",
     "KINDS",
     "DEFAULT_TRAINING",

@@ -47,7 +47,7 @@ from ..embeddings.encoders import load_encoder_model, load_subword_tokenizer
 from .features import Featurizer
 from .layers import RNNStack, TokenEncoder
 from .protocol import Batch
-from .taggers import BaseTagger
+from .taggers import BaseTagger, register_kind
 
 __all__ = ["EncoderTagger", "clear_encoder_caches"]
 
@@ -342,3 +342,6 @@ class EncoderTagger(BaseTagger):
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "hparams": self.hparams}
+
+
+register_kind("minilm", EncoderTagger)

@@ -285,6 +285,17 @@ class TransformerTagger(BaseTagger):
         return self.out(h)
 
 
+#: tagger classes of kinds defined in other modules (``minilm``: :mod:`.encoder_tagger`, which
+#: registers itself when ``deidlib.models`` is imported), so that this module imports none of them
+_EXTRA_KINDS: dict[str, type] = {}
+
+
+def register_kind(kind: str, cls: type) -> None:
+    """Let :func:`build_tagger` build ``kind`` (a preset of :data:`PRESETS`) with ``cls``."""
+    check_kind(kind)
+    _EXTRA_KINDS[kind] = cls
+
+
 def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings: np.ndarray | None = None, **hparams) -> BaseTagger:
     """A tagger of ``kind`` with the paper's hyperparameters, overridden by ``hparams``
     (canonical names or the :data:`ALIASES`; ``config()`` stores canonical names).
@@ -304,10 +315,8 @@ def build_tagger(kind: str, featurizer: Featurizer, *, seed: int = 0, embeddings
         torch.manual_seed(seed)
         if kind == "transformer":
             return TransformerTagger(featurizer, embeddings=embeddings, **hp)
-        if kind == "minilm":
-            from .encoder_tagger import EncoderTagger
-
-            return EncoderTagger(featurizer, embeddings=embeddings, **hp)
+        if kind in _EXTRA_KINDS:
+            return _EXTRA_KINDS[kind](featurizer, embeddings=embeddings, **hp)
         return RNNTagger(featurizer, kind=kind, embeddings=embeddings, **hp)
 
 
