@@ -6,6 +6,7 @@ build on them; :mod:`.taggers` builds on all of these.
 """
 
 from .crf import CRF
+from .encoder_tagger import EncoderTagger  # registers the "minilm" kind with build_tagger
 from .features import Featurizer, build_featurizer
 from .presets import DEFAULT_TRAINING, KINDS, PRESETS
 from .protocol import Batch, Tagger
@@ -17,7 +18,6 @@ from .taggers import (
     count_parameters,
     tagger_from_config,
 )
-from .encoder_tagger import EncoderTagger  # registers the "minilm" kind with build_tagger
 
 __all__ = [
     "Batch",
