@@ -242,7 +242,7 @@ class EncoderTagger(BaseTagger):
                                  sub_word[idx, :S], T)
             n_words = batch.mask.sum(1).tolist()
             for j, b in enumerate(todo):
-                fresh[b] = vec[j, : n_words[b]].detach()
+                fresh[b] = vec[j, : n_words[b]].detach().clone()  # not a view: the padded batch is freed
                 if len(self._cache) < self.cache_rows:
                     self._cache[keys[b]] = fresh[b]
         H = int(self.encoder.config.hidden_size)
