@@ -60,7 +60,7 @@ def time_steps(fn, batches, repeats: int) -> tuple[list[float], list[float]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kinds", nargs="+", default=[k for k in PRESETS if k != "minilm"], choices=list(PRESETS))
+    ap.add_argument("--kinds", nargs="+", default=[k for k in PRESETS if "encoder" not in PRESETS[k]], choices=list(PRESETS))
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--lots", type=int, default=8, help="distinct lots timed per repeat")
     ap.add_argument("--repeats", type=int, default=3)

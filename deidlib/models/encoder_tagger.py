@@ -37,7 +37,6 @@ words).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import torch
 from torch import nn
@@ -339,9 +338,6 @@ class EncoderTagger(BaseTagger):
         g, v = vmap(grad_and_value(loss), in_dims=(None, 0, 0, 0, 0), randomness="different")(
             params, x, casing, batch.mask, batch.labels)
         return v.detach(), [g[n] for n in names]
-
-    def config(self) -> dict[str, Any]:
-        return {"kind": self.kind, "hparams": self.hparams}
 
 
 register_kind("minilm", EncoderTagger)

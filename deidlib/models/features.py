@@ -190,10 +190,13 @@ class Featurizer:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> Featurizer:
-        if cls is Featurizer and "encoder" in cfg:  # a saved encoder tagger's featurizer
-            return EncoderFeaturizer.from_config(cfg)
-        return cls(cfg["words"], cfg["labels"], lowercase=cfg["lowercase"], normalize_digits=cfg["normalize_digits"],
-                   max_word_len=cfg.get("max_word_len", 40), lowercase_chars=cfg.get("lowercase_chars", False))
+        """Rebuild from :meth:`config`; a config with ``encoder`` (an encoder tagger's) gives
+        an :class:`EncoderFeaturizer`."""
+        kw = dict(lowercase=cfg["lowercase"], normalize_digits=cfg["normalize_digits"],
+                  max_word_len=cfg.get("max_word_len", 40), lowercase_chars=cfg.get("lowercase_chars", False))
+        if "encoder" in cfg:
+            return EncoderFeaturizer(cfg["words"], cfg["labels"], encoder=cfg["encoder"], **kw)
+        return cls(cfg["words"], cfg["labels"], **kw)
 
 
 class EncoderFeaturizer(Featurizer):
@@ -217,12 +220,6 @@ class EncoderFeaturizer(Featurizer):
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "encoder": self.encoder}
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> EncoderFeaturizer:
-        return cls(cfg["words"], cfg["labels"], encoder=cfg["encoder"], lowercase=cfg["lowercase"],
-                   normalize_digits=cfg["normalize_digits"], max_word_len=cfg.get("max_word_len", 40),
-                   lowercase_chars=cfg.get("lowercase_chars", False))
 
 
 def build_featurizer(

@@ -160,6 +160,13 @@ class PrivacyLedger:
         return d
 
 
+def _clip_factor(norms: torch.Tensor, max_grad_norm: float) -> torch.Tensor:
+    """Flat clipping: ``min(1, C / (‖g‖ + 1e-6))`` per unit norm (ones when ``C`` is infinite)."""
+    if not math.isfinite(max_grad_norm):
+        return torch.ones_like(norms)
+    return (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+
+
 def _params(tagger: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in tagger.parameters() if p.requires_grad]
 
@@ -343,7 +350,7 @@ def _micro_clipped_sum(
                     sq = sq + vals.pow(2).sum()
                     rows[j] = (uniq, vals)
             norm = sq.sqrt()
-            f = (max_grad_norm / (norm + 1e-6)).clamp(max=1.0) if math.isfinite(max_grad_norm) else 1.0
+            f = _clip_factor(norm, max_grad_norm)
             for j, g in zip(dense_idx, dense):
                 if g is not None:
                     acc[j].add_(g * f)
@@ -395,7 +402,7 @@ def _vectorized_clipped_sum(
             k += len(groups[g])
         unit = [torch.einsum("gb,b...->g...", member, gr) for gr in grads] if len(take) < len(idx) else grads
         norm = torch.stack([u.flatten(1).pow(2).sum(1) for u in unit]).sum(0).sqrt()
-        f = (max_grad_norm / (norm + 1e-6)).clamp(max=1.0) if math.isfinite(max_grad_norm) else torch.ones_like(norm)
+        f = _clip_factor(norm, max_grad_norm)
         for a, u in zip(acc, unit):
             a.add_(torch.einsum("g,g...->...", f, u))
         losses[take] = (member @ sl).to(losses.dtype)
@@ -442,10 +449,7 @@ def clip_and_noise(
     ``denominator``. Returns the noisy mean gradient per parameter and the unit norms [G]."""
     _check_noise(max_grad_norm, noise_multiplier, denominator)
     norms = torch.stack([g.flatten(1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
-    if math.isfinite(max_grad_norm):
-        factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
-    else:
-        factor = torch.ones_like(norms)
+    factor = _clip_factor(norms, max_grad_norm)
     summed = [torch.einsum("g,g...->...", factor, g) for g in grads]
     return _add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator), norms
 

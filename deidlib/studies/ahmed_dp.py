@@ -255,22 +255,30 @@ def _thin_and_subsample(sents, rate: float | None, seed: int, keep_rate: float |
     return sents
 
 
-def member_recipe(params: DPParams):
-    """The :class:`~deidlib.studies.dp_recipes.Recipe` of the members (``params.member_recipe``,
-    with ``recipe_epochs``), or ``None`` for the thesis' tagger."""
+def _recipe(params: DPParams, name: str):
+    """Recipe ``name`` of :data:`~deidlib.studies.dp_recipes.RECIPES` with ``params.recipe_epochs``."""
     from .dp_recipes import RECIPES, with_overrides
 
-    if params.member_recipe is None:
-        return None
-    r = RECIPES[params.member_recipe]
+    r = RECIPES[name]
     return with_overrides(r, epochs=params.recipe_epochs) if params.recipe_epochs is not None else r
 
 
-def _recipe_member(train_docs, params: DPParams, *, seed: int, base=None, progress: bool = False) -> dict[str, Any]:
-    """A member trained with the members' recipe at ``params.member_epsilon`` (all its
-    sentences: the recipe thins or not by itself)."""
+def member_recipe(params: DPParams):
+    """The :class:`~deidlib.studies.dp_recipes.Recipe` of the members (``params.member_recipe``,
+    with ``recipe_epochs``), or ``None`` for the thesis' tagger."""
+    return None if params.member_recipe is None else _recipe(params, params.member_recipe)
+
+
+def _published_member(train_docs, dev_docs, params: DPParams, *, seed: int, base=None,
+                      progress: bool = False) -> dict[str, Any]:
+    """A member of the ensemble tables (or its fine-tuning, with ``base``): the members'
+    recipe at ``params.member_epsilon`` (all its sentences: the recipe thins or not by
+    itself), or the thesis' tagger at σ = ``params.member_noise`` (:func:`train_member`)."""
     from .dp_recipes import train_recipe
 
+    if params.member_recipe is None:
+        return train_member(train_docs, dev_docs, params, noise_multiplier=params.member_noise, seed=seed,
+                            base=base, progress=progress)
     m = train_recipe(member_recipe(params), train_docs, epsilon=params.member_epsilon, seed=seed,
                      delta=params.delta, accountant=params.accountant, base=base, progress=progress)
     return {"tagger": m["tagger"], "history": {}, "ledger": m["ledger"], "seconds": m["seconds"],
@@ -438,19 +446,7 @@ def fine_tuning_table(
     for t in sites:
         others = [n for n in members if n != t.name][: params.fine_tune_per_target]
         for n in others:
-            m = members[n]
-            if params.member_recipe is not None:
-                ft = _recipe_member(t.train, params, seed=seed, base=m["tagger"], progress=progress)
-            else:
-                ft = train_member(
-                    t.train,
-                    None,
-                    params,
-                    noise_multiplier=params.member_noise,
-                    seed=seed,
-                    base=m["tagger"],
-                    progress=progress,
-                )
+            ft = _published_member(t.train, None, params, seed=seed, base=members[n]["tagger"], progress=progress)
             rows.append(
                 {
                     "target": t.name,
@@ -465,14 +461,11 @@ def fine_tuning_table(
 def recipe_curves(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):
     """F1 vs ε of every recipe in ``params.recipes`` (:func:`deidlib.studies.dp_recipes.recipe_curve`:
     target ε in ``recipe_epsilons``, seeds ``seed … seed + recipe_seeds − 1``), one DataFrame."""
-    from .dp_recipes import RECIPES, recipe_curve, with_overrides
+    from .dp_recipes import recipe_curve
 
     frames = []
     for name in params.recipes:
-        r = RECIPES[name]
-        if params.recipe_epochs is not None:
-            r = with_overrides(r, epochs=params.recipe_epochs)
-        frames.append(recipe_curve(r, train_docs, test_docs, epsilons=params.recipe_epsilons,
+        frames.append(recipe_curve(_recipe(params, name), train_docs, test_docs, epsilons=params.recipe_epsilons,
                                    seeds=range(seed, seed + params.recipe_seeds), delta=params.delta,
                                    accountant=params.accountant, progress=progress))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -540,15 +533,7 @@ def run_study(
     out["thesis_sequences"] = thesis_sequence_table()
     out["curve"] = privacy_utility_curve(cur_train, cur_test, params, seed=seed, progress=progress)
     out["recipe_curves"] = recipe_curves(cur_train, cur_test, params, seed=seed, progress=progress)
-    if params.member_recipe is not None:
-        members = {s.name: _recipe_member(s.train, params, seed=seed, progress=progress) for s in sites}
-    else:
-        members = {
-            s.name: train_member(
-                s.train, s.dev, params, noise_multiplier=params.member_noise, seed=seed, progress=progress
-            )
-            for s in sites
-        }
+    members = {s.name: _published_member(s.train, s.dev, params, seed=seed, progress=progress) for s in sites}
     out["members"] = {
         n: {
             "epsilon": m["ledger"].epsilon,

@@ -38,7 +38,7 @@ import copy
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -49,7 +49,8 @@ from ..privacy.dpsgd import patient_units, train_dp
 from ..rng import derive_seed
 from ..training import evaluate_tagger, prepare_tagger
 
-__all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "train_recipe", "recipe_curve"]
+__all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "train_recipe", "recipe_curve",
+           "with_overrides"]
 
 SCHEME, ENCODING = "binary", "BIO"
 
@@ -219,7 +220,3 @@ def with_overrides(recipe: Recipe, **kw: Any) -> Recipe:
     if "tagger" in kw:
         kw["tagger"] = {**recipe.tagger, **kw["tagger"]}
     return replace(recipe, **kw)
-
-
-def recipe_dict(recipe: Recipe) -> dict[str, Any]:
-    return asdict(recipe)
