@@ -280,7 +280,8 @@ def _published_member(train_docs, dev_docs, params: DPParams, *, seed: int, base
         return train_member(train_docs, dev_docs, params, noise_multiplier=params.member_noise, seed=seed,
                             base=base, progress=progress)
     m = train_recipe(member_recipe(params), train_docs, epsilon=params.member_epsilon, seed=seed,
-                     delta=params.delta, accountant=params.accountant, base=base, progress=progress)
+                     delta=params.delta, accountant=params.accountant, base=base, progress=progress,
+                     secure=False)  # reproducible study runs, as train_member; stated in the ledger (rng_note)
     return {"tagger": m["tagger"], "history": {}, "ledger": m["ledger"], "seconds": m["seconds"],
             "sentences": m["sentences"]}
 

@@ -140,15 +140,16 @@ def train_recipe(
     seed: int = 0,
     delta: float = 1e-5,
     accountant: str = "prv",
-    secure: bool = False,
+    secure: bool = True,
     progress: bool = False,
     base=None,
     history: list[tuple[float, float, int]] | None = None,
 ) -> dict[str, Any]:
     """One model of ``recipe`` at target ``epsilon`` (``math.inf``: the same lots and
-    optimiser without noise or clipping). ``secure=False`` (study runs) seeds the lots and the
-    noise: the ledger's ``rng_note`` says the guarantee does not hold against anyone holding
-    the seed; a model to release is trained with ``secure=True``.
+    optimiser without noise or clipping). By default (``secure=True``) the lots and the noise
+    come from the OS CSPRNG, as for any model a user may release; ``secure=False`` (the study
+    runs: :func:`recipe_curve`, the ahmed_dp members) seeds them, and the ledger's ``rng_note``
+    says the guarantee does not hold against anyone holding the seed.
     ``base``: a trained tagger to fine-tune (a copy; its featurizer is kept), ``history``: DP
     phases already spent on the same units (their ε composes).
     Returns {"tagger", "ledger", "sentences", "seconds"}."""
@@ -201,7 +202,7 @@ def recipe_curve(
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="noise_multiplier = 0")
                 m = train_recipe(recipe, train_docs, epsilon=eps, seed=seed, delta=delta, accountant=accountant,
-                                 progress=progress)
+                                 progress=progress, secure=False)  # reproducible study rows (rng_note)
             led = m["ledger"]
             row = {"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": eps,
                    "epsilon": led.epsilon, "delta": delta, "noise_multiplier": led.noise_multiplier,

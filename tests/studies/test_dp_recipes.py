@@ -40,6 +40,12 @@ def test_minilm_recipe_has_no_training_vocabulary_and_reaches_its_epsilon(splits
     assert led.expected_batch_size == min(16, int(0.25 * led.n_units))
     assert led.sample_rate == pytest.approx(led.expected_batch_size / led.n_units)
     assert led.steps == max(1, round(1 / led.sample_rate))
+    assert led.secure_rng and "rng_note" not in led.to_dict()  # a model a user may release: OS CSPRNG by default
+
+
+def test_study_rows_are_seeded_and_say_so(splits):
+    df_led = train_recipe(SMALL_MINILM, splits.train, epsilon=4.0, seed=0, secure=False)["ledger"]
+    assert not df_led.secure_rng and "rng_note" in df_led.to_dict()
 
 
 def test_infinite_epsilon_is_the_same_recipe_without_noise_or_clipping(splits):
