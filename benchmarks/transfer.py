@@ -1,8 +1,8 @@
 """Synthetic-to-real transfer (issue 19): train on synthetic notes only, test on real ones.
 
-For each seed, :func:`deidlib.studies.transfer.run_study` trains the GRU-CRF (binary labels,
-BIOES) on the profile's synthetic corpus — vocabulary, word vectors and weights from
-synthetic notes only — and scores binary-token precision / recall / F1 on the synthetic
+For each seed, :func:`deidlib.studies.transfer.run_study` trains the profile's tagger (binary
+labels, BIOES; cpu and paper: frozen public MiniLM + BiGRU-CRF head; smoke: a word-level
+GRU-CRF) on the profile's synthetic corpus — nothing of a real note is read for training — and scores binary-token precision / recall / F1 on the synthetic
 test split and on every real corpus present (PhysioNet nursing notes: 486 test notes of
 the thesis' document split; i2b2 2014 when ``--data-dir`` or ``$DEIDLIB_DATA_DIR`` has it).
 Printed: per seed and as medians, with the rules-based peers (issue 19's measurements on
@@ -12,7 +12,8 @@ false-positive tokens (non-PHI words of the real notes, by the gold standard).
 
     python benchmarks/transfer.py                                # cpu profile, seed 0
     python benchmarks/transfer.py --seeds 0 1 2 --threads 1
-    python benchmarks/transfer.py -p epochs=3 -p guideline=i2b2 -p 'hparams={"word_dropout": 0}'
+    python benchmarks/transfer.py -p epochs=3 -p guideline=i2b2
+    python benchmarks/transfer.py -p model="'gru'" -p 'hparams={"word_dropout": 0.3, "lowercase_chars": True, "casing": True}'
 
 Nothing is written: the output is the record (it contains words of the real notes, so keep
 it out of the repository).

@@ -6,8 +6,14 @@ from deidlib.studies import transfer
 
 
 def test_params_checks():
-    hp = transfer.params_for("cpu").hparams
+    cpu = transfer.params_for("cpu")
+    assert cpu.model == "minilm" and cpu.hparams["finetune_layers"] == 0 and cpu.lr == 1e-3
+    hp = transfer.params_for("smoke").hparams
     assert hp["word_dropout"] == 0.3 and hp["lowercase_chars"] and hp["casing"]
+    with pytest.raises(ValueError, match="word-level"):
+        transfer.params_for("cpu", vectors="glove")
+    with pytest.raises(ValueError, match="lr"):
+        transfer.params_for("smoke", lr=0.0)
     with pytest.raises(ValueError, match="guideline"):
         transfer.params_for("smoke", guideline="hipaa")
     with pytest.raises(ValueError, match="max_test_documents"):
@@ -33,6 +39,34 @@ def test_missing_real_corpus_is_skipped_with_a_reason(tmp_path):
     assert res["real"] == {} and "i2b2" in res["skipped"]
     assert 0 <= res["synthetic"]["f1"] <= 1 and res["epochs_run"] == 2
     assert [r["test set"] for r in transfer.score_rows(res)] == ["synthetic (test split)"]
+
+
+def test_the_frozen_encoder_recipe_trains_on_synthetic_notes_only(tmp_path, monkeypatch):
+    """The cpu profile's recipe (frozen MiniLM + BiGRU + CRF) at smoke size: it learns the
+    synthetic notes, and its encoder weights are the public ones, untouched by training."""
+    import torch
+
+    from deidlib.embeddings.encoders import load_encoder_model
+    from deidlib.models.encoder_tagger import clear_encoder_caches
+
+    params = transfer.params_for("smoke", model="minilm", lr=1e-3, batch_size=16,
+                                 hparams={**transfer.ENCODER_RECIPE, "hidden": 16})
+    seen = {}
+    real_fit = transfer.fit_tagger
+
+    def spy(*a, **kw):
+        tagger, hist = real_fit(*a, **kw)
+        seen["tagger"] = tagger
+        return tagger, hist
+
+    monkeypatch.setattr(transfer, "fit_tagger", spy)
+    res = transfer.run_study(params, data_dir=str(tmp_path), corpora=("i2b2",), progress=False)
+    assert res["synthetic"]["f1"] > 0.5
+    tagger = seen["tagger"]
+    public = load_encoder_model("minilm").state_dict()
+    mine = tagger.encoder.state_dict()
+    assert mine and all(torch.equal(public[k], t) for k, t in mine.items())  # (the unused pooler is dropped)
+    clear_encoder_caches()
 
 
 @pytest.mark.realdata
