@@ -23,12 +23,13 @@ Choices:
   mean of its hidden states 2, 3 and 4 as each word's vector (first sub-word piece; Devlin et
   al. 2019 §5.3: inner layers do well as features), the casing feature, a BiGRU of 64 units
   and a CRF; Adam at ``lr=1e-3`` (the head only), learning-rate decay 0.15, three epochs, no
-  early stopping (the dev split is synthetic too, and its F1 saturates after one epoch). Why: the encoder's
-  vectors were learned on public text, so a surname or a town that no synthetic note has
-  still gets a vector that says "name"; a vocabulary learned from synthetic notes has none.
-  Chosen on the real dev split, against the word-level recipe below and against
-  state 3 alone with two epochs (README, "Synthetic-to-real transfer"). The pre-trained weights are public, the head sees synthetic notes only: the model
-  holds no real text.
+  early stopping (the dev split is synthetic too, and its F1 saturates after one epoch).
+  Why: the encoder's vectors were learned on public text, so a surname or a town that no
+  synthetic note has still gets a vector that says "name"; a vocabulary learned from
+  synthetic notes has none. Chosen on the real dev split, against the word-level recipe
+  below and against state 3 alone with two epochs (README, "Synthetic-to-real transfer").
+  The pre-trained weights are public and the head sees synthetic notes only: the model holds
+  no real text.
 * **The word-level recipe** (:data:`WORD_RECIPE`, the smoke profile's and the default up to
   stop 14: ``-p model="'gru'" -p hparams=...``): the GRU-CRF of ``deidlib train`` (Ahmed 2020,
   ch. 4), word2vec on the synthetic training notes, and:
