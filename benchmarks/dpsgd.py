@@ -30,7 +30,7 @@ import time
 import torch
 
 from deidlib.datasets import load_corpus
-from deidlib.models.presets import PRESETS
+from deidlib.models.presets import PRESETS, encoder_of
 from deidlib.privacy.dpsgd import dp_step
 from deidlib.training import prepare_tagger
 from deidlib.training.batching import bucket_batches
@@ -60,7 +60,7 @@ def time_steps(fn, batches, repeats: int) -> tuple[list[float], list[float]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kinds", nargs="+", default=[k for k in PRESETS if "encoder" not in PRESETS[k]], choices=list(PRESETS))
+    ap.add_argument("--kinds", nargs="+", default=[k for k in PRESETS if encoder_of(k) is None], choices=list(PRESETS))
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--lots", type=int, default=8, help="distinct lots timed per repeat")
     ap.add_argument("--repeats", type=int, default=3)

@@ -2,9 +2,10 @@
 
 For each seed, :func:`deidlib.studies.transfer.run_study` trains the profile's tagger (binary
 labels, BIOES; cpu and paper: frozen public MiniLM + BiGRU-CRF head; smoke: a word-level
-GRU-CRF) on the profile's synthetic corpus — nothing of a real note is read for training — and scores binary-token precision / recall / F1 on the synthetic
-test split and on every real corpus present (PhysioNet nursing notes: 486 test notes of
-the thesis' document split; i2b2 2014 when ``--data-dir`` or ``$DEIDLIB_DATA_DIR`` has it).
+GRU-CRF) on the profile's synthetic corpus — nothing of a real note is read for training —
+and scores binary-token precision / recall / F1 on the synthetic test split and on every
+real corpus present (PhysioNet nursing notes: 486 test notes of the thesis' document split;
+i2b2 2014 when ``--data-dir`` or ``$DEIDLIB_DATA_DIR`` has it).
 Printed: per seed and as medians, with the rules-based peers (issue 19's measurements on
 the same 486 notes) and the F1 ratio to the best of them; then the diagnostics of the
 median seed: false positives by kind of token, missed PHI by type, the most frequent

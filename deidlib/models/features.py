@@ -20,7 +20,7 @@ from torch.nn.utils.rnn import pad_sequence
 
 from ..embeddings.chars import casing_id, char_ids
 from ..embeddings.vectors import normalize_token
-from .presets import PRESETS, check_kind
+from .presets import encoder_of
 from .protocol import Batch
 
 __all__ = ["Featurizer", "EncoderFeaturizer", "build_featurizer", "PAD", "UNK"]
@@ -240,8 +240,8 @@ def build_featurizer(
     needs); an encoder kind (``minilm``, or ``encoder=`` given) gets an
     :class:`EncoderFeaturizer` with no word vocabulary (``token_lists`` and ``vocabulary``
     unused)."""
-    check_kind(kind)
-    encoder = kw.pop("encoder", PRESETS[kind].get("encoder"))
+    encoder = encoder_of(kind, kw)
+    kw.pop("encoder", None)
     if encoder is not None:  # an encoder tagger reads sub-word pieces of a public vocabulary, no training words
         kw.pop("min_count", None)
         return EncoderFeaturizer(["<pad>", "<unk>"], labels, encoder=encoder, **kw)

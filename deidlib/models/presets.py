@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PRESETS", "ALIASES", "DEFAULT_TRAINING", "KINDS", "check_kind"]
+__all__ = ["PRESETS", "ALIASES", "DEFAULT_TRAINING", "KINDS", "check_kind", "encoder_of"]
 
 PRESETS: dict[str, dict[str, Any]] = {
     "festag": dict(char="lstm", char_onehot=True, char_hidden=128, word_dim=300, casing=False, input_dropout=0.5,
@@ -59,3 +59,11 @@ def check_kind(kind: str) -> str:
     if kind not in PRESETS:
         raise ValueError(f"unknown tagger kind {kind!r}; choose one of {', '.join(PRESETS)}")
     return kind
+
+
+def encoder_of(kind: str, hparams: dict[str, Any] | None = None) -> str | None:
+    """The public encoder a tagger of ``kind`` reads (``hparams["encoder"]`` overrides the
+    preset's), or ``None`` for a word-level kind."""
+    if hparams is not None and "encoder" in hparams:
+        return hparams["encoder"]
+    return PRESETS[check_kind(kind)].get("encoder")

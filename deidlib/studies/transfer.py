@@ -70,7 +70,7 @@ from ..corpus.splits import CorpusSplits
 from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
 from ..evaluation.diagnostics import error_tokens
-from ..models.presets import PRESETS, check_kind
+from ..models.presets import encoder_of
 from ..rng import derive_seed
 from ..training import fit_tagger, operating_points, predict_documents, prepare_tagger, train
 from .params import StudyParams, profiles
@@ -137,7 +137,7 @@ class TransferParams(StudyParams):
             raise ValueError("max_test_documents must be >= 1 or None")
         if self.vectors not in ("word2vec", "glove"):
             raise ValueError(f"vectors must be 'word2vec' or 'glove', got {self.vectors!r}")
-        if self.vectors == "glove" and PRESETS[check_kind(self.model)].get("encoder"):
+        if self.vectors == "glove" and encoder_of(self.model):
             raise ValueError(f"vectors='glove' needs a word-level tagger; {self.model!r} reads sub-word pieces")
         if not 0.0 <= self.upper_share <= 1.0:
             raise ValueError(f"upper_share must lie in [0, 1], got {self.upper_share}")

@@ -17,6 +17,7 @@ from ..corpus.labels import tag_set, tagged_sentences
 from ..corpus.splits import CorpusSplits
 from ..embeddings import embedding_matrix, load_vectors, train_word_vectors
 from ..models import PRESETS, Featurizer, build_featurizer, build_tagger
+from ..models.presets import encoder_of
 from .trainer import History, train
 
 __all__ = ["TaggerInputs", "VECTOR_KEYS", "build_inputs", "word_embeddings", "fit_tagger", "prepare_tagger"]
@@ -124,7 +125,7 @@ def prepare_tagger(
     sents = tagged_sentences(train_docs, scheme, encoding, tokenizer)
     lowercase_chars = bool(hparams.pop("lowercase_chars", False))  # a featurizer option (Featurizer)
     fz_kw: dict[str, Any] = {}
-    encoder = hparams.get("encoder", PRESETS[kind].get("encoder"))
+    encoder = encoder_of(kind, hparams)
     if encoder is not None:  # an encoder tagger: public sub-word pieces, no word vectors
         fz_kw["encoder"], embeddings = encoder, None
     inputs = build_inputs(kind, [s.words for s in sents], tag_set(scheme, encoding), word_dim=hparams.get("word_dim"),

@@ -7,6 +7,7 @@ import torch
 
 from deidlib.models import PRESETS, build_tagger, count_parameters, tagger_from_config
 from deidlib.models.features import Featurizer
+from deidlib.models.presets import encoder_of
 
 SENTS = [["Seen", "by", "Dr", "Smith", "on", "12/01/2010", "."],
          ["Smith", "seen", "again", "at", "Boston", "."],
@@ -17,7 +18,7 @@ TAGS = [["O", "O", "O", "B-DOCTOR", "O", "B-DATE", "O"],
 LABELS = ["O", "B-DOCTOR", "B-DATE", "B-CITY", "B-PHONE"]
 SMALL = dict(word_dim=16, hidden=16, char_hidden=8)
 #: the word-based kinds (the encoder kind, minilm, has its own tests: test_encoder_tagger.py)
-WORD_KINDS = [k for k in PRESETS if "encoder" not in PRESETS[k]]
+WORD_KINDS = [k for k in PRESETS if encoder_of(k) is None]
 KINDS = [(k, crf) for k in WORD_KINDS for crf in (False, True)]
 
 
