@@ -8,7 +8,7 @@ phone numbers, ages **over 89** and "other" identifiers; an age of 58, "cardiolo
 "room 12" is not PHI there (4 Age mentions in 2,434 notes, all over 89). Two finer rules,
 counted on the nursing notes' training and dev splits (counts only): a weekday is not a
 date there (0 of 59 weekday names are inside a span), and a hospital span holds the name
-without the generic word after it ("Calvert" in "Calvert Hospital": "hospital"/"hosp"
+without the generic word after it ("Brindlecombe" in "Brindlecombe Hospital": "hospital"/"hosp"
 follows a hospital span 24 times and sits inside one twice), so under ``physionet`` a
 DATE span that is only a weekday is dropped and trailing generic facility words
 (:data:`FACILITY_WORDS`) are cut from HOSPITAL spans.

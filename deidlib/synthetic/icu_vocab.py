@@ -168,7 +168,7 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
 
 #: PHI-bearing phrases per system (rare: a note gets a few). PHI slots:
 #: ``DRL`` (a doctor's surname, optionally after Dr/DR/dr), ``INI`` (an initial and a care
-#: provider's surname, "M. Peppler"), ``NPF`` (a nurse / NP / RT first name), ``RELF`` /
+#: provider's surname, "M. Zarnowsky"), ``NPF`` (a nurse / NP / RT first name), ``RELF`` /
 #: ``RELL`` (a relative's first / last name), ``PTL`` / ``PTF`` (the patient's surname /
 #: first name), ``MD`` (a
 #: month/day date), ``YY`` (a year), ``HOSPS`` (a short hospital name), ``WARD`` (a unit

@@ -46,16 +46,16 @@ def test_align_spans_copies_and_never_changes_the_input():
 def test_physionet_drops_weekday_dates_and_cuts_generic_facility_words_from_hospitals():
     from deidlib.corpus.conventions import trim_span
 
-    text = "seen Monday at Calvert Memorial Hospital, then St. Mary's Medical Center and Hospital on 7/22"
+    text = "seen Monday at Brindlecombe Memorial Hospital, then St. Mary's Medical Center and Hospital on 7/22"
     def sp(t, st, cat):
         a = text.index(t)
         return Span(a, a + len(t), cat, st, t)
-    wd, calv, mary, bare, date = (sp("Monday", "DATE", "DATE"), sp("Calvert Memorial Hospital", "HOSPITAL", "LOCATION"),
+    wd, calv, mary, bare, date = (sp("Monday", "DATE", "DATE"), sp("Brindlecombe Memorial Hospital", "HOSPITAL", "LOCATION"),
                                   sp("St. Mary's Medical Center", "HOSPITAL", "LOCATION"),
                                   sp("Hospital on", "HOSPITAL", "LOCATION"), sp("7/22", "DATE", "DATE"))
     assert trim_span(wd, "physionet") is None and trim_span(wd, "i2b2") == wd
     c = trim_span(calv, "physionet")
-    assert (c.text, c.start, c.end) == ("Calvert Memorial", calv.start, calv.start + len("Calvert Memorial"))
+    assert (c.text, c.start, c.end) == ("Brindlecombe Memorial", calv.start, calv.start + len("Brindlecombe Memorial"))
     assert text[c.start:c.end] == c.text and c.subtype == "HOSPITAL" and c.category == "LOCATION"
     assert trim_span(mary, "physionet").text == "St. Mary's"
     assert trim_span(bare, "physionet") == bare  # not a trailing generic word: unchanged
@@ -64,4 +64,4 @@ def test_physionet_drops_weekday_dates_and_cuts_generic_facility_words_from_hosp
     assert trim_span(only, "physionet") == only  # a name of generic words only stays whole
     doc = Document("d", text, [wd, calv, mary, date], "p", "s", {})
     out = align_spans([doc], "physionet")[0]
-    assert [s.text for s in out.spans] == ["Calvert Memorial", "St. Mary's", "7/22"]
+    assert [s.text for s in out.spans] == ["Brindlecombe Memorial", "St. Mary's", "7/22"]

@@ -10,7 +10,7 @@ from deidlib.corpus.physionet import PHYSIONET_TYPE_MAP, count_overlaps, read_ph
 TEXT = (
     "START_OF_RECORD=1||||1||||\nSeen by Dr Smith on 7/22.\n||||END_OF_RECORD\n"
     "START_OF_RECORD=1||||2||||\nCall 555-1234 at GH. Pt S. ok\n||||END_OF_RECORD\n"
-    "START_OF_RECORD=2||||1||||\nKessler-Adventist Hosp\n||||END_OF_RECORD\n"
+    "START_OF_RECORD=2||||1||||\nQuorrel-Marigolds Hosp\n||||END_OF_RECORD\n"
 )
 
 
@@ -25,8 +25,8 @@ GOOD = [
     "1 2 5 13 Phone 555-1234",
     "1 2 17 19 Location GH",
     "1 2 24 27 PTNameInitial S. ",  # the phrase keeps its trailing space
-    "2 1 0 17 Location Kessler-Adventist",
-    "2 1 8 22 Location Adventist Hosp",  # overlaps the previous one, as in the real corpus
+    "2 1 0 17 Location Quorrel-Marigolds",
+    "2 1 8 22 Location Marigolds Hosp",  # overlaps the previous one, as in the real corpus
 ]
 
 
@@ -46,7 +46,7 @@ def test_overlaps_drop_gives_strictly_valid_documents(tmp_path):
     write_fixture(tmp_path, GOOD)
     docs = read_physionet(tmp_path, overlaps="drop")
     assert count_overlaps(docs) == 0 and sum(len(d.spans) for d in docs) == len(GOOD) - 1
-    assert [s.text for s in docs[2].spans] == ["Kessler-Adventist"]
+    assert [s.text for s in docs[2].spans] == ["Quorrel-Marigolds"]
     assert docs[2].metadata["physionet_types"] == ["Location"]
     for d in docs:  # every document round-trips through strict i2b2 XML
         assert parse_i2b2(to_i2b2_xml(d), f"{d.id}.xml") == d.validate()

