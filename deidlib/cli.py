@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "deidlib.commands.evaluate",
     "train": "deidlib.commands.train",
     "predict": "deidlib.commands.predict",
+    "ensemble": "deidlib.commands.ensemble",
     "surrogate": "deidlib.commands.surrogate",
     "deidentify": "deidlib.commands.deidentify",
 }

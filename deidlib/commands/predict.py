@@ -8,7 +8,8 @@ HELP = "predict PHI spans with a saved tagger: i2b2 XML and .txt files in, i2b2 
 
 
 def add_arguments(p) -> None:
-    p.add_argument("model_dir", help="a folder written by 'deidlib train' (its model/ subfolder or itself)")
+    p.add_argument("model_dir", help="a folder written by 'deidlib train' (its model/ subfolder or itself) "
+                   "or by 'deidlib ensemble'")
     p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) and/or .txt files "
                    "(subfolders included; outputs are written flat, by file stem)")
     p.add_argument("out_dir", help="folder for the predicted i2b2 XML files (same names); must be empty, "

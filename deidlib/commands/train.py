@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from ._safety import add_threads_argument, positive_float, positive_int, unit_float
 
-#: PHI-marginal thresholds tried on the dev split by --target-recall (and written to scores.json)
-THRESHOLD_GRID = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
-
 HELP = "train a de-identification tagger (festag, friedrich, gru, gru_gru, lstm_gru, transformer) and save it"
 
 
@@ -48,6 +45,10 @@ def add_arguments(p) -> None:
     p.add_argument("--clip", type=float, help="gradient-norm clip (default: the paper's for this model)")
     p.add_argument("--patience", type=int, help="early stopping after N epochs without better dev F1")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--split-seed", type=int, metavar="S",
+                   help="seed of the corpus (generation and train/dev/test split) only (default: --seed); "
+                        "models trained with different --seed and one --split-seed share their test notes, "
+                        "e.g. the members of an ensemble ('deidlib predict MODEL MODEL ...')")
     p.add_argument("--device", default="cpu")
     p.add_argument("--resume", action="store_true", help="continue from OUT_DIR/checkpoints/last.pt (must exist)")
     p.add_argument("--force", action="store_true", help="train into a non-empty OUT_DIR (files of the same name are replaced)")
@@ -168,7 +169,8 @@ def run(args) -> int:
     set_threads(args.threads)
     try:
         splits = load_corpus(
-            args.corpus, args.data_dir, profile=args.profile, seed=args.seed, split=args.split
+            args.corpus, args.data_dir, profile=args.profile,
+            seed=args.seed if args.split_seed is None else args.split_seed, split=args.split
         )
     except (FileNotFoundError, ValueError) as e:
         print(f"deidlib train: {e}", file=sys.stderr)
@@ -217,7 +219,7 @@ def run(args) -> int:
 def _operating_point(args, splits, tagger) -> dict:
     """Set ``tagger.task["phi_threshold"]`` from --phi-threshold / --target-recall; return what
     scores.json records about it (the dev precision–recall curve when one was computed)."""
-    from ..training import operating_points, threshold_for_recall
+    from ..training import THRESHOLD_GRID, choose_threshold
     from ._safety import UsageError
 
     if args.phi_threshold is not None:
@@ -227,8 +229,7 @@ def _operating_point(args, splits, tagger) -> dict:
         return {}
     if not splits.dev:
         raise UsageError("--target-recall needs a dev split to choose the threshold on", code=1)
-    curve = operating_points(tagger, splits.dev, THRESHOLD_GRID, device=args.device)
-    th = threshold_for_recall(curve, args.target_recall)
+    th, curve = choose_threshold(tagger, splits.dev, args.target_recall, device=args.device)
     if th is None:
         best = max(p["recall"] for p in curve)
         raise UsageError(f"--target-recall {args.target_recall:g}: no threshold down to {THRESHOLD_GRID[-1]:g} "
@@ -254,6 +255,7 @@ def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
         "corpus": args.corpus,
         "model": args.model,
         "seed": args.seed,
+        "split_seed": args.seed if args.split_seed is None else args.split_seed,
         "train_documents": len(splits.train),
         "test_documents": len(splits.test),
         **(extra or {}),

@@ -2,9 +2,11 @@
 
 from .api import TaggerInputs, build_inputs, fit_tagger, prepare_tagger, word_embeddings
 from .batching import bucket_batches, epoch_order
-from .io import load_tagger, save_tagger
+from .io import load_tagger, save_ensemble, save_tagger
 from .loop import OPTIMIZERS, make_optimizer, step, train_epoch
 from .predict import (
+    THRESHOLD_GRID,
+    choose_threshold,
     evaluate_tagger,
     operating_points,
     predict_documents,
@@ -33,6 +35,9 @@ __all__ = [
     "predict_documents",
     "operating_points",
     "threshold_for_recall",
+    "THRESHOLD_GRID",
+    "choose_threshold",
+    "save_ensemble",
     "evaluate_tagger",
     "write_predictions",
     "save_tagger",

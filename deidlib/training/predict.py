@@ -15,8 +15,12 @@ from ..evaluation import binary_token_prf
 
 __all__ = [
     "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK",
-    "operating_points", "threshold_for_recall",
+    "operating_points", "threshold_for_recall", "THRESHOLD_GRID", "choose_threshold",
 ]
+
+#: PHI-marginal thresholds tried on a dev split when a threshold is chosen for a target recall
+#: (``deidlib train --target-recall``, the transfer study's ``dev_target_recall``)
+THRESHOLD_GRID = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
 
 #: how a tagger's labels map to text unless the tagger says otherwise
 DEFAULT_TASK = {"scheme": "i2b2", "encoding": "BIO", "mode": "default"}
@@ -144,3 +148,11 @@ def threshold_for_recall(points: Sequence[dict], target_recall: float) -> float 
     threshold of ``points`` does."""
     ok = [p["threshold"] for p in points if p["threshold"] is not None and p["recall"] >= target_recall]
     return max(ok) if ok else None
+
+
+def choose_threshold(tagger, dev_docs: Sequence[Document], target_recall: float, *,
+                     grid: Sequence[float] = THRESHOLD_GRID, device="cpu") -> tuple[float | None, list[dict]]:
+    """The highest threshold of ``grid`` whose recall on ``dev_docs`` reaches ``target_recall``
+    (None when none does), and the dev curve it was read from (row 0: the model's own decision)."""
+    curve = operating_points(tagger, dev_docs, grid, device=device)
+    return threshold_for_recall(curve, target_recall), curve

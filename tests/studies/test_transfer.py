@@ -20,6 +20,10 @@ def test_params_checks():
         transfer.params_for("smoke", max_test_documents=0)
     with pytest.raises(ValueError, match="thresholds"):
         transfer.params_for("smoke", thresholds=(0.5, 1.0))
+    with pytest.raises(ValueError, match="dev_target_recall"):
+        transfer.params_for("smoke", dev_target_recall=1.0)
+    with pytest.raises(ValueError, match="score_dev"):
+        transfer.params_for("smoke", dev_target_recall=0.9, score_dev=False)
     with pytest.raises(TypeError, match="resolved"):
         transfer.run_study({"profile": "smoke"})
 
@@ -80,8 +84,8 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
         return real_prf(gold, system)
 
     monkeypatch.setattr(transfer, "binary_token_prf", spy)
-    res = transfer.run_study(transfer.params_for("smoke"), data_dir=str(physionet_dir), corpora=("physionet",),
-                             progress=False)
+    res = transfer.run_study(transfer.params_for("smoke", dev_target_recall=0.6), data_dir=str(physionet_dir),
+                             corpora=("physionet",), progress=False)
     r = res["real"]["physionet"]
     assert r["documents"] == 60 and seen[-1] == 60
     tp, fp, fn = r["true_positives"], r["false_positives"], r["missed"]
@@ -97,6 +101,13 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
     assert recalls == sorted(recalls)
     row = transfer.score_rows(res)[1]
     assert row["test set"] == "physionet" and row["goal"].endswith(("met", "not met"))
+    # the threshold chosen on the dev split: the highest of the grid whose dev recall reaches the target
+    c = r["dev_chosen"]
+    dev_curve = r["dev"]["operating_points"]
+    assert c["threshold"] in transfer.THRESHOLD_GRID and c["dev"]["recall"] >= 0.6
+    assert all(p["recall"] < 0.6 for p in dev_curve if p["threshold"] > c["threshold"])
+    assert c["dev"] == next(p for p in dev_curve if p["threshold"] == c["threshold"])
+    assert [row["test set"] for row in transfer.score_rows(res)][2].startswith("physionet, P(PHI) >= ")
 
 
 def test_icu_weight_scales_the_share_of_icu_notes_in_the_training_corpus():
