@@ -13,9 +13,15 @@ uncased, so without it "Smith" and "smith" look alike) → dropout → optionall
 bidirectional GRU layer (``hidden`` > 0), or with ``head="conv"`` one convolution over
 ``kernel`` neighbouring words with ``hidden`` ReLU channels → linear → CRF (or softmax).
 
+What runs. Transformer layers above the highest hidden state in ``layers`` are dropped when
+the tagger is built (``layers=[3]`` keeps 3 of MiniLM's 6 layers): they would cost compute and,
+when trainable, receive no gradient. Their keys in older saved weights are ignored on load.
+
 What trains. ``finetune_layers=None`` fine-tunes the whole encoder (the non-private
-``--model minilm``); ``finetune_layers=k`` trains only the top ``k`` transformer layers;
-``0`` freezes the encoder: then only casing, GRU, output layer and CRF train, and the
+``--model minilm``); ``finetune_layers=k`` makes the top ``k`` transformer layers of the full
+encoder trainable (of those, only the ones kept train: ``finetune_layers=3`` with
+``layers=[2, 3, 4]`` trains the 4th layer); ``0``, or no trainable layer kept, freezes the
+encoder: then only casing, GRU, output layer and CRF train, and the
 encoder's word vectors of a sentence never change, so they are computed once and cached
 (keyed by the sentence's pieces and their words, shared by all taggers with the same
 encoder weights; :meth:`EncoderTagger.clear_cache`, :func:`clear_encoder_caches`). Frozen parts run in
@@ -116,14 +122,22 @@ class EncoderTagger(BaseTagger):
         if finetune_layers is not None and not 0 <= finetune_layers <= n:
             raise ValueError(f"finetune_layers must be None or in [0, {n}] (got {finetune_layers})")
         k = n if finetune_layers is None else finetune_layers
+        # layers above the highest state read are never used: drop them (no compute, no weights)
+        self.kept_layers = max(i % n_states for i in self.layers)
+        if self.kept_layers < n:
+            layers = layers[: self.kept_layers]
+            self.encoder.encoder.layer = nn.ModuleList(layers)
+            self.encoder.config.num_hidden_layers = self.kept_layers
+            self._register_load_state_dict_pre_hook(self._drop_unused_layer_keys)
+        trained = layers[max(0, n - k):]  # the top k of the full encoder, those still kept
         self._frozen: list[nn.Module] = []
-        if k == 0:
+        if not trained:
             self._frozen = [self.encoder]
-        elif k < n:
-            self._frozen = [self.encoder.embeddings, *layers[: n - k]]
+        elif len(trained) < len(layers) or k < n:
+            self._frozen = [self.encoder.embeddings, *layers[: len(layers) - len(trained)]]
         for m in self._frozen:
             m.requires_grad_(False)
-        self.frozen = k == 0
+        self.frozen = not trained
         self.cache_rows = int(cache_rows)
         self._fingerprint: str | None = None
         # no word vector: a zero-width word embedding keeps BaseTagger's token interface
@@ -138,7 +152,7 @@ class EncoderTagger(BaseTagger):
         self.rnn = RNNStack(d, ("gru",), hidden) if hidden and head == "gru" else None
         self.conv = nn.Conv1d(d, hidden, kernel, padding=kernel // 2) if hidden and head == "conv" else None
         self.out = nn.Linear(hidden * (2 if self.rnn is not None else 1) if hidden else d, featurizer.num_labels)
-        self.default_training = {"optimizer": "adam", "lr": 1e-4 if k else 3e-3, "clip": 1.0}
+        self.default_training = {"optimizer": "adam", "lr": 1e-4 if trained else 3e-3, "clip": 1.0}
         self.train(self.training)
 
     def train(self, mode: bool = True):
@@ -184,6 +198,14 @@ class EncoderTagger(BaseTagger):
     def clear_cache(self) -> None:
         """Forget the cached word vectors of this tagger's (frozen) encoder weights."""
         self._cache.clear()
+
+    def _drop_unused_layer_keys(self, state_dict, prefix, *args) -> None:
+        """``load_state_dict`` pre-hook: weights saved before unused top layers were dropped
+        (or by a tagger reading higher states) still load; the dropped layers' keys are ignored."""
+        head = prefix + "encoder.encoder.layer."
+        for key in [k for k in state_dict if k.startswith(head)]:
+            if int(key[len(head):].split(".", 1)[0]) >= self.kept_layers:
+                del state_dict[key]
 
     def _load_from_state_dict(self, *args, **kwargs):
         self._fingerprint = None  # new encoder weights: look the cache up afresh

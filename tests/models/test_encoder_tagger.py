@@ -172,3 +172,31 @@ def test_vectorized_is_refused_where_it_does_not_apply(fz):
     assert not gru.supports_vectorized
     with pytest.raises(ValueError, match="vectorized"):
         _vectorized_clipped_sum(gru, fz.encode(SENTS, TAGS), [[0], [1], [2]], 1.0)
+
+
+def test_unread_top_layers_are_dropped_without_changing_any_state_read(fz):
+    """``layers=[2, 3, 4]`` keeps 4 of the 6 layers: the word vectors equal those of the full
+    encoder, ``finetune_layers=3`` trains only the 4th layer, and weights saved with all six
+    layers still load (the unused keys are ignored)."""
+    from deidlib.embeddings.encoders import load_encoder_model
+
+    t = build_tagger("minilm", fz, seed=0, finetune_layers=3, layers=[2, 3, 4]).eval()
+    assert t.kept_layers == 4 and len(t.encoder.encoder.layer) == 4
+    trainable = {n.split(".")[3] for n, p in t.named_parameters() if p.requires_grad and n.startswith("encoder.")}
+    assert trainable == {"3"}
+    full = load_encoder_model("minilm").eval()
+    b = fz.encode(SENTS, TAGS)
+    ids, m = b.extra["sub_ids"], b.extra["sub_mask"]
+    with torch.no_grad():
+        mine = t._run(ids, m)
+        t.encoder, kept = full, t.encoder  # the same computation on the untruncated encoder
+        ref = t._run(ids, m)
+        t.encoder = kept
+    assert torch.allclose(mine, ref, atol=1e-6)
+    sd = {**t.state_dict(), **{"encoder." + k: v for k, v in full.state_dict().items() if "layer.5." in k}}
+    assert any(".layer.5." in k for k in sd)
+    t.load_state_dict(sd)  # strict: the 6th layer's keys are dropped by the pre-hook
+    last = build_tagger("minilm", fz, seed=0, finetune_layers=0, layers=-1)
+    assert last.kept_layers == 6 and len(last.encoder.encoder.layer) == 6
+    low = build_tagger("minilm", fz, seed=0, finetune_layers=2, layers=[3])  # its trainable layers are dropped
+    assert low.frozen and not any(p.requires_grad for p in low.encoder.parameters())
