@@ -6,7 +6,8 @@ different ``--seed`` and one ``--split-seed``) are combined into a
 decision threshold on the mean P(PHI) is chosen on the corpus' dev split, as ``deidlib train
 --target-recall`` does for one model. ``OUT_DIR`` gets ``ensemble.json`` (the members' folders,
 not copies of their weights, and the threshold) and ``scores.json`` (dev curve, test scores of
-the ensemble and of each member). ``deidlib predict OUT_DIR IN_DIR PRED_DIR`` then tags with it.
+the ensemble and of each member, and the test curve over the same grid, reported, never used
+to choose). ``deidlib predict OUT_DIR IN_DIR PRED_DIR`` then tags with it.
 """
 
 from __future__ import annotations
@@ -92,7 +93,14 @@ def run(args) -> int:
     set_threads(args.threads)
 
     from ..models.marginal_ensemble import DEFAULT_ENSEMBLE_THRESHOLD, MarginalEnsemble
-    from ..training import choose_threshold, evaluate_tagger, load_tagger, operating_points, save_ensemble
+    from ..training import (
+        THRESHOLD_GRID,
+        choose_threshold,
+        evaluate_tagger,
+        load_tagger,
+        operating_points,
+        save_ensemble,
+    )
 
     try:
         splits = load_corpus(args.corpus, args.data_dir, profile=args.profile, seed=args.split_seed, split=args.split)
@@ -119,13 +127,16 @@ def run(args) -> int:
               "phi_threshold": th, "target_recall": args.target_recall, "dev_operating_points": dev_curve,
               "test_documents": len(splits.test)}
     if splits.test:
-        own_and_saved = operating_points(ens, splits.test, () if th is None else (th,), device=args.device)
-        own = own_and_saved[0]
+        # the whole test curve is reported (the precision-recall trade-off), never used to choose
+        grid = tuple(THRESHOLD_GRID) + (() if th is None or th in THRESHOLD_GRID else (th,))
+        curve = operating_points(ens, splits.test, grid, device=args.device)
+        own = curve[0]
         scores["test_own_decision"] = {**own, "threshold": DEFAULT_ENSEMBLE_THRESHOLD}
+        scores["test_operating_points"] = curve[1:]
         print(f"test, ensemble of {len(members)} at mean P(PHI) >= {DEFAULT_ENSEMBLE_THRESHOLD:g}: "
               f"P/R/F1 {own['precision']:.4f} / {own['recall']:.4f} / {own['f1']:.4f}")
         if th is not None:
-            at = own_and_saved[1]
+            at = next(p for p in curve[1:] if p["threshold"] == th)
             scores.update(test_precision=at["precision"], test_recall=at["recall"], test_f1=at["f1"])
             print(f"test, ensemble at mean P(PHI) >= {th:g}: P/R/F1 {at['precision']:.4f} / {at['recall']:.4f} / "
                   f"{at['f1']:.4f}  ({len(splits.test)} documents)")

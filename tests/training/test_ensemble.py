@@ -105,6 +105,10 @@ def test_ensemble_command_chooses_the_threshold_on_dev_and_predict_uses_it(tmp_p
     assert chosen["recall"] >= 0.9
     assert all(p["recall"] < 0.9 for p in scores["dev_operating_points"] if p["threshold"] and p["threshold"] > th)
     assert len(scores["members_test"]) == 2
+    test_curve = {p["threshold"]: p for p in scores["test_operating_points"]}
+    assert test_curve[th]["recall"] == scores["test_recall"] and test_curve[th]["f1"] == scores["test_f1"]
+    recalls = [test_curve[t]["recall"] for t in sorted(test_curve)]  # a lower threshold never loses recall
+    assert recalls == sorted(recalls, reverse=True)
     cfg = json.loads((out / "ensemble.json").read_text())
     assert cfg["phi_threshold"] == th and cfg["members"] == ["../m1/model", "../m2/model"]
 
