@@ -79,8 +79,9 @@ fr.round(3)
 # %% [markdown]
 # ### Rows that are missing
 # Pseudonymization N and the adversarial representation (friedrich) and the shared layers (alawad)
-# are attacked by their own studies' adversaries; those studies have not landed, so their rows are
-# empty — not estimated, not faked:
+# are attacked by their own studies' adversaries (notebooks 05, 06 and 07), whose attacks are not
+# this harness's membership, reconstruction or linkage attacks; they are not joined here yet, so
+# their rows are empty — not estimated, not faked:
 
 # %%
 for m in res["missing"]:
