@@ -35,7 +35,8 @@ profile = "cpu"  # smoke | cpu | paper: corpus size, model size, N grid, seeds, 
 corpus = "synthetic"  # synthetic | physionet | i2b2
 data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
 seed = 0  # first seed
-adv_seeds = None  # None: the profile's number of seeds per point (cpu 1, paper 5)
+adv_seeds = None  # None: the profile's number of seeds per point (cpu 3, paper 5)
+adv_embeddings = None  # None: the profile's embeddings, e.g. ("glove", "fasttext") (cpu: GloVe only)
 device = "cpu"  # torch device (the study runs on CPU)
 out_dir = "../runs/cpu/06_friedrich_adversarial"  # figures, tables and results JSON are written here
 adv_neighbours = None  # None: the profile's N grid of the invariance requirement (cpu 10, 100, 1000)
@@ -60,6 +61,7 @@ torch.set_num_threads(1)
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 params = friedrich.params_for(profile, adv_seeds=adv_seeds, adv_neighbours=adv_neighbours,
+                              adv_embeddings=None if adv_embeddings is None else tuple(adv_embeddings),
                               frozen_epochs=frozen_epochs, max_train_sentences=max_train_sentences,
                               max_test_sentences=max_test_sentences, negatives_per_positive=negatives_per_positive)
 params

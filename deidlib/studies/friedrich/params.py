@@ -160,12 +160,12 @@ PROFILE_PARAMS: dict[str, FriedrichParams] = profiles(FriedrichParams, {
         # notebook 05: 2 embeddings × 6 N × 2 seeds (paper: 10 N × 5 seeds)
         neighbours=(1, 10, 100, 200, 500, 1000),
         n_seeds=2,
-        # notebook 06: GloVe only, 3 N, 1 seed, K = 12 (paper: both embeddings, 7 N, 5 seeds, K = 50);
+        # notebook 06: GloVe only, 3 N, 3 seeds, K = 12 (paper: both embeddings, 7 N, 5 seeds, K = 50);
         # the controls are attacked at N = 100 only
         adv_embeddings=("glove",),
         adv_neighbours=(10, 100, 1000),
         control_neighbours=(100,),
-        adv_seeds=1,
+        adv_seeds=3,
         epochs=6,
         patience=2,
         deid_hidden=64,
