@@ -60,6 +60,8 @@ if device != "cpu":
 torch.set_num_threads(1)
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
+if isinstance(adv_embeddings, str):  # one name, e.g. -p adv_embeddings=fasttext
+    adv_embeddings = (adv_embeddings,)
 params = friedrich.params_for(profile, adv_seeds=adv_seeds, adv_neighbours=adv_neighbours,
                               adv_embeddings=None if adv_embeddings is None else tuple(adv_embeddings),
                               frozen_epochs=frozen_epochs, max_train_sentences=max_train_sentences,

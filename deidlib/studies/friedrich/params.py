@@ -107,7 +107,8 @@ class FriedrichParams(StudyParams):
     def check(self) -> None:
         bad = [e for e in (*self.embeddings, *(self.adv_embeddings or ())) if e not in EMBEDDINGS]
         if bad or not self.embeddings or self.adv_embeddings == ():
-            raise ValueError(f"friedrich embeddings must be among {', '.join(EMBEDDINGS)}, got {self.embeddings}")
+            raise ValueError(f"friedrich embeddings must be among {', '.join(EMBEDDINGS)}, got embeddings="
+                             f"{self.embeddings}, adv_embeddings={self.adv_embeddings}")
         bad = [p for p in self.procedures if p not in PROCEDURES]
         if bad:
             raise ValueError(f"friedrich procedures must be among {', '.join(PROCEDURES)}, got {self.procedures}")
