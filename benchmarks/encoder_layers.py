@@ -57,9 +57,6 @@ def main(argv: list[str] | None = None) -> int:
           f"finetune_layers={args.finetune_layers}; {args.lots} lots of {args.batch_size} sentences, "
           f"{args.threads} thread(s), {args.repeats} repeats")
 
-    def clear():
-        t.clear_cache()  # a frozen encoder: time the encoder, not its cache
-
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.repeats):
         for name, enc in (("kept", kept), ("full", full)):
@@ -71,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                 for m, on in zip(parts, trains):
                     m.train(on)
             for b in batches:
-                clear()
+                t.clear_cache()  # a frozen encoder: time the encoder, not its cache
                 t0 = time.perf_counter()
                 opt.zero_grad()
                 t.loss(b).backward()
@@ -80,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             t.eval()
             with torch.no_grad():
                 for b in batches:
-                    clear()
+                    t.clear_cache()
                     t0 = time.perf_counter()
                     t.predict(b)
                     times.setdefault((name, "predict"), []).append(time.perf_counter() - t0)

@@ -133,8 +133,8 @@ class EncoderTagger(BaseTagger):
         self._frozen: list[nn.Module] = []
         if not trained:
             self._frozen = [self.encoder]
-        elif len(trained) < len(layers) or k < n:
-            self._frozen = [self.encoder.embeddings, *layers[: len(layers) - len(trained)]]
+        elif k < n:
+            self._frozen = [self.encoder.embeddings, *layers[: n - k]]
         for m in self._frozen:
             m.requires_grad_(False)
         self.frozen = not trained

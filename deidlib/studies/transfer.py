@@ -26,7 +26,8 @@ Choices:
   three epochs, no early stopping (the dev split is synthetic too, and its F1 saturates after
   one epoch). ``finetune_layers=3`` makes the top three transformer layers trainable, but
   states 2-4 are read, so only the 4th layer (the one that makes state 4) receives a
-  gradient: the embeddings and layers 1-3 stay the public ones, layers 5 and 6 are unused.
+  gradient: the embeddings and layers 1-3 stay the public ones, layers 5 and 6 are dropped
+  (:mod:`deidlib.models.encoder_tagger`, "What runs").
   Why an encoder: its vectors were learned on public text, so a surname or a town that no
   synthetic note has still gets a vector that says "name"; a vocabulary learned from
   synthetic notes has none. Why one layer fine-tuned: on the real dev split it beat the
@@ -182,7 +183,7 @@ WORD_RECIPE = {"word_dropout": 0.3, "lowercase_chars": True, "casing": True}
 #: the encoder recipe (cpu and paper profiles; lr 3e-4): MiniLM, mean of hidden states 2-4 (so of the
 #: three trainable top layers only the 4th gets a gradient), casing, BiGRU 64, CRF
 ENCODER_RECIPE = {"finetune_layers": 3, "layers": [2, 3, 4], "hidden": 64, "casing": True}
-#: stop 15's default (lr 1e-3): the same with the encoder frozen; a third of the training time
+#: stop 15's default (lr 1e-3): the same with the encoder frozen; about half the training time
 FROZEN_ENCODER_RECIPE = {**ENCODER_RECIPE, "finetune_layers": 0}
 
 PROFILE_PARAMS = profiles(TransferParams, {
