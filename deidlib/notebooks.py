@@ -43,6 +43,13 @@ class NotebookEntry:
     figures: tuple[str, ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
     tables: tuple[str, ...] = ()
+    #: parameters that narrow what the notebook writes (02: ``tables``); given, the figures and
+    #: tables the manifest promises are not required, and nothing is copied into ``figures/``
+    partial_parameters: tuple[str, ...] = ()
+
+    def is_partial(self, parameters: dict[str, Any] | None) -> bool:
+        """Whether ``parameters`` narrow this notebook's outputs (a non-None partial parameter)."""
+        return any((parameters or {}).get(k) is not None for k in self.partial_parameters)
 
 
 def repo_root() -> Path:
@@ -75,6 +82,7 @@ def load_manifest(path: str | Path | None = None) -> list[NotebookEntry]:
                     figures=tuple(nb.get("figures", ())),
                     parameters=dict(nb.get("parameters", {})),
                     tables=tuple(nb.get("tables", ())),
+                    partial_parameters=tuple(nb.get("partial_parameters", ())),
                 )
             )
         except KeyError as e:
@@ -140,6 +148,8 @@ def run_notebook(
             os.replace(running, failed)
         raise NotebookRunError(failure_message(entry.name, profile, e, failed if failed.exists() else None)) from None
     os.replace(running, final)
+    if entry.is_partial(extra_parameters):
+        return out
     missing = [f for f in entry.figures if not (out / f"{f}.png").is_file()]
     if missing:
         raise NotebookRunError(f"{entry.name} did not write figure(s) {', '.join(missing)} into {out}")
@@ -237,7 +247,7 @@ def reproduce(
         )
         bar.write(f"  {e.name}: {time.perf_counter() - t0:.0f}s -> {out}")
         outs.append(out)
-        if copy_figures and corpus == "synthetic" and profile != "smoke":
+        if copy_figures and corpus == "synthetic" and profile != "smoke" and not e.is_partial(parameters):
             dest = root / "figures" / e.name
             dest.mkdir(parents=True, exist_ok=True)
             files = [f"{f}{ext}" for f in e.figures for ext in (".png", ".pdf")] + [f"{t}.csv" for t in e.tables]

@@ -102,3 +102,24 @@ def test_notebook_parameters_use_the_documented_vocabulary():
         assert names <= documented, f"{entry.name}: undocumented parameters {sorted(names - documented)}"
         used |= names
     assert documented == used, f"documented but unused: {sorted(documented - used)}"
+
+
+def test_partial_parameters_are_declared_and_narrow_the_required_outputs():
+    from deidlib.notebooks import notebook_parameters
+
+    for e in ENTRIES:
+        assert set(e.partial_parameters) <= notebook_parameters(e), e.name
+        assert not e.is_partial(None) and not e.is_partial({k: None for k in e.partial_parameters})
+    ahmed = next(e for e in ENTRIES if e.study == "ahmed")
+    assert ahmed.is_partial({"tables": ["4.4"]}) and not ahmed.is_partial({"n_seeds": 1})
+
+
+@pytest.mark.notebook
+def test_ahmed_notebook_trains_only_the_requested_tables(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    ahmed = next(e for e in ENTRIES if e.study == "ahmed")
+    out = run_notebook(ahmed, profile="smoke", out_dir=tmp_path, extra_parameters={"tables": ["4.4"]})
+    assert (out / "ahmed_table_4_4.csv").is_file() and (out / "ahmed_table_4_10.csv").is_file()
+    assert not (out / "ahmed_table_4_2.csv").exists() and not (out / "ahmed_table_4_2.png").exists()
+    runs = json.loads((out / "ahmed_models_runs.json").read_text())
+    assert runs["tables"] == ["4.4"] and {r["kind"] for r in runs["runs"]} == {"transformer"}

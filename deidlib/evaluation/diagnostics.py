@@ -21,12 +21,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..corpus.document import Document
+from ..corpus.tokenize import document_sentences
 from .keys import TOKEN_RE, token_keys
+from .scorer import prf
 
-__all__ = ["TOKEN_KINDS", "token_kind", "error_tokens", "ErrorCounts"]
+__all__ = ["TOKEN_KINDS", "token_kind", "error_tokens", "ErrorCounts", "grouped_token_counts"]
 
 TOKEN_KINDS = ("time", "date-like", "measurement", "number", "abbreviation", "upper-case word",
                "capitalised word", "lower-case word", "other")
@@ -126,4 +128,39 @@ def error_tokens(gold_docs: Iterable[Document], system_docs: Iterable[Document])
         for a, b in gold_keys - sys_keys:
             out.fn_type[gold_type.get((a, b), "?")] += 1
             out.fn_kind[token_kind(_holder_of(holders, ends, a))] += 1
+    return out
+
+
+def grouped_token_counts(
+    gold_docs: Iterable[Document],
+    system_docs: Iterable[Document],
+    group: Callable[[str], str],
+    mode: str = "default",
+) -> dict[str, dict[str, float]]:
+    """Binary-token TP/FP/FN and P/R/F1 split by a property of the token that holds each key.
+
+    Every scorer token key, gold or system (:func:`.keys.token_keys`), is assigned to the
+    token of the package's tokenizer (``mode``, spans not looked at, as a tagger sees the
+    text) that contains its first character; ``group(token_text)`` names the key's group
+    (e.g. in or out of a tagger's vocabulary). A key outside every token (whitespace) goes
+    to group ``"?"``. The counts of all groups add up to the scorer's binary-token counts.
+    Returns ``{group: {"tp", "fp", "fn", "precision", "recall", "f1"}}``.
+    """
+    system = {d.id: d for d in system_docs}
+    counts: dict[str, list[int]] = {}
+    for g in gold_docs:
+        s = system.get(g.id)
+        toks = [t for sent in document_sentences(g, mode, use_spans=False) for t in sent]
+        starts = [t.start for t in toks]
+        gold_keys = token_keys(g.spans, True)
+        sys_keys = token_keys(s.spans, True) if s is not None else set()
+        for keys, slot in ((gold_keys & sys_keys, 0), (sys_keys - gold_keys, 1), (gold_keys - sys_keys, 2)):
+            for a, _ in keys:
+                k = bisect.bisect_right(starts, a) - 1
+                name = group(toks[k].text) if k >= 0 and a < toks[k].end else "?"
+                counts.setdefault(name, [0, 0, 0])[slot] += 1
+    out = {}
+    for k, (tp, fp, fn) in sorted(counts.items()):
+        p = prf(tp, fp, fn)
+        out[k] = {"tp": tp, "fp": fp, "fn": fn, "precision": p.precision, "recall": p.recall, "f1": p.f1}
     return out

@@ -15,6 +15,10 @@ Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values)
 ``gru`` / ``gru_gru`` / ``lstm_gru``
     ahmed thesis §4.1 (Table 4.2): character GRU (25) + word embedding (100) → one or two
     bidirectional context layers (150) → feed-forward → CRF (or softmax), BIOES labels.
+    The thesis names no activation for the feed-forward layer ("FNN", §4.1.4); the preset
+    keeps NeuroNER's tanh, ``ff_activation="relu"`` gives a ReLU (what the ahmed study
+    uses: with tanh its cpu-scale stacks stayed in the all-``O`` phase, see
+    :mod:`deidlib.studies.ahmed_models`).
 ``transformer``
     ahmed thesis §4.1.4 self-attention tagger: a Transformer encoder (blocks, heads,
     hidden size are parameters; a small one trained from scratch is the CPU default)
@@ -60,6 +64,9 @@ from .features import Featurizer
 from .layers import RNNStack, TokenEncoder, sinusoidal_positions
 from .presets import ALIASES, DEFAULT_TRAINING, PRESETS, check_kind
 from .protocol import Batch
+
+#: activations of the RNN taggers' feed-forward layer (``ff_activation``)
+FF_ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 __all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "build_tagger", "tagger_from_config", "count_parameters"]
 
@@ -199,6 +206,7 @@ class RNNTagger(BaseTagger):
         between_dropout: float = 0.0,
         output_dropout: float = 0.0,
         ff_dim: int = 100,
+        ff_activation: str = "tanh",
         crf: bool = False,
         constrain_crf: bool = True,
         recall_penalty: float | None = None,
@@ -207,10 +215,14 @@ class RNNTagger(BaseTagger):
         word_dropout: float = 0.0,
     ) -> None:
         self.kind = kind
+        if ff_activation not in FF_ACTIVATIONS:
+            raise ValueError(f"ff_activation must be one of {sorted(FF_ACTIVATIONS)}, got {ff_activation!r}")
         hp = dict(char=char, char_onehot=char_onehot, char_emb_dim=char_emb_dim, char_hidden=char_hidden, word_dim=word_dim,
                   casing=casing, casing_dim=casing_dim, input_dropout=input_dropout, cells=list(cells), hidden=hidden,
                   between_dropout=between_dropout, output_dropout=output_dropout, ff_dim=ff_dim,
                   freeze_embeddings=freeze_embeddings)
+        if ff_activation != "tanh":  # recorded only when not the default, so earlier configs are unchanged
+            hp["ff_activation"] = ff_activation
         if word_dropout:  # recorded only when used, so configs of earlier models are unchanged
             hp["word_dropout"] = word_dropout
         super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp, constrain_crf=constrain_crf)
@@ -221,7 +233,7 @@ class RNNTagger(BaseTagger):
         self.in_drop = nn.Dropout(input_dropout)
         self.rnn = RNNStack(self.tokens.out_dim, tuple(cells), hidden, between_dropout)
         self.out_drop = nn.Dropout(output_dropout)
-        self.ff = nn.Sequential(nn.Linear(self.rnn.out_dim, ff_dim), nn.Tanh()) if ff_dim else None
+        self.ff = nn.Sequential(nn.Linear(self.rnn.out_dim, ff_dim), FF_ACTIVATIONS[ff_activation]()) if ff_dim else None
         self.out = nn.Linear(ff_dim or self.rnn.out_dim, featurizer.num_labels)
 
     def emissions(self, batch: Batch) -> torch.Tensor:

@@ -2,7 +2,7 @@ import pytest
 
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf
-from deidlib.evaluation.diagnostics import TOKEN_KINDS, error_tokens, token_kind
+from deidlib.evaluation.diagnostics import TOKEN_KINDS, error_tokens, grouped_token_counts, token_kind
 
 
 @pytest.mark.parametrize("tok, kind", [
@@ -33,3 +33,23 @@ def test_error_counts_add_up_to_the_scorer_and_name_kinds_and_types():
     rows = {r["type"]: r for r in errs.fn_rows()}
     assert rows["DATE"]["miss_rate"] == 1.0 and rows["HOSPITAL"]["gold_tokens"] == 1
     assert errs.fp_rows()[0] == {"kind": "measurement", "false_positives": 2, "share": 2 / 3}
+
+
+def test_grouped_token_counts_split_the_scorer_counts_by_holding_token():
+    text = "SEEN BY DR SMITH AT 0600, BP 120/80. TO GH 7/22."
+    gold = Document("a", text, [Span(11, 16, "NAME", "DOCTOR", "SMITH"), Span(40, 42, "LOCATION", "HOSPITAL", "GH"),
+                                Span(43, 47, "DATE", "DATE", "7/22")])
+    sys_ = Document("a", text, [Span(11, 16, "NAME", "DOCTOR", "SMITH"), Span(20, 24, "DATE", "DATE", "0600"),
+                                Span(29, 35, "DATE", "DATE", "120/80")])
+    known = {"SEEN", "BY", "DR", "AT", "BP", "TO", "GH"}
+    c = grouped_token_counts([gold], [sys_], lambda t: "in" if t in known else "out")
+    # SMITH (tp), 7/22 (2 fn), 0600 and 120/80 (3 fp) are out of the set; GH (fn) is in it
+    assert (c["out"]["tp"], c["out"]["fp"], c["out"]["fn"]) == (1, 3, 2)
+    assert (c["in"]["tp"], c["in"]["fp"], c["in"]["fn"]) == (0, 0, 1) and c["in"]["recall"] == 0.0
+    assert c["out"]["precision"] == pytest.approx(1 / 4) and c["out"]["recall"] == pytest.approx(1 / 3)
+    p, r, _ = binary_token_prf([gold], [sys_])
+    tp, fp, fn = (sum(g[k] for g in c.values()) for k in ("tp", "fp", "fn"))
+    assert (tp / (tp + fp), tp / (tp + fn)) == pytest.approx((p, r))
+    # a missing system document counts every gold token as missed
+    c = grouped_token_counts([gold], [], lambda t: "all")
+    assert c["all"]["fn"] == 4 and c["all"]["tp"] == 0

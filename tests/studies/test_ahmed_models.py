@@ -121,6 +121,18 @@ def test_tagger_hparams_map_study_knobs():
     assert t.char is not None and t.crf is None
     t = build_tagger("transformer", fz, **am.tagger_hparams(g["sat-crf-d0.25-dp10"], p))
     assert t.recall_penalty == 10.0
+    # every RNN row of the study (the Dernoncourt baseline too) gets the study's FNN activation
+    import torch
+
+    for name in ("festag-softmax", "gru-crf-d0.5", "gru_gru-crf-d0.5", "lstm_gru-crf-d0.5"):
+        t = build_tagger(g[name].kind, fz, **am.tagger_hparams(g[name], p))
+        assert isinstance(t.ff[1], torch.nn.ReLU), name
+    assert "ff_activation" not in am.tagger_hparams(g["sat-crf-d0.1"], p)
+    pt = am.params_for("smoke", ff_activation="tanh")
+    t = build_tagger("gru", fz, **am.tagger_hparams(g["gru-crf-d0.5"], pt))
+    assert isinstance(t.ff[1], torch.nn.Tanh)
+    with pytest.raises(ValueError, match="ff_activation"):
+        am.params_for("smoke", ff_activation="sigmoid")
 
 
 # ------------------------------------------------------------------------- tables
@@ -165,6 +177,21 @@ def test_tables_shapes_and_values(results):
     # GRU-GRU adds a context layer to GRU; CRF adds transitions to the softmax baseline
     n = t410.set_index("config")["n_parameters"]
     assert n["gru_gru-crf-d0.5"] > n["gru-crf-d0.5"] and n["festag-crf"] > n["festag-softmax"]
+
+    # the vocabulary split: per run, the groups' counts add up to the run's binary-token scores
+    for r in results["runs"]:
+        c = r["by_vocabulary"]
+        assert set(c) <= {"oov", "in-vocabulary", "?"} and "oov" in c
+        tp, fp, fn = (sum(g[k] for g in c.values()) for k in ("tp", "fp", "fn"))
+        if tp:
+            assert (tp / (tp + fp), tp / (tp + fn)) == pytest.approx((r["precision"], r["recall"]))
+    tv = am.table_vocabulary(results)
+    assert set(tv["tokens"]) == {"oov", "in-vocabulary"}
+    assert set(tv["config"]) == set(rows["4.2"]) | set(rows["4.3"]) and (tv["n"] == 2).all()
+    row = tv[(tv.config == "gru-crf-d0.5") & (tv.tokens == "oov")].iloc[0]
+    rec = [r["by_vocabulary"]["oov"]["recall"] for r in results["runs"] if r["config"] == "gru-crf-d0.5"]
+    assert row["R_mean"] == pytest.approx(100 * np.mean(rec))
+    assert row["gold"] == sum(results["runs"][0]["by_vocabulary"]["oov"][k] for k in ("tp", "fn"))
 
     md = to_markdown(t42)
     assert md.count("\n") == len(t42) + 1 and "±" in md

@@ -58,6 +58,10 @@ class AhmedParams(StudyParams):
     #: Table 4.3 dropout rates of the GRU model and of the self-attention model
     gru_dropouts: tuple[float, ...] = (0.0, 0.25, 0.5)
     sat_dropouts: tuple[float, ...] = (0.1, 0.25, 0.5)
+    #: activation of the feed-forward (FNN) layer of every RNN tagger of the study, the
+    #: Dernoncourt baseline included: "relu" (our choice; the thesis names none) or "tanh"
+    #: (NeuroNER's; with it the cpu-profile taggers stay in the all-O phase, see the package docstring)
+    ff_activation: str = "relu"
     #: dropout of the main (Table 4.2) GRU-type models and self-attention model
     rnn_dropout: float = 0.5
     sat_dropout: float = 0.25
@@ -91,6 +95,8 @@ class AhmedParams(StudyParams):
             raise ValueError(f"recall penalties δ_p must be >= 1, got {self.deltas}")
         if any(not 0 <= d < 1 for d in (*self.gru_dropouts, *self.sat_dropouts, self.rnn_dropout, self.sat_dropout)):
             raise ValueError("dropout rates must lie in [0, 1)")
+        if self.ff_activation not in ("relu", "tanh"):
+            raise ValueError(f"ff_activation must be 'relu' or 'tanh', got {self.ff_activation!r}")
         if self.word_vectors not in ("word2vec", "random"):
             raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
 
@@ -269,6 +275,8 @@ def tagger_hparams(config: RunConfig, params: AhmedParams) -> dict[str, Any]:
     hp["recall_penalty"] = float(config.delta_p) if config.delta_p != 1 else None
     if not config.char:
         hp["char"] = None
+    if config.kind != "transformer":
+        hp["ff_activation"] = params.ff_activation
     d = config.dropout
     if d is not None:
         if config.kind == "transformer":

@@ -17,7 +17,9 @@ from ...corpus.phi import TYPE_TO_CATEGORY
 from ...corpus.splits import subsample
 from ...datasets import load_corpus
 from ...evaluation import evaluate
+from ...evaluation.diagnostics import grouped_token_counts
 from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
+from ...models.features import UNK
 from ...results import fingerprint_documents
 from ...rng import derive_seed
 from ...training import predict_documents, train
@@ -195,8 +197,21 @@ def run_config(
         "history": hist.epochs,
         "per_category": _per(rep.per_category["token"]),
         "per_type": _per(rep.per_type["token"]),
+        "by_vocabulary": vocabulary_counts(data.test_docs, preds, data.featurizer),
     }
     return RunOutput(record, tagger, preds, rep)
+
+
+def vocabulary_counts(gold_docs, system_docs, featurizer) -> dict[str, dict[str, float]]:
+    """Binary-token counts and P/R/F1 of test tokens in and out of the training vocabulary
+    (``"in-vocabulary"`` / ``"oov"``: the token's normalised key has no word id, so only
+    character features can tell it apart; issue 18 asks for the character-feature effect
+    where it should matter). :func:`deidlib.evaluation.diagnostics.grouped_token_counts`."""
+
+    def group(token: str) -> str:
+        return "oov" if featurizer.word_index.get(featurizer.word_key(token), UNK) == UNK else "in-vocabulary"
+
+    return grouped_token_counts(gold_docs, system_docs, group)
 
 
 def _per(table) -> dict[str, dict[str, float]]:

@@ -20,7 +20,7 @@ from .params import (
 
 def runs_frame(results: dict[str, Any]):
     """One row per (config, seed) with the scalar fields of the run records."""
-    skip = {"hparams", "history", "per_category", "per_type"}
+    skip = {"hparams", "history", "per_category", "per_type", "by_vocabulary"}
     return pd.DataFrame.from_records([{k: v for k, v in r.items() if k not in skip} for r in results["runs"]])
 
 
@@ -71,6 +71,38 @@ def table_4_3(results: dict[str, Any]):
     t.insert(3, "softmax", ~t["crf"].astype(bool))
     t["model"] = t["model"].replace({"Self-attention": "SAT"})
     return t
+
+
+def table_vocabulary(results: dict[str, Any], tables: Sequence[str] = ("4.2", "4.3")):
+    """The character-feature effect where it should matter: binary-token P/R/F1 (%) of each
+    configuration of ``tables`` on the test tokens out of the training vocabulary (``oov``:
+    only the character encoder sees anything of them) and in it, mean ± sd / min / max
+    over seeds, with the gold PHI tokens of each group (``gold``). Runs recorded before
+    ``by_vocabulary`` existed give an empty table."""
+    recs = []
+    rows: list[str] = []
+    for t in tables:
+        if t in results.get("table_rows", {}):
+            rows += [r for r in results["table_rows"][t] if r not in rows]
+    for r in results["runs"]:
+        if r["config"] not in rows:
+            continue
+        for g, c in r.get("by_vocabulary", {}).items():
+            if g == "?":
+                continue
+            recs.append({"config": r["config"], "model": r["model"], "char": r["char"], "crf": r["crf"],
+                         "dropout": r["dropout"], "tokens": g, "gold": c["tp"] + c["fn"],
+                         **{m: c[m] for m in METRICS}})
+    if not recs:
+        return pd.DataFrame()
+    df = pd.DataFrame.from_records(recs)
+    s = summarize(df, ["config", "tokens"]).reset_index()
+    first = df.drop_duplicates(["config", "tokens"])[["config", "tokens", "model", "char", "crf", "dropout", "gold"]]
+    t = first.merge(s, on=["config", "tokens"])
+    t["order"] = t["config"].map({c: i for i, c in enumerate(rows)})
+    t = t.sort_values(["tokens", "order"], ascending=[False, True]).drop(columns="order")
+    t.insert(3, "CE", t.pop("char"))
+    return t.reset_index(drop=True)
 
 
 def table_4_4(results: dict[str, Any]):
