@@ -22,7 +22,7 @@ from .dssgd import (
     select_upload,
     threshold_and_clip,
 )
-from .local import SGDTrainer, tagger_trainer
+from .local import TAGGER_LOSSES, SGDTrainer, tagger_trainer
 from .registries import Registry, abstract_registries, synthetic_registries
 from .registry_eval import AttackResult, registry_attack
 from .server import ParameterServer, ServerCall
@@ -64,6 +64,7 @@ __all__ = [
     "dp_select_upload",
     "SGDTrainer",
     "tagger_trainer",
+    "TAGGER_LOSSES",
     "ParameterServer",
     "ServerCall",
     "Site",

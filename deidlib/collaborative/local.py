@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["SGDTrainer", "tagger_trainer"]
+__all__ = ["SGDTrainer", "tagger_trainer", "TAGGER_LOSSES"]
 
 
 class SGDTrainer:
@@ -113,11 +113,33 @@ def _tagger_loss(model: nn.Module, batch: Any) -> torch.Tensor:
     return model.loss(batch)
 
 
+def _token_mean_loss(model: nn.Module, batch: Any) -> torch.Tensor:
+    losses = model.sentence_losses(batch)
+    if getattr(model, "crf", None) is None:
+        losses = losses / batch.mask.sum(1).clamp(min=1).to(losses.dtype)
+    return losses.mean()
+
+
+#: per-batch losses of :func:`tagger_trainer` (``loss=``)
+TAGGER_LOSSES = ("sentence", "token_mean")
+
+
 def tagger_trainer(
-    *, lr: float = 0.9, batch_size: int = 1, device: str = "cpu", grad_clip: float | None = None
+    *, lr: float = 0.9, batch_size: int = 1, device: str = "cpu", grad_clip: float | None = None,
+    loss: str = "sentence",
 ) -> SGDTrainer:
     """Plain-SGD trainer for a protocol :class:`~deidlib.models.protocol.Tagger` on
-    :class:`~deidlib.corpus.labels.TaggedSentence` examples."""
-    return SGDTrainer(
-        _tagger_loss, lr=lr, batch_size=batch_size, encode=_tagger_encode, device=device, grad_clip=grad_clip
-    )
+    :class:`~deidlib.corpus.labels.TaggedSentence` examples.
+
+    ``loss="sentence"``: the tagger's own loss (per sentence the summed token cross-entropy
+    or the CRF negative log-likelihood, averaged over the batch). ``loss="token_mean"``:
+    NeuroNER's (Dernoncourt et al. 2017, ``entity_lstm.py``), on which festag's learning rate
+    0.9 was set: a softmax tagger's cross-entropy is averaged over the sentence's tokens
+    (``tf.reduce_mean`` over the one sentence of a step), a CRF tagger keeps the sentence's
+    NLL; then averaged over the batch. With the summed loss, lr 0.9 is a step about one
+    sentence length (~15 tokens) larger than the paper's.
+    """
+    if loss not in TAGGER_LOSSES:
+        raise ValueError(f"loss must be one of {TAGGER_LOSSES}, got {loss!r}")
+    fn = _tagger_loss if loss == "sentence" else _token_mean_loss
+    return SGDTrainer(fn, lr=lr, batch_size=batch_size, encode=_tagger_encode, device=device, grad_clip=grad_clip)

@@ -36,9 +36,11 @@ ALIASES: dict[str, str] = {"char_dim": "char_emb_dim", "token_hidden": "hidden",
                            "dropout": "input_dropout"}
 
 #: optimiser hints the trainer applies unless told otherwise. festag: the paper's plain SGD
-#: with learning rate 0.9; our loss sums token losses per sentence (the paper's Keras loss is
-#: a per-token mean), so without a bound the first steps diverge (README, "Measurements
-#: behind design choices") -- we add NeuroNER's gradient-norm clip of 5.0.
+#: with learning rate 0.9; our loss sums token losses per sentence (NeuroNER's is a per-token
+#: mean), so without a bound the first steps diverge (README, "Measurements behind design
+#: choices") -- we add a gradient-norm clip of 5.0 (NeuroNER clips each entry to ±5). The
+#: festag study itself trains with NeuroNER's token-mean loss and no clip
+#: (``deidlib.collaborative.tagger_trainer(loss="token_mean")``).
 DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
     "festag": {"optimizer": "sgd", "lr": 0.9, "clip": 5.0},
     "friedrich": {"optimizer": "nadam", "lr": 2e-3, "clip": 1.0},

@@ -45,7 +45,37 @@ def test_shape_checks_and_figure():
     fig = festag.figure6(r)
     assert len(fig.axes) == 2
     labels = [line.get_label() for line in fig.axes[1].get_lines()]
-    assert any("C_0.5" in lab for lab in labels) and "A" in labels and "B" in labels
+    assert [lab.split()[0] for lab in labels] == ["D", "C_0.5", "B", "A"]
+    # every series has its band: one filled area per series, A and B over seeds too
+    assert len(fig.axes[0].collections) == 4
+    a_band = fig.axes[0].collections[3].get_paths()[0].vertices[:, 1]
+    assert a_band.min() == pytest.approx(0.5) and a_band.max() == pytest.approx(0.9)  # min of seed 0, max of seed 1
+
+
+def test_table3_best_epoch_and_theta_table():
+    r = _results()
+    best = festag.table3(r, at="best")
+    # A's best epoch is its last: 0.8 / 0.9; C_0.5 rises too, so best == final here
+    assert best.loc["A", "mean"] == pytest.approx(0.85)
+    assert best.loc["C_0.5", "n"] == 6
+    r["runs"][0]["records"][1]["f1"] = 0.1  # seed 0's A collapses at its last epoch
+    assert festag.table3(r, at="best").loc["A", "min"] == pytest.approx(0.5)
+    assert festag.table3(r).loc["A", "min"] == pytest.approx(0.1)
+    with pytest.raises(ValueError):
+        festag.table3(r, at="median")
+    r["params"] = {"theta_d": 0.1, "theta_d_high": 0.5, "epochs": 2}
+    sweep = {"seed": 1, "thetas": [1.0], "runs": [
+        {"experiment": "C_1", "seed": 1, "theta_d": 1.0,
+         "records": [{"epoch": e, "site": f"site{i}", "f1": 0.3 + 0.1 * i + 0.1 * e} for e in (1, 2) for i in range(2)]}]}
+    t = festag.theta_table(r, sweep)
+    assert list(t.theta_d.dropna()) == [0.1, 0.5, 1.0]
+    c1 = t[t.experiment == "C_1"].iloc[0]
+    assert (c1.final_min, c1.final_mean, c1.final_max) == pytest.approx((0.5, 0.55, 0.6))
+    c01 = t[t.experiment == "C_0.1"].iloc[0]  # seed 1's C_0.1 at epoch 2: 0.81 + {0, .01, .02}
+    assert c01.final_mean == pytest.approx(0.82)
+    assert set(t[t.theta_d.isna()].experiment) == {"A", "B", "D"}
+    fig = festag.figure_theta_sweep(r, sweep)
+    assert fig.axes[0].get_xscale() == "log"
 
 
 def test_params_for_overrides_and_errors():
@@ -54,6 +84,13 @@ def test_params_for_overrides_and_errors():
     assert p.tagger["token_hidden"] == festag.PROFILE_PARAMS["smoke"].tagger["token_hidden"]
     assert festag.params_for("paper").epochs == 200 and festag.params_for("paper").batch_size == 1
     assert festag.params_for("paper").lr == 0.9
+    # the cpu profile keeps the paper's optimisation: batch 1, lr 0.9, no clipping, NeuroNER's loss
+    cpu = festag.params_for("cpu")
+    assert (cpu.batch_size, cpu.lr, cpu.grad_clip, cpu.loss, cpu.n_seeds) == (1, 0.9, None, "token_mean", 3)
+    with pytest.raises(ValueError, match="loss"):
+        festag.params_for("smoke", loss="sum")
+    with pytest.raises(ValueError, match="theta_d_sweep"):
+        festag.params_for("smoke", theta_d_sweep=(0.0,))
     assert festag.params_for("cpu", negatives_per_positive=1).negatives_per_positive == 1
     with pytest.raises(ValueError):
         festag.params_for("nope")

@@ -240,3 +240,31 @@ def test_sgd_trainer_grad_clip_bounds_step():
     assert 0 < moved <= 5 * 0.5 * 0.01 + 1e-6
     with pytest.raises(ValueError):
         SGDTrainer(tiny_loss, lr=0.5, grad_clip=0.0)
+
+
+def test_tagger_trainer_token_mean_loss_is_neuroner_s():
+    """token_mean: a softmax tagger's step is the summed-loss step divided by the sentence's
+    length (NeuroNER averages the cross-entropy over the tokens); a CRF tagger's is unchanged."""
+    from deidlib.collaborative import tagger_trainer
+    from deidlib.corpus.labels import TaggedSentence
+    from deidlib.models import Featurizer, build_tagger
+
+    words = ["Seen", "by", "Dr", "Smith", "on", "7/22", "today"]
+    tags = ["O", "O", "O", "B-DOCTOR", "O", "B-DATE", "O"]
+    sent = TaggedSentence("d", words, tags)
+    fz = Featurizer.build([words], ["O", "B-DOCTOR", "I-DOCTOR", "B-DATE", "I-DATE"])
+    for crf in (False, True):
+        steps = {}
+        for loss in ("sentence", "token_mean"):
+            m = build_tagger("gru", fz, seed=0, crf=crf, input_dropout=0.0, word_dim=8, char_emb_dim=4,
+                             char_hidden=4, hidden=6, ff_dim=6)
+            before = flatten_parameters(m)
+            tagger_trainer(lr=1e-3, batch_size=1, loss=loss)(m, [sent], seed=0)
+            steps[loss] = flatten_parameters(m) - before
+        scale = 1.0 if crf else 1.0 / len(words)
+        # parameters are float32 near 1: each step entry carries ~1e-7 of rounding
+        diff = float((steps["token_mean"] - scale * steps["sentence"]).norm())
+        assert diff < 1e-3 * float((scale * steps["sentence"]).norm()), crf
+        assert float(steps["sentence"].abs().max()) > 0
+    with pytest.raises(ValueError, match="loss must be one of"):
+        tagger_trainer(loss="mean")
