@@ -150,10 +150,16 @@ class TransferParams(StudyParams):
     #: --target-recall`` does), and report the test split at it. One scalar is learned from real
     #: dev notes; the weights hold none. None: no dev-chosen operating point
     dev_target_recall: float | None = None
+    #: taggers trained (same synthetic corpus, initialisation seeds ``seed`` and then
+    #: ``derive_seed(seed, "transfer-member", k)``) whose CRF marginals are averaged
+    #: (:class:`deidlib.models.MarginalEnsemble`; its own decision: mean P(PHI) >= 0.5). 1: one tagger
+    members: int = 1
 
     def check(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
             raise ValueError("epochs and batch_size must be >= 1")
+        if self.members < 1:
+            raise ValueError(f"members must be >= 1, got {self.members}")
         if self.lr is not None and not self.lr > 0:
             raise ValueError(f"lr must be > 0 or None, got {self.lr}")
         if self.guideline not in GUIDELINES:
@@ -271,11 +277,19 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
         syn = CorpusSplits(upper_case_notes(syn.train, params.upper_share, seed), syn.dev, syn.test, syn.name)
     train_kw = dict(epochs=params.epochs, batch_size=params.batch_size, patience=None, lr_decay=params.lr_decay,
                     lr=params.lr, device=device, progress=progress)
-    if params.vectors == "glove":
-        tagger, hist = _fit_glove(params, syn, seed, train_kw)
-    else:
-        tagger, hist = fit_tagger(params.model, syn, scheme="binary", encoding="BIOES", embeddings="word2vec",
-                                  hparams=dict(params.hparams or {}), seed=seed, evaluate_test=False, **train_kw)
+    taggers = []
+    for k in range(params.members):
+        s = seed if k == 0 else derive_seed(seed, "transfer-member", k) & 0x7FFF_FFFF
+        if params.vectors == "glove":
+            tagger, hist = _fit_glove(params, syn, s, train_kw)
+        else:
+            tagger, hist = fit_tagger(params.model, syn, scheme="binary", encoding="BIOES", embeddings="word2vec",
+                                      hparams=dict(params.hparams or {}), seed=s, evaluate_test=False, **train_kw)
+        taggers.append(tagger)
+    if len(taggers) > 1:
+        from ..models.marginal_ensemble import MarginalEnsemble
+
+        tagger = MarginalEnsemble(taggers)
     p, r, f = binary_token_prf(syn.test, predict_documents(tagger, syn.test, device=device))
     out: TransferResults = {
         "profile": params.profile, "seed": seed, "params": asdict(params),

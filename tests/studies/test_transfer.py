@@ -27,6 +27,8 @@ def test_params_checks():
         transfer.params_for("smoke", dev_target_recall=0.9, score_dev=False)
     with pytest.raises(TypeError, match="resolved"):
         transfer.run_study({"profile": "smoke"})
+    with pytest.raises(ValueError, match="members"):
+        transfer.params_for("smoke", members=0)
 
 
 def test_training_spans_are_aligned_to_the_guideline():
@@ -170,3 +172,43 @@ def test_glove_tagger_has_frozen_public_vectors_for_words_no_synthetic_note_has(
     assert np.allclose(w[row].detach().numpy(), glove.vectors[glove.index[extra]])
     res = transfer.run_study(params, data_dir=str(tmp_path), corpora=(), progress=False)
     assert 0 <= res["synthetic"]["f1"] <= 1
+
+
+def test_members_average_the_marginals_of_taggers_with_different_seeds(tmp_path, monkeypatch):
+    """members=2: two taggers on the same synthetic corpus (first with the study's seed, as
+    members=1 trains it), scored as one MarginalEnsemble whose marginals are their mean."""
+    import torch
+
+    from deidlib.models.marginal_ensemble import MarginalEnsemble
+
+    built = []
+    real_fit = transfer.fit_tagger
+
+    def spy(*a, **kw):
+        tagger, hist = real_fit(*a, **kw)
+        built.append((kw["seed"], tagger))
+        return tagger, hist
+
+    scored = []
+    real_predict = transfer.predict_documents
+
+    def spy_predict(tagger, docs, **kw):
+        scored.append(tagger)
+        return real_predict(tagger, docs, **kw)
+
+    monkeypatch.setattr(transfer, "fit_tagger", spy)
+    monkeypatch.setattr(transfer, "predict_documents", spy_predict)
+    one = transfer.run_study(transfer.params_for("smoke", epochs=1), data_dir=str(tmp_path), corpora=(), seed=3,
+                             progress=False)
+    assert [s for s, _ in built] == [3]
+    built.clear()
+    two = transfer.run_study(transfer.params_for("smoke", epochs=1, members=2), data_dir=str(tmp_path), corpora=(),
+                             seed=3, progress=False)
+    assert [s for s, _ in built][0] == 3 and len(built) == 2 and built[1][0] != 3
+    assert one["synthetic"]["test_documents"] == two["synthetic"]["test_documents"]
+    ens = scored[-1]
+    assert isinstance(ens, MarginalEnsemble) and list(ens.members) == [t for _, t in built]
+    words = [["Seen", "by", "Dr", "Smith", "on", "7/22"]]
+    m0, m1 = (t.marginals(t.featurizer.encode(words)) for _, t in built)
+    assert not torch.allclose(m0, m1)  # two different taggers
+    assert torch.allclose(ens.marginals(ens.featurizer.encode(words)), (m0 + m1) / 2, atol=1e-6)
