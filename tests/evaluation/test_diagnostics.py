@@ -17,13 +17,18 @@ def test_token_kinds(tok, kind):
     assert token_kind(tok) == kind and kind in TOKEN_KINDS
 
 
-def test_error_counts_add_up_to_the_scorer_and_name_kinds_and_types():
+def _gold_and_system():
+    """The system finds SMITH, misses GH and 7/22, and flags the time and the blood pressure."""
     text = "SEEN BY DR SMITH AT 0600, BP 120/80. TO GH 7/22."
     gold = Document("a", text, [Span(11, 16, "NAME", "DOCTOR", "SMITH"), Span(40, 42, "LOCATION", "HOSPITAL", "GH"),
                                 Span(43, 47, "DATE", "DATE", "7/22")])
-    # the system finds SMITH, misses GH and 7/22, and flags the time and the blood pressure
     sys_ = Document("a", text, [Span(11, 16, "NAME", "DOCTOR", "SMITH"), Span(20, 24, "DATE", "DATE", "0600"),
                                 Span(29, 35, "DATE", "DATE", "120/80")])
+    return gold, sys_
+
+
+def test_error_counts_add_up_to_the_scorer_and_name_kinds_and_types():
+    gold, sys_ = _gold_and_system()
     errs = error_tokens([gold], [sys_])
     p, r, _ = binary_token_prf([gold], [sys_])
     assert errs.tp == 1 and errs.fp == 3 and errs.fn == 3  # 7/22 and 120/80 are two scorer tokens each
@@ -36,11 +41,7 @@ def test_error_counts_add_up_to_the_scorer_and_name_kinds_and_types():
 
 
 def test_grouped_token_counts_split_the_scorer_counts_by_holding_token():
-    text = "SEEN BY DR SMITH AT 0600, BP 120/80. TO GH 7/22."
-    gold = Document("a", text, [Span(11, 16, "NAME", "DOCTOR", "SMITH"), Span(40, 42, "LOCATION", "HOSPITAL", "GH"),
-                                Span(43, 47, "DATE", "DATE", "7/22")])
-    sys_ = Document("a", text, [Span(11, 16, "NAME", "DOCTOR", "SMITH"), Span(20, 24, "DATE", "DATE", "0600"),
-                                Span(29, 35, "DATE", "DATE", "120/80")])
+    gold, sys_ = _gold_and_system()
     known = {"SEEN", "BY", "DR", "AT", "BP", "TO", "GH"}
     c = grouped_token_counts([gold], [sys_], lambda t: "in" if t in known else "out")
     # SMITH (tp), 7/22 (2 fn), 0600 and 120/80 (3 fp) are out of the set; GH (fn) is in it
