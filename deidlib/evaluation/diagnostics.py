@@ -150,14 +150,14 @@ def grouped_token_counts(
     counts: dict[str, list[int]] = {}
     for g in gold_docs:
         s = system.get(g.id)
-        toks = [t for sent in document_sentences(g, mode, use_spans=False) for t in sent]
-        starts = [t.start for t in toks]
+        holders = [(t.start, t.end, t.text) for sent in document_sentences(g, mode, use_spans=False) for t in sent]
+        ends = [h[1] for h in holders]
         gold_keys = token_keys(g.spans, True)
         sys_keys = token_keys(s.spans, True) if s is not None else set()
         for keys, slot in ((gold_keys & sys_keys, 0), (sys_keys - gold_keys, 1), (gold_keys - sys_keys, 2)):
             for a, _ in keys:
-                k = bisect.bisect_right(starts, a) - 1
-                name = group(toks[k].text) if k >= 0 and a < toks[k].end else "?"
+                token = _holder_of(holders, ends, a)
+                name = group(token) if token else "?"
                 counts.setdefault(name, [0, 0, 0])[slot] += 1
     out = {}
     for k, (tp, fp, fn) in sorted(counts.items()):

@@ -81,6 +81,7 @@ from ..corpus.splits import CorpusSplits
 from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
 from ..evaluation.diagnostics import error_tokens
+from ..models.marginal_ensemble import MarginalEnsemble
 from ..models.presets import encoder_of
 from ..rng import derive_seed
 from ..training import (
@@ -287,8 +288,6 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
                                       hparams=dict(params.hparams or {}), seed=s, evaluate_test=False, **train_kw)
         taggers.append(tagger)
     if len(taggers) > 1:
-        from ..models.marginal_ensemble import MarginalEnsemble
-
         tagger = MarginalEnsemble(taggers)
     p, r, f = binary_token_prf(syn.test, predict_documents(tagger, syn.test, device=device))
     out: TransferResults = {

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ...models.taggers import FF_ACTIVATIONS
 from ..params import StudyParams, profiles
 
 SCHEME, ENCODING = "i2b2", "BIOES"
@@ -95,8 +96,8 @@ class AhmedParams(StudyParams):
             raise ValueError(f"recall penalties δ_p must be >= 1, got {self.deltas}")
         if any(not 0 <= d < 1 for d in (*self.gru_dropouts, *self.sat_dropouts, self.rnn_dropout, self.sat_dropout)):
             raise ValueError("dropout rates must lie in [0, 1)")
-        if self.ff_activation not in ("relu", "tanh"):
-            raise ValueError(f"ff_activation must be 'relu' or 'tanh', got {self.ff_activation!r}")
+        if self.ff_activation not in FF_ACTIVATIONS:
+            raise ValueError(f"ff_activation must be one of {sorted(FF_ACTIVATIONS)}, got {self.ff_activation!r}")
         if self.word_vectors not in ("word2vec", "random"):
             raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
 
