@@ -3,13 +3,14 @@
 sentence), side by side on the same lots.
 
 The tagger is the ``minilm`` DP recipe's (frozen all-MiniLM-L6-v2, layer 3, casing, conv head,
-CRF); the encoder's vectors are cached before timing (as in ``train_recipe``), so the times are
+CRF), or with ``--head gru`` the same with a BiGRU 64 head (the ``synthetic_minilm`` recipe's); the encoder's vectors are cached before timing (as in ``train_recipe``), so the times are
 those of the DP steps. Each repeat times every lot with both methods (a full ``dp_step``: clip,
 noise σ = 1, Adam step); printed: median seconds per step and the ratio of the medians, and the
 largest difference between the two methods' clipped sums on the first lot (they are exact).
 
     python benchmarks/dp_vectorized.py                       # lots of 256, 3 lots x 3 repeats
     python benchmarks/dp_vectorized.py --batch-size 1024 --threads 2
+    python benchmarks/dp_vectorized.py --head gru --threads 1
 """
 
 from __future__ import annotations
@@ -27,21 +28,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--patients", type=int, default=150, help="synthetic corpus size")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--head", choices=("conv", "gru"), default="conv")
     args = ap.parse_args(argv)
 
     import torch
 
     from deidlib.datasets import load_corpus
     from deidlib.privacy.dpsgd import _micro_clipped_sum, _vectorized_clipped_sum, dp_step
-    from deidlib.studies.dp_recipes import RECIPES, build_recipe_tagger
+    from deidlib.studies.dp_recipes import RECIPES, build_recipe_tagger, with_overrides
     from deidlib.training.loop import make_optimizer
 
     torch.set_num_threads(args.threads)
     sp = load_corpus("synthetic", profile="cpu", patients=args.patients, seed=0)
-    sents, tagger = build_recipe_tagger(RECIPES["minilm"], sp.train)
+    recipe = RECIPES["minilm"]
+    if args.head == "gru":
+        recipe = with_overrides(recipe, tagger={"head": "gru", "hidden": 64})
+    sents, tagger = build_recipe_tagger(recipe, sp.train)
     t0 = time.perf_counter()
     tagger.precompute(sents)
-    print(f"{len(sents)} sentences encoded in {time.perf_counter() - t0:.1f} s; head {RECIPES['minilm'].tagger}")
+    print(f"{len(sents)} sentences encoded in {time.perf_counter() - t0:.1f} s; head {recipe.tagger}")
     rng = random.Random(0)
     lots = [rng.sample(range(len(sents)), args.batch_size) for _ in range(args.lots)]
     batches = [tagger.featurizer.encode([sents[i].words for i in lot], [sents[i].tags for i in lot]) for lot in lots]

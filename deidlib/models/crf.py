@@ -91,11 +91,13 @@ class CRF(nn.Module):
     @torch.no_grad()
     def invalid_paths(self, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Which gold sequences [B] take a disallowed move (always all False when the CRF is
-        unconstrained). Such a sequence would cost ~10⁴ per bad move; trainers check first."""
+        unconstrained). Such a sequence would cost ~10⁴ per bad move; trainers check first.
+        The answer is on the CRF's device (tags and mask may come from the CPU)."""
         B, T = tags.shape
+        dev = self.transitions.device
         if not self.constrained:
-            return torch.zeros(B, dtype=torch.bool, device=tags.device)
-        tags = tags.clamp(min=0)
+            return torch.zeros(B, dtype=torch.bool, device=dev)
+        tags, mask = tags.to(dev).clamp(min=0), mask.to(dev)
         bad = self.start_bias[tags[:, 0]] < 0
         if T > 1:
             bad |= ((self.trans_bias[tags[:, :-1], tags[:, 1:]] < 0) & mask[:, 1:]).any(1)

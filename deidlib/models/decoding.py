@@ -43,7 +43,7 @@ def threshold_tags(marginals: torch.Tensor, labels: Sequence[str], threshold: fl
     names = sorted({_label(t) for t in labels if t != "O"})
     if not names:
         return [o] * marginals.shape[0]
-    member = torch.zeros(len(labels), len(names), dtype=marginals.dtype)
+    member = torch.zeros(len(labels), len(names), dtype=marginals.dtype, device=marginals.device)
     for k, t in enumerate(labels):
         if t != "O":
             member[k, names.index(_label(t))] = 1.0

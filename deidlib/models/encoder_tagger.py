@@ -32,7 +32,11 @@ Privacy position. The encoder and its WordPiece vocabulary are public; this tagg
 word vocabulary built from training text (its featurizer's word list is ``<pad>``,
 ``<unk>``), unlike the word-embedding taggers whose vocabulary lists the training words
 (ahmed_dp module docstring). Under DP-SGD with ``finetune_layers=0`` only the small head is
-private: the "public features" recipe of Tramèr & Boneh (ICLR 2021).
+private: the "public features" recipe of Tramèr & Boneh (ICLR 2021). Per-sentence gradients
+of such a head come in one vectorised pass (:meth:`EncoderTagger.per_sentence_gradients`),
+for the BiGRU head too: ``torch.func`` has no rule for ``nn.GRU``, so that pass runs the same
+equations step by step (:func:`_gru_direction`; a test checks it against ``nn.GRU``'s
+microbatch gradients).
 
 Long sentences. The encoder reads at most ``max_position_embeddings - 2`` pieces (510 for
 MiniLM); longer sentences are encoded in consecutive windows of that many pieces, each with
@@ -297,9 +301,10 @@ class EncoderTagger(BaseTagger):
 
     @property
     def supports_vectorized(self) -> bool:
-        """Whether :meth:`per_sentence_gradients` applies: a frozen encoder, a linear or
-        convolutional head (``torch.func.vmap`` has no rule for ``nn.GRU``), no recall penalty."""
-        return self.frozen and self.rnn is None and not (self.recall_penalty and self.recall_penalty != 1)
+        """Whether :meth:`per_sentence_gradients` applies: a frozen encoder, no recall penalty,
+        and a linear, convolutional or BiGRU head (the BiGRU is run by :func:`_gru_direction`,
+        written for ``torch.func``, which has no rule for ``nn.GRU``)."""
+        return self.frozen and not (self.recall_penalty and self.recall_penalty != 1)
 
     def _sentence_loss(self, params: dict[str, torch.Tensor], x, casing, mask, labels) -> torch.Tensor:
         """One sentence's loss from its encoder vectors ``x`` [T, H] (padding allowed: masked),
@@ -313,7 +318,11 @@ class EncoderTagger(BaseTagger):
         if self.training and self.in_drop.p > 0:
             h = F.dropout(h, self.in_drop.p, training=True)
         m = mask.to(h.dtype)
-        if self.conv is not None:
+        if self.rnn is not None:
+            pre = "rnn.layers.0."
+            h = torch.cat([_gru_direction(h, mask, *(params[pre + w + sfx] for w in _GRU_WEIGHTS), reverse=bool(sfx))
+                           for sfx in ("", "_reverse")], -1)
+        elif self.conv is not None:
             h = h * m.unsqueeze(-1)
             h = torch.relu(F.conv1d(h.t().unsqueeze(0), params["conv.weight"], params["conv.bias"],
                                     padding=self.conv.padding[0])[0].t())
@@ -345,21 +354,49 @@ class EncoderTagger(BaseTagger):
         from torch.func import grad_and_value, vmap
 
         if not self.supports_vectorized:
-            raise ValueError("per_sentence_gradients needs a frozen encoder, a linear or conv head and no recall "
-                             "penalty")
+            raise ValueError("per_sentence_gradients needs a frozen encoder and no recall penalty")
         if batch.labels is None:
             raise ValueError("the batch has no labels")
-        own = dict(self.named_parameters())
-        params = {n: own[n].detach() for n in names}
+        own = {n: p.detach() for n, p in self.named_parameters()}
+        trained = {n: own[n] for n in names}
+        fixed = {n: p for n, p in own.items() if n not in trained}  # frozen parts the loss reads too
         x = self.word_vectors(batch)
         casing = batch.casing_ids if batch.casing_ids is not None else torch.zeros_like(batch.word_ids)
 
-        def loss(p, *args):
-            return self._sentence_loss(p, *args)
+        def loss(p, q, *args):
+            return self._sentence_loss({**q, **p}, *args)
 
-        g, v = vmap(grad_and_value(loss), in_dims=(None, 0, 0, 0, 0), randomness="different")(
-            params, x, casing, batch.mask, batch.labels)
+        g, v = vmap(grad_and_value(loss), in_dims=(None, None, 0, 0, 0, 0), randomness="different")(
+            trained, fixed, x, casing, batch.mask, batch.labels)
         return v.detach(), [g[n] for n in names]
+
+
+#: ``nn.GRU``'s parameters of one direction, in the order :func:`_gru_direction` takes them
+_GRU_WEIGHTS = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+
+
+def _gru_direction(x, mask, w_ih, w_hh, b_ih, b_hh, *, reverse: bool = False) -> torch.Tensor:
+    """One direction of ``nn.GRU`` over one sentence ``x`` [T, D] with its ``mask`` [T]
+    (padding at the end), written with ``torch.func``-friendly operations only (no rule for
+    ``nn.GRU`` exists; :meth:`EncoderTagger.per_sentence_gradients`). PyTorch's GRU
+    equations and gate order (r, z, n): r = σ(W_ir x + b_ir + W_hr h + b_hr),
+    z = σ(W_iz x + b_iz + W_hz h + b_hz), n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),
+    h' = (1 − z) ⊙ n + z ⊙ h, from h = 0. The state does not move on padded steps, so the
+    reverse direction starts at the sentence's last word, as with packed sequences; padded
+    positions output zeros, as ``pad_packed_sequence`` does. Returns [T, H]."""
+    F = nn.functional
+    T, H = x.shape[0], w_hh.shape[1]
+    gi = F.linear(x, w_ih, b_ih)  # the input half of every gate, all steps at once
+    h = x.new_zeros(H)
+    out: list[torch.Tensor | None] = [None] * T
+    for t in range(T - 1, -1, -1) if reverse else range(T):
+        i_r, i_z, i_n = gi[t].chunk(3)
+        h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3)
+        r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
+        n = torch.tanh(i_n + r * h_n)
+        h = torch.where(mask[t], (1 - z) * n + z * h, h)
+        out[t] = h * mask[t].to(h.dtype)
+    return torch.stack(out)
 
 
 register_kind("minilm", EncoderTagger)

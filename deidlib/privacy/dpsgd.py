@@ -47,12 +47,13 @@ methods (tests check them against each other and against single-sentence batches
 ``vectorized``
     for taggers that compute exact per-sentence gradients in one vectorised pass
     (``per_sentence_gradients``: ``torch.func.vmap`` over ``torch.func.grad`` of one sentence's
-    loss; the frozen-encoder tagger with a linear or convolutional head,
+    loss; the frozen-encoder tagger with a linear, convolutional or BiGRU head,
     :mod:`deidlib.models.encoder_tagger`). A unit's gradient is the sum of its sentences';
-    units are processed in length-sorted chunks. For the ``minilm`` recipe's conv head it
-    took 0.49 s per lot of 256 against 1.05 s for ``micro`` (2.1×; ``benchmarks/dp_vectorized.py``,
-    README "DP recipes beyond the thesis"); materialising the [G, *θ] per-sentence gradients of
-    the convolution is most of what is left.
+    units are processed in length-sorted chunks of at most ``chunk`` sentences and
+    ``chunk_tokens`` padded tokens: a recurrent head loops over the chunk's longest sentence,
+    so one long sentence in a chunk of 256 made every step pay for its length (a lot of
+    nursing sentences reaches 300+ words). Speed against ``micro``: README "DP recipes beyond
+    the thesis" (``benchmarks/dp_vectorized.py``, ``--head conv`` and ``--head gru``).
 
 All three require only that no sentence's loss depends on another sentence's data in the
 forward pass, which holds for all taggers (padding is masked; dropout masks are per
@@ -367,12 +368,14 @@ def _micro_clipped_sum(
 
 
 def _vectorized_clipped_sum(
-    tagger, batch: Batch, groups: Sequence[Sequence[int]], max_grad_norm: float, chunk: int = 256
+    tagger, batch: Batch, groups: Sequence[Sequence[int]], max_grad_norm: float, chunk: int = 256,
+    chunk_tokens: int = 2048,
 ) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]:
     """Like :func:`_micro_clipped_sum`, with the per-sentence gradients of a tagger that computes
     them in one vectorised pass (``tagger.per_sentence_gradients``, e.g. the frozen-encoder
-    tagger with a linear or conv head): units sorted by their longest sentence (little padding)
-    and taken ``chunk`` sentences at a time (a unit is never split), each unit's gradient the
+    tagger with a linear, conv or BiGRU head): units sorted by their longest sentence (little
+    padding) and taken at most ``chunk`` sentences and ``chunk_tokens`` padded tokens at a time
+    (a unit is never split; a unit larger than that is a chunk of its own), each unit's gradient the
     sum of its sentences', clipped and accumulated. Returns (unit losses [G], clipped sums,
     unit norms [G]) in the order of ``groups``."""
     if not getattr(tagger, "supports_vectorized", False):
@@ -384,14 +387,18 @@ def _vectorized_clipped_sum(
     acc = [torch.zeros_like(p) for p in params]
     lengths = batch.mask.sum(1).tolist()
     order = sorted(range(len(groups)), key=lambda g: max(lengths[i] for i in groups[g]))
-    losses = torch.zeros(len(groups), dtype=acc[0].dtype)
-    norms = torch.zeros(len(groups), dtype=acc[0].dtype)
+    losses = torch.zeros(len(groups), dtype=acc[0].dtype, device=acc[0].device)
+    norms = torch.zeros(len(groups), dtype=acc[0].dtype, device=acc[0].device)
     pos = 0
     while pos < len(order):
         take, n = [], 0
-        while pos < len(order) and (not take or n + len(groups[order[pos]]) <= chunk):
+        while pos < len(order):
+            size = len(groups[order[pos]])
+            longest = max(lengths[i] for i in groups[order[pos]])  # the chunk's longest so far (sorted)
+            if take and (n + size > chunk or (n + size) * longest > chunk_tokens):
+                break
             take.append(order[pos])
-            n += len(groups[order[pos]])
+            n += size
             pos += 1
         idx = [i for g in take for i in groups[g]]
         sl, grads = tagger.per_sentence_gradients(sub_batch(batch, idx), names)

@@ -163,7 +163,7 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         max_eval_documents=4,
         fine_tune_per_target=1,
         member_recipe="minilm",
-        recipes=("minilm",),
+        recipes=("minilm", "synthetic_minilm"),
         recipe_epsilons=(8.0, math.inf),
         recipe_seeds=1,
         recipe_epochs=1,
@@ -179,12 +179,12 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         max_eval_documents=60,
         fine_tune_per_target=1,  # 3 fine-tunings instead of 6 (each ~1-4 min on 2 loaded cores)
         member_recipe="minilm",
-        recipes=("minilm",),
+        recipes=("minilm", "synthetic_minilm"),
         recipe_seeds=2,
         recipe_epochs=10,  # the recipe's 30 at the nursing notes' scale; 10 keeps notebook 04 within ~30 min
     ),
     "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16, member_recipe="minilm",
-                      recipes=("minilm", "glove"), recipe_seeds=3),
+                      recipes=("minilm", "synthetic_minilm", "glove"), recipe_seeds=3),
 })
 
 
@@ -255,11 +255,17 @@ def _thin_and_subsample(sents, rate: float | None, seed: int, keep_rate: float |
     return sents
 
 
-def _recipe(params: DPParams, name: str):
-    """Recipe ``name`` of :data:`~deidlib.studies.dp_recipes.RECIPES` with ``params.recipe_epochs``."""
+def _recipe(params: DPParams, name: str, corpus: str = "synthetic"):
+    """Recipe ``name`` of :data:`~deidlib.studies.dp_recipes.RECIPES` with ``params.recipe_epochs``;
+    a recipe with public pre-training pre-trains on the synthetic corpus of the study's profile,
+    its spans aligned to the private ``corpus``' guideline ("physionet" for the nursing notes,
+    else "i2b2": the synthetic sites' own)."""
     from .dp_recipes import RECIPES, with_overrides
 
     r = RECIPES[name]
+    if r.pretrain is not None:
+        r = with_overrides(r, pretrain_profile=params.profile,
+                           guideline="physionet" if corpus == "physionet" else "i2b2")
     return with_overrides(r, epochs=params.recipe_epochs) if params.recipe_epochs is not None else r
 
 
@@ -459,14 +465,17 @@ def fine_tuning_table(
     return pd.DataFrame(rows)
 
 
-def recipe_curves(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):
+def recipe_curves(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False,
+                  corpus: str = "synthetic"):
     """F1 vs ε of every recipe in ``params.recipes`` (:func:`deidlib.studies.dp_recipes.recipe_curve`:
-    target ε in ``recipe_epsilons``, seeds ``seed … seed + recipe_seeds − 1``), one DataFrame."""
+    target ε in ``recipe_epsilons``, seeds ``seed … seed + recipe_seeds − 1``), one DataFrame.
+    ``corpus`` names the private corpus (the guideline a public pre-training aligns to)."""
     from .dp_recipes import recipe_curve
 
     frames = []
     for name in params.recipes:
-        frames.append(recipe_curve(_recipe(params, name), train_docs, test_docs, epsilons=params.recipe_epsilons,
+        frames.append(recipe_curve(_recipe(params, name, corpus), train_docs, test_docs,
+                                   epsilons=params.recipe_epsilons,
                                    seeds=range(seed, seed + params.recipe_seeds), delta=params.delta,
                                    accountant=params.accountant, progress=progress))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -533,7 +542,7 @@ def run_study(
     )
     out["thesis_sequences"] = thesis_sequence_table()
     out["curve"] = privacy_utility_curve(cur_train, cur_test, params, seed=seed, progress=progress)
-    out["recipe_curves"] = recipe_curves(cur_train, cur_test, params, seed=seed, progress=progress)
+    out["recipe_curves"] = recipe_curves(cur_train, cur_test, params, seed=seed, progress=progress, corpus=corpus)
     members = {s.name: _published_member(s.train, s.dev, params, seed=seed, progress=progress) for s in sites}
     out["members"] = {
         n: {

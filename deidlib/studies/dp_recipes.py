@@ -16,6 +16,12 @@ The thesis (ahmed, §5.1.2) trains a self-attention tagger *from scratch* with D
   §3; Li et al. 2022 §3: the signal-to-noise ratio of the noisy mean gradient grows with
   the lot size L as L / (σ·C), and the σ needed for a fixed ε grows far slower than L);
 * use **DP-Adam** (Adam on the privatised gradient: post-processing, no privacy cost);
+* **pre-train on public data, then fine-tune with DP** (Li et al. 2022; Yu et al.,
+  "Differentially private fine-tuning of language models", ICLR 2022; Tramèr & Boneh 2021
+  §5: public data of the task itself helps most). Here the public data is the package's
+  own synthetic corpus (:func:`pretrain_public`, the ``synthetic_minilm`` recipe): the head
+  on the frozen encoder is trained on generated notes, which hold no private text and cost
+  no privacy, and DP-SGD only fine-tunes it on the private notes;
 * **thin the PHI-free sentences** with per-sentence keyed coins
   (:func:`deidlib.corpus.labels.thin_negatives`: whether a sentence is kept depends on it
   alone, so the DP guarantee for the thinned set holds for the full one; 96 % of the nursing
@@ -44,13 +50,15 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ..corpus.conventions import GUIDELINES, align_spans
 from ..corpus.labels import tagged_sentences, thin_negatives
+from ..datasets import load_corpus
 from ..privacy.dpsgd import patient_units, train_dp
 from ..rng import derive_seed
-from ..training import evaluate_tagger, prepare_tagger
+from ..training import evaluate_tagger, prepare_tagger, train
 
-__all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "train_recipe", "recipe_curve",
-           "with_overrides"]
+__all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "pretrain_public", "train_recipe",
+           "recipe_curve", "with_overrides"]
 
 SCHEME, ENCODING = "binary", "BIO"
 
@@ -81,6 +89,26 @@ class Recipe:
     negative_keep_rate: float | None = None
     unit: str = "sentence"
     note: str = ""
+    #: public pre-training before DP-SGD (:func:`pretrain_public`): ``"synthetic"`` trains the
+    #: tagger without DP on the package's synthetic corpus first (no private data, no privacy
+    #: cost); None: DP-SGD starts from the initialisation
+    pretrain: str | None = None
+    pretrain_profile: str = "cpu"
+    pretrain_epochs: int = 3
+    pretrain_lr: float = 1e-3
+    #: weight of ICU nursing notes in the public corpus (as the transfer study, issue 19)
+    pretrain_icu_weight: float = 3.0
+    #: annotation guideline of the *private* corpus: the public spans are aligned to it
+    #: (:func:`deidlib.corpus.conventions.align_spans`; "physionet" for the nursing notes,
+    #: "i2b2" keeps every synthetic span)
+    guideline: str = "physionet"
+
+    def __post_init__(self) -> None:
+        if self.pretrain not in (None, "synthetic"):
+            raise ValueError(f"recipe {self.name!r}: pretrain must be None or 'synthetic', got {self.pretrain!r}")
+        if self.guideline not in GUIDELINES:
+            raise ValueError(f"recipe {self.name!r}: guideline must be one of {', '.join(GUIDELINES)}, "
+                             f"got {self.guideline!r}")
 
 
 #: How the ``minilm`` recipe was chosen (nursing notes' *dev* split, ε = 8, seed 0; the test split
@@ -108,6 +136,12 @@ RECIPES: dict[str, Recipe] = {
         batch_size=1024, epochs=30, lr=1e-2, negative_keep_rate=0.2,
         note="frozen public all-MiniLM-L6-v2 (mean of layer 3's pieces) + casing → conv (3 words, 128) → CRF; "
              "DP-Adam, large lots, PHI-free sentences thinned"),
+    "synthetic_minilm": Recipe(
+        "synthetic_minilm", "minilm", dict(finetune_layers=0, layers=[2, 3, 4], hidden=64, casing=True),
+        batch_size=1024, epochs=30, lr=1e-2, negative_keep_rate=0.2, pretrain="synthetic",
+        note="frozen public all-MiniLM-L6-v2 (mean of states 2-4) + casing → BiGRU 64 → CRF, pre-trained without "
+             "DP on the synthetic corpus (public), then DP-Adam fine-tuning of the whole head, large lots, PHI-free "
+             "sentences thinned"),
 }
 
 
@@ -132,6 +166,33 @@ def build_recipe_tagger(recipe: Recipe, train_docs, *, seed: int = 0):
     return [s for s in sents if s.tokens], tagger
 
 
+def pretrain_public(recipe: Recipe, *, seed: int = 0, progress: bool = False):
+    """The tagger of ``recipe`` trained *without* DP on public data (``recipe.pretrain``):
+    ``"synthetic"``: the training split of the package's synthetic corpus (profile
+    ``pretrain_profile``, generated from ``derive_seed(seed, "dp-public-corpus")``, so it is
+    never the corpus of a synthetic private run of the same seed; ICU nursing notes weighted
+    ``pretrain_icu_weight``; spans aligned to ``recipe.guideline``), ``pretrain_epochs`` of Adam
+    at ``pretrain_lr`` with learning-rate decay 0.15 (the transfer study's frozen-encoder
+    recipe, :data:`deidlib.studies.transfer.FROZEN_ENCODER_RECIPE`). Its featurizer (labels; the
+    encoder's public pieces) is built from the synthetic notes.
+
+    Privacy position: the generator reads no private note, so this model costs no privacy and
+    DP-SGD's guarantee for the fine-tuned model covers everything private it saw. What the
+    guarantee does *not* cover, as for every recipe's hyperparameters: the generator's design
+    and the recipe's settings were chosen with the nursing notes' *dev* split in view
+    (issue 19, README "DP recipes beyond the thesis"); a release would choose them on other
+    data or pay for the choice (Papernot & Steinke, ICLR 2022)."""
+    if recipe.pretrain != "synthetic":
+        raise ValueError(f"recipe {recipe.name!r} has no public pre-training (pretrain={recipe.pretrain!r})")
+    scale = {"icu_nursing_note": recipe.pretrain_icu_weight} if recipe.pretrain_icu_weight != 1 else None
+    syn = load_corpus("synthetic", profile=recipe.pretrain_profile, seed=derive_seed(seed, "dp-public-corpus"),
+                      note_scale=scale)
+    sents, tagger = build_recipe_tagger(recipe, align_spans(syn.train, recipe.guideline), seed=seed)
+    train(tagger, sents, None, None, epochs=recipe.pretrain_epochs, batch_size=16, optimizer="adam",
+          lr=recipe.pretrain_lr, lr_decay=0.15, seed=seed, progress=progress)
+    return tagger
+
+
 def train_recipe(
     recipe: Recipe,
     train_docs,
@@ -150,10 +211,13 @@ def train_recipe(
     come from the OS CSPRNG, as for any model a user may release; ``secure=False`` (the study
     runs: :func:`recipe_curve`, the ahmed_dp members) seeds them, and the ledger's ``rng_note``
     says the guarantee does not hold against anyone holding the seed.
-    ``base``: a trained tagger to fine-tune (a copy; its featurizer is kept), ``history``: DP
+    ``base``: a trained tagger to fine-tune (a copy; its featurizer is kept; default: the
+    recipe's public pre-training, :func:`pretrain_public`, when it has one), ``history``: DP
     phases already spent on the same units (their ε composes).
     Returns {"tagger", "ledger", "sentences", "seconds"}."""
     t0 = time.perf_counter()
+    if base is None and recipe.pretrain is not None:
+        base = pretrain_public(recipe, seed=seed, progress=progress)
     if base is None:
         sents, tagger = build_recipe_tagger(recipe, train_docs, seed=seed)
     else:
@@ -198,11 +262,13 @@ def recipe_curve(
 
     rows = []
     for seed in seeds:
+        # a public pre-training is done once per seed and shared by that seed's ε (train_recipe copies it)
+        base = pretrain_public(recipe, seed=seed, progress=progress) if recipe.pretrain is not None else None
         for eps in epsilons:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="noise_multiplier = 0")
                 m = train_recipe(recipe, train_docs, epsilon=eps, seed=seed, delta=delta, accountant=accountant,
-                                 progress=progress, secure=False)  # reproducible study rows (rng_note)
+                                 progress=progress, secure=False, base=base)  # reproducible study rows (rng_note)
             led = m["ledger"]
             row = {"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": eps,
                    "epsilon": led.epsilon, "delta": delta, "noise_multiplier": led.noise_multiplier,

@@ -146,32 +146,35 @@ def test_cache_tells_apart_sentences_with_the_same_pieces(fz, frozen):
     assert va.shape[1] == 2 and vb.shape[1] == 4
 
 
-@pytest.mark.parametrize("head,crf", [("conv", True), ("conv", False), ("linear", True)])
+@pytest.mark.parametrize("head,crf", [("conv", True), ("conv", False), ("linear", True), ("gru", True),
+                                      ("gru", False)])
 def test_vectorized_per_sentence_gradients_equal_the_microbatches(fz, head, crf):
     """The vmap path computes each sentence's (and each unit's) gradient exactly: the same
     clipped sums, losses and norms as one microbatch per unit, with and without clipping."""
     from deidlib.privacy.dpsgd import _vectorized_clipped_sum
 
-    kw = dict(hidden=8, head="conv", kernel=3) if head == "conv" else {}
+    kw = {"conv": dict(hidden=8, head="conv", kernel=3), "gru": dict(hidden=4), "linear": {}}[head]
     t = build_tagger("minilm", fz, seed=2, finetune_layers=0, crf=crf, **kw).eval()
     assert t.supports_vectorized
     b = fz.encode(SENTS * 2, TAGS * 2)
     for groups in ([[i] for i in range(6)], [[0, 3], [1], [2, 4, 5]]):
         for clip in (math.inf, 0.5):
             lm, sm, nm = _micro_clipped_sum(t, b, groups, clip)
-            lv, sv, nv = _vectorized_clipped_sum(t, b, groups, clip, chunk=4)
-            assert torch.allclose(lm, lv, atol=1e-4) and torch.allclose(nm, nv, rtol=1e-4)
-            for a, c in zip(sm, sv):
-                assert torch.allclose(a, c, atol=1e-5)
+            for chunking in (dict(chunk=4), dict(chunk_tokens=12)):  # several chunks, by sentences or by tokens
+                lv, sv, nv = _vectorized_clipped_sum(t, b, groups, clip, **chunking)
+                assert torch.allclose(lm, lv, atol=1e-4) and torch.allclose(nm, nv, rtol=1e-4)
+                for a, c in zip(sm, sv):
+                    assert torch.allclose(a, c, atol=1e-5)
 
 
 def test_vectorized_is_refused_where_it_does_not_apply(fz):
     from deidlib.privacy.dpsgd import _vectorized_clipped_sum
 
-    gru = build_tagger("minilm", fz, seed=0, finetune_layers=0, hidden=4)
-    assert not gru.supports_vectorized
-    with pytest.raises(ValueError, match="vectorized"):
-        _vectorized_clipped_sum(gru, fz.encode(SENTS, TAGS), [[0], [1], [2]], 1.0)
+    for t in (build_tagger("minilm", fz, seed=0, finetune_layers=1, hidden=4),  # the encoder trains
+              build_tagger("minilm", fz, seed=0, finetune_layers=0, hidden=4, recall_penalty=3.0)):
+        assert not t.supports_vectorized
+        with pytest.raises(ValueError, match="vectorized"):
+            _vectorized_clipped_sum(t, fz.encode(SENTS, TAGS), [[0], [1], [2]], 1.0)
 
 
 def test_unread_top_layers_are_dropped_without_changing_any_state_read(fz):

@@ -14,6 +14,7 @@ from deidlib.datasets import load_corpus
 from deidlib.studies.dp_recipes import (
     RECIPES,
     build_recipe_tagger,
+    pretrain_public,
     recipe_curve,
     train_recipe,
     with_overrides,
@@ -83,14 +84,50 @@ def test_recipe_curve_rows(splits):
     assert df.test_f1.between(0, 1).all()
 
 
-def test_vectorized_dp_step_adds_the_noise_it_claims_and_clips(splits):
+SMALL_SYNTHETIC = with_overrides(RECIPES["synthetic_minilm"], tagger={"hidden": 8}, batch_size=16, epochs=1,
+                                 pretrain_profile="smoke", pretrain_epochs=1)
+
+
+def test_public_pretraining_then_dp_fine_tuning_of_the_head(splits):
+    """The synthetic_minilm recipe: the head is first trained without DP on generated notes (no
+    private document is passed to pretrain_public), then DP-SGD fine-tunes a copy of it on the
+    private sentences with vectorised per-sentence gradients through the BiGRU; the public
+    encoder never changes."""
+    base = pretrain_public(SMALL_SYNTHETIC, seed=0)
+    _, untrained = build_recipe_tagger(SMALL_SYNTHETIC, splits.train, seed=0)
+    assert base.featurizer.words == ["<pad>", "<unk>"] and base.frozen and base.supports_vectorized
+    head = [n for n, p in base.named_parameters() if p.requires_grad]
+    assert any(n.startswith("rnn.") for n in head) and not any(n.startswith("encoder.") for n in head)
+    before = {n: p.detach().clone() for n, p in base.named_parameters()}
+    start = dict(untrained.named_parameters())
+    assert any(not torch.equal(before[n], start[n]) for n in head)  # the public stage trained the head
+    m = train_recipe(SMALL_SYNTHETIC, splits.train, epsilon=8.0, seed=0, base=base)
+    after = dict(m["tagger"].named_parameters())
+    assert all(torch.equal(before[n], p) for n, p in base.named_parameters())  # the base itself is not touched
+    assert any(not torch.equal(before[n], after[n]) for n in head)  # DP-SGD moved the head ...
+    assert all(torch.equal(before[n], after[n]) for n in before if n.startswith("encoder."))  # ... never the encoder
+    led = m["ledger"]
+    assert led.epsilon <= 8.0 + 1e-6 and led.noise_multiplier > 0 and led.secure_rng and not led.history
+
+
+def test_recipe_fields_are_checked():
+    with pytest.raises(ValueError, match="pretrain"):
+        with_overrides(RECIPES["minilm"], pretrain="wikipedia")
+    with pytest.raises(ValueError, match="guideline"):
+        with_overrides(RECIPES["synthetic_minilm"], guideline="hipaa2")
+    with pytest.raises(ValueError, match="no public pre-training"):
+        pretrain_public(RECIPES["minilm"])
+
+
+@pytest.mark.parametrize("head", [{"hidden": 64}, {"head": "gru", "hidden": 24}])
+def test_vectorized_dp_step_adds_the_noise_it_claims_and_clips(splits, head):
     """Attack on the printed guarantee: the update of a vectorised DP step minus the clipped
     sum must be N(0, (σC/L)²) per coordinate (a wrong scale fails), and one unit's clipped
     gradient never exceeds C (an unclipped unit fails)."""
     from deidlib.privacy.dpsgd import _vectorized_clipped_sum, dp_step
     from deidlib.training.loop import make_optimizer
 
-    sents, t = build_recipe_tagger(with_overrides(SMALL_MINILM, tagger={"hidden": 64}), splits.train)
+    sents, t = build_recipe_tagger(with_overrides(SMALL_MINILM, tagger=head), splits.train)
     t.eval()
     lot = sents[:24]
     b = t.featurizer.encode([s.words for s in lot], [s.tags for s in lot])
