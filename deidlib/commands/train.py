@@ -78,6 +78,12 @@ def add_arguments(p) -> None:
         "is chosen by a DP mechanism whose ε is composed into the printed guarantee. "
         "OUT_DIR/privacy.json gets the ledger and the guarantee.",
     )
+    g.add_argument("--dp-recipe", metavar="NAME", default=None,
+                   help="train with a DP recipe of deidlib.studies.dp_recipes (e.g. synthetic_minilm: a head on the "
+                        "frozen public MiniLM encoder, pre-trained on the synthetic corpus without DP, then "
+                        "DP-fine-tuned; needs deidlib[encoder]); the recipe fixes the tagger, lot, epochs, "
+                        "optimiser, learning rate and thinning (--model, --set, --batch-size, --epochs, --lr and "
+                        "--optimizer are not used); needs --dp-epsilon")
     g.add_argument("--dp-noise", type=float, metavar="SIGMA", help="noise multiplier σ")
     g.add_argument("--dp-epsilon", type=float, metavar="EPS", help="target ε (σ calibrated to reach it)")
     g.add_argument("--dp-delta", type=float, default=1e-5, help="δ (default 1e-5)")
@@ -175,7 +181,7 @@ def run(args) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 1
-    dp = args.dp_noise is not None or args.dp_epsilon is not None
+    dp = args.dp_noise is not None or args.dp_epsilon is not None or args.dp_recipe is not None
     if dp:
         if args.target_recall is not None:
             # the threshold would be a statistic of the (private) dev notes, outside the DP guarantee
@@ -272,6 +278,66 @@ def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
     )
 
 
+def _run_dp_recipe(args, splits, out, secure: bool) -> int:
+    """``--dp-recipe NAME --dp-epsilon EPS``: one model of a DP recipe (``train_recipe``), saved with
+    its privacy.json like any DP model. The recipes' taggers read a public encoder's pieces: there
+    is no vocabulary of training words, so the guarantee covers everything trained on the notes."""
+    import json
+    import sys
+
+    from ..privacy.dpsgd import SEEDED_NOTE
+    from ..results import atomic_write_text
+    from ..studies.dp_recipes import RECIPES, train_recipe, with_overrides
+
+    if args.dp_recipe not in RECIPES:
+        print(f"deidlib train: unknown --dp-recipe {args.dp_recipe!r}; choose one of {', '.join(RECIPES)}",
+              file=sys.stderr)
+        return 2
+    if args.dp_epsilon is None or args.dp_noise is not None:
+        print("deidlib train: --dp-recipe calibrates σ to a target: give --dp-epsilon (not --dp-noise)", file=sys.stderr)
+        return 2
+    recipe = RECIPES[args.dp_recipe]
+    if recipe.public_vectors is None and recipe.kind != "minilm":
+        print(f"deidlib train: recipe {recipe.name!r} builds a vocabulary of training words, which DP-SGD does not "
+              "cover; train it with --model/--dp-vocab instead", file=sys.stderr)
+        return 2
+    over = {"unit": args.dp_unit, "max_grad_norm": args.dp_max_grad_norm}
+    if recipe.pretrain is not None:
+        over["guideline"] = "physionet" if args.corpus == "physionet" else "i2b2"
+    recipe = with_overrides(recipe, **over)
+    try:
+        m = train_recipe(recipe, splits.train, epsilon=args.dp_epsilon, seed=args.seed, delta=args.dp_delta,
+                         accountant=args.dp_accountant, secure=secure, progress=True)
+    except (ImportError, TypeError, ValueError) as e:
+        print(f"deidlib train: {e}", file=sys.stderr)
+        return 2
+    ledger = m["ledger"]
+    public = "the public all-MiniLM-L6-v2 encoder's pieces" if recipe.kind == "minilm" else "GloVe's words"
+    text = (f"({ledger.epsilon:.3g}, {ledger.delta:g})-DP per {ledger.unit} for the weights (the vocabulary is "
+            f"public: {public})")
+    if recipe.pretrain is not None:
+        text += "; the head was pre-trained without DP on the package's synthetic corpus (no private data)"
+    if not secure:
+        text += f"; seeded noise (--dp-seeded-noise, seed {args.seed}): {SEEDED_NOTE}"
+    out.mkdir(parents=True, exist_ok=True)
+    privacy = {**ledger.to_dict(), "recipe": {k: v for k, v in vars(recipe).items()},
+               "guarantee": {"epsilon": ledger.epsilon, "delta": ledger.delta, "unit": ledger.unit, "text": text,
+                             "randomness": "os-csprng" if secure else "seeded", "composition": "DP-SGD ledger"},
+               "not_covered_by_dp": {"hyperparameters": "the recipe's settings (and the synthetic generator's design) "
+                                                        "were chosen on the nursing notes' dev split"}}
+    atomic_write_text(out / "privacy.json", json.dumps(privacy, indent=2, default=str))
+    print(f"DP-SGD recipe {recipe.name}: {text}; σ={ledger.noise_multiplier:.4g}, {ledger.steps} steps of lot "
+          f"{ledger.expected_batch_size:.0f}, accountant {ledger.accountant}")
+    if not secure:
+        print(f"WARNING: {SEEDED_NOTE}", file=sys.stderr)
+    args.model = recipe.kind
+    scores_extra = {"dp_epsilon": ledger.epsilon, "dp_delta": ledger.delta, "dp_unit": ledger.unit,
+                    "dp_guarantee": text, "dp_randomness": "os-csprng" if secure else "seeded",
+                    "dp_recipe": recipe.name}
+    _finish(args, splits, m["tagger"], m["history"], out, scores_extra)
+    return 0
+
+
 #: δ of the DP vocabulary's threshold, as a fraction of --dp-delta (the rest goes to the accountant)
 VOCAB_DELTA_FRACTION = 0.1
 
@@ -347,6 +413,8 @@ def _run_dp(args, splits, hp, out) -> int:
         print("deidlib train: give --dp-seeded-noise or --dp-secure, not both", file=sys.stderr)
         return 2
     secure = not args.dp_seeded_noise
+    if args.dp_recipe is not None:
+        return _run_dp_recipe(args, splits, out, secure)
     emb = args.embeddings or "none"  # word vectors trained on the private text would not be covered by DP
     not_covered = {}
     if emb.lower() in ("word2vec", "fasttext"):

@@ -214,7 +214,8 @@ def train_recipe(
     ``base``: a trained tagger to fine-tune (a copy; its featurizer is kept; default: the
     recipe's public pre-training, :func:`pretrain_public`, when it has one), ``history``: DP
     phases already spent on the same units (their ε composes).
-    Returns {"tagger", "ledger", "sentences", "seconds"}."""
+    Returns {"tagger", "ledger", "history" (``train_dp``'s: privacy spent per epoch), "sentences",
+    "seconds"}."""
     t0 = time.perf_counter()
     if base is None and recipe.pretrain is not None:
         base = pretrain_public(recipe, seed=seed, progress=progress)
@@ -233,7 +234,7 @@ def train_recipe(
         tagger.precompute(sents, progress=progress)  # the public encoder's vectors, once (shared cache)
     method = "vectorized" if getattr(tagger, "supports_vectorized", False) else "micro"
     n_units = len(set(units)) if units is not None else len(sents)
-    _, ledger = train_dp(
+    hist, ledger = train_dp(
         tagger, sents, unit=recipe.unit, units=units, epochs=recipe.epochs,
         batch_size=max(1, min(recipe.batch_size, int(recipe.max_sample_rate * n_units))), history=history,
         noise_multiplier=None if private else 0.0, target_epsilon=epsilon if private else None,
@@ -241,7 +242,8 @@ def train_recipe(
         optimizer=recipe.optimizer, lr=recipe.lr, seed=seed, progress=progress, eval_every=10**9, secure=secure,
         method=method,
     )
-    return {"tagger": tagger, "ledger": ledger, "sentences": len(sents), "seconds": time.perf_counter() - t0}
+    return {"tagger": tagger, "ledger": ledger, "history": hist, "sentences": len(sents),
+            "seconds": time.perf_counter() - t0}
 
 
 def recipe_curve(

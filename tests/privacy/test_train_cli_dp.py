@@ -126,3 +126,35 @@ def test_zero_noise_is_refused_with_a_clear_error(tmp_path, capsys, sigma):
     err = capsys.readouterr().err
     assert "--dp-noise must be > 0" in err and "no privacy guarantee" in err and "Traceback" not in err
     assert not (tmp_path / "z").exists()
+
+
+def test_dp_recipe_trains_a_releasable_model_with_a_public_vocabulary(tmp_path, capsys, monkeypatch):
+    """``--dp-recipe``: the recipe's model at --dp-epsilon with OS randomness, a privacy.json that
+    names the unit, the public vocabulary and the public pre-training, and a model that loads."""
+    pytest.importorskip("all_minilm_l6_v2")
+    from deidlib.studies import dp_recipes
+    from deidlib.training import load_tagger
+
+    tiny = dp_recipes.with_overrides(dp_recipes.RECIPES["synthetic_minilm"], name="tiny", tagger={"hidden": 8},
+                                     batch_size=8, epochs=1, pretrain_profile="smoke", pretrain_epochs=1)
+    monkeypatch.setitem(dp_recipes.RECIPES, "tiny", tiny)
+    out = tmp_path / "m"
+    assert main(["train", str(out), "--scheme", "binary", "--dp-recipe", "tiny", "--dp-epsilon", "6",
+                 "--dp-accountant", "rdp"]) == 0
+    priv = json.loads((out / "privacy.json").read_text())
+    scores = json.loads((out / "scores.json").read_text())
+    assert priv["secure_rng"] and priv["guarantee"]["randomness"] == "os-csprng"
+    assert priv["epsilon"] <= 6 + 1e-6 and priv["unit"] == "sentence" and priv["recipe"]["name"] == "tiny"
+    assert "public" in priv["guarantee"]["text"] and "synthetic corpus" in priv["guarantee"]["text"]
+    assert scores["dp_recipe"] == "tiny" and scores["model"] == "minilm" and 0 <= scores["test_f1"] <= 1
+    assert load_tagger(out / "model").featurizer.words == ["<pad>", "<unk>"]
+    assert "DP-SGD recipe tiny" in capsys.readouterr().out
+
+
+def test_dp_recipe_refusals(tmp_path, capsys):
+    assert main(["train", str(tmp_path / "a"), "--dp-recipe", "nope", "--dp-epsilon", "8"]) == 2
+    assert "unknown --dp-recipe" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "b"), "--dp-recipe", "minilm"]) == 2
+    assert "--dp-epsilon" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "c"), "--dp-recipe", "thesis", "--dp-epsilon", "8"]) == 2
+    assert "vocabulary of training words" in capsys.readouterr().err
