@@ -607,7 +607,8 @@ def plot_curve(curve, title: str = "F1 vs ε", epochs: int | None = None, seeds:
 def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=None):
     """F1 vs ε (log x) per recipe: the median over seeds with the min–max range as error bars
     (the number of seeds in the legend), the recipe's ε = ∞ run (same lots and optimiser, no
-    noise, no clipping) as a dotted line, and the thesis' points (nursing notes) as stars.
+    noise, no clipping) as a dotted line, a recipe's public pre-training alone (its ε = 0 rows)
+    as a dashed line, and the thesis' points (nursing notes) as stars.
     The title states the scale (epochs, lot, training sentences)."""
     from .dp_recipes import RECIPES, THESIS_POINTS
 
@@ -616,7 +617,7 @@ def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=
     scale = []
     for i, (name, d) in enumerate(df.groupby("recipe", sort=False)):
         color = f"C{i}"
-        dp = d[d.target_epsilon.apply(math.isfinite)]
+        dp = d[d.target_epsilon.apply(math.isfinite) & (d.target_epsilon > 0)]
         g = dp.groupby("target_epsilon").agg(eps=("epsilon", "median"), f1=("test_f1", "median"),
                                              lo=("test_f1", "min"), hi=("test_f1", "max"), n=("test_f1", "size"))
         n = int(g.n.max()) if len(g) else 0
@@ -626,6 +627,10 @@ def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=
         if len(base):
             ax.axhline(float(base.test_f1.median()), color=color, ls=":", lw=1,
                        label=f"{name}, same lots without DP")
+        public = d[d.target_epsilon == 0]
+        if len(public):
+            ax.axhline(float(public.test_f1.median()), color=color, ls="--", lw=1,
+                       label=f"{name}, public pre-training alone (ε = 0)")
         r = RECIPES.get(name)
         epochs = r.epochs if r is not None else "?"
         if "steps" in d and len(dp):

@@ -110,6 +110,27 @@ def test_public_pretraining_then_dp_fine_tuning_of_the_head(splits):
     assert led.epsilon <= 8.0 + 1e-6 and led.noise_multiplier > 0 and led.secure_rng and not led.history
 
 
+def test_trainable_limits_what_dp_sgd_moves(splits):
+    """``trainable=("out.", "crf.")``: DP-SGD moves the output layer and the CRF only; the
+    pre-trained BiGRU and casing vectors stay bit-identical (and so does the base)."""
+    base = pretrain_public(SMALL_SYNTHETIC, seed=1)
+    r = with_overrides(SMALL_SYNTHETIC, trainable=("out.", "crf."))
+    m = train_recipe(r, splits.train, epsilon=8.0, seed=1, base=base)
+    before, after = dict(base.named_parameters()), dict(m["tagger"].named_parameters())
+    moved = {n for n in before if not torch.equal(before[n], after[n])}
+    assert moved and all(n.startswith(("out.", "crf.")) for n in moved)
+    assert any(n.startswith("rnn.") for n in before) and not any(n.startswith("rnn.") for n in moved)
+    with pytest.raises(ValueError, match="no trainable parameter"):
+        train_recipe(with_overrides(r, trainable=("decoder.",)), splits.train, epsilon=8.0, seed=1, base=base)
+
+
+def test_recipe_curve_of_a_pretrained_recipe_starts_with_the_public_model(splits):
+    df = recipe_curve(SMALL_SYNTHETIC, splits.train, splits.test, epsilons=(8.0,), seeds=(2,))
+    assert list(df.target_epsilon) == [0.0, 8.0]
+    public = df.iloc[0]
+    assert public.steps == 0 and public.epsilon == 0 and public.sentences == 0 and 0 <= public.test_f1 <= 1
+
+
 def test_recipe_fields_are_checked():
     with pytest.raises(ValueError, match="pretrain"):
         with_overrides(RECIPES["minilm"], pretrain="wikipedia")
