@@ -367,16 +367,39 @@ def _micro_clipped_sum(
     return torch.stack(losses), acc, torch.stack(norms)
 
 
+#: per-unit gradient buffers of :func:`_vectorized_clipped_sum` held at once (floats; 2**27: 512 MB)
+UNIT_BUFFER_FLOATS = 2**27
+
+
+def _chunks(order: Sequence[int], sizes: Sequence[int], longest: Sequence[int], chunk: int, chunk_tokens: int):
+    """Consecutive runs of ``order`` (sorted by ``longest``) of at most ``chunk`` sentences and
+    ``chunk_tokens`` padded tokens (an item larger than that is a run of its own)."""
+    pos = 0
+    while pos < len(order):
+        take, n = [], 0
+        while pos < len(order):
+            k = order[pos]
+            if take and (n + sizes[k] > chunk or (n + sizes[k]) * longest[k] > chunk_tokens):
+                break
+            take.append(k)
+            n += sizes[k]
+            pos += 1
+        yield take
+
+
 def _vectorized_clipped_sum(
     tagger, batch: Batch, groups: Sequence[Sequence[int]], max_grad_norm: float, chunk: int = 256,
     chunk_tokens: int = 2048,
 ) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]:
     """Like :func:`_micro_clipped_sum`, with the per-sentence gradients of a tagger that computes
     them in one vectorised pass (``tagger.per_sentence_gradients``, e.g. the frozen-encoder
-    tagger with a linear, conv or BiGRU head): units sorted by their longest sentence (little
-    padding) and taken at most ``chunk`` sentences and ``chunk_tokens`` padded tokens at a time
-    (a unit is never split; a unit larger than that is a chunk of its own), each unit's gradient the
-    sum of its sentences', clipped and accumulated. Returns (unit losses [G], clipped sums,
+    tagger with a linear, conv or BiGRU head), in length-sorted chunks of at most ``chunk``
+    sentences and ``chunk_tokens`` padded tokens (a recurrent head loops over a chunk's longest
+    sentence). A unit's gradient is the sum of its sentences'; it is clipped, then accumulated.
+    Units of one sentence are clipped chunk by chunk. Units of several sentences (patients) are
+    summed in one buffer per unit first, so that their sentences are chunked by length like any
+    others instead of padding each unit to its longest sentence; at most
+    :data:`UNIT_BUFFER_FLOATS` floats of buffers at a time. Returns (unit losses [G], clipped sums,
     unit norms [G]) in the order of ``groups``."""
     if not getattr(tagger, "supports_vectorized", False):
         raise ValueError(f"method 'vectorized' needs a tagger with per_sentence_gradients (got "
@@ -386,34 +409,39 @@ def _vectorized_clipped_sum(
     params = _params(tagger)
     acc = [torch.zeros_like(p) for p in params]
     lengths = batch.mask.sum(1).tolist()
-    order = sorted(range(len(groups)), key=lambda g: max(lengths[i] for i in groups[g]))
     losses = torch.zeros(len(groups), dtype=acc[0].dtype, device=acc[0].device)
     norms = torch.zeros(len(groups), dtype=acc[0].dtype, device=acc[0].device)
-    pos = 0
-    while pos < len(order):
-        take, n = [], 0
-        while pos < len(order):
-            size = len(groups[order[pos]])
-            longest = max(lengths[i] for i in groups[order[pos]])  # the chunk's longest so far (sorted)
-            if take and (n + size > chunk or (n + size) * longest > chunk_tokens):
-                break
-            take.append(order[pos])
-            n += size
-            pos += 1
-        idx = [i for g in take for i in groups[g]]
-        sl, grads = tagger.per_sentence_gradients(sub_batch(batch, idx), names)
-        member = torch.zeros(len(take), len(idx), dtype=sl.dtype, device=sl.device)
-        k = 0
-        for r, g in enumerate(take):
-            member[r, k : k + len(groups[g])] = 1.0
-            k += len(groups[g])
-        unit = [torch.einsum("gb,b...->g...", member, gr) for gr in grads] if len(take) < len(idx) else grads
+
+    def clip_into_acc(unit: list[torch.Tensor], rows: list[int]) -> None:
         norm = torch.stack([u.flatten(1).pow(2).sum(1) for u in unit]).sum(0).sqrt()
         f = _clip_factor(norm, max_grad_norm)
         for a, u in zip(acc, unit):
             a.add_(torch.einsum("g,g...->...", f, u))
-        losses[take] = (member @ sl).to(losses.dtype)
-        norms[take] = norm.detach().to(norms.dtype)
+        norms[rows] = norm.detach().to(norms.dtype)
+
+    if all(len(g) == 1 for g in groups):  # one sentence per unit: clip chunk by chunk
+        sent = [g[0] for g in groups]
+        order = sorted(range(len(groups)), key=lambda g: lengths[sent[g]])
+        for take in _chunks(order, [1] * len(groups), [lengths[i] for i in sent], chunk, chunk_tokens):
+            sl, grads = tagger.per_sentence_gradients(sub_batch(batch, [sent[g] for g in take]), names)
+            clip_into_acc(grads, take)
+            losses[take] = sl.to(losses.dtype)
+        return losses, acc, norms
+    per = max(1, UNIT_BUFFER_FLOATS // max(1, sum(p.numel() for p in params)))
+    for u0 in range(0, len(groups), per):
+        rows = list(range(u0, min(len(groups), u0 + per)))
+        owner = {i: r for r, g in enumerate(rows) for i in groups[g]}
+        unit = [p.new_zeros((len(rows), *p.shape)) for p in params]
+        unit_loss = losses.new_zeros(len(rows))
+        order = sorted(owner, key=lengths.__getitem__)
+        for take in _chunks(order, {i: 1 for i in order}, lengths, chunk, chunk_tokens):
+            sl, grads = tagger.per_sentence_gradients(sub_batch(batch, take), names)
+            who = torch.tensor([owner[i] for i in take], device=sl.device)
+            for u, gr in zip(unit, grads):
+                u.index_add_(0, who, gr.to(u.dtype))
+            unit_loss.index_add_(0, who, sl.to(unit_loss.dtype))
+        clip_into_acc(unit, rows)
+        losses[rows] = unit_loss
     return losses, acc, norms
 
 

@@ -167,6 +167,23 @@ def test_vectorized_per_sentence_gradients_equal_the_microbatches(fz, head, crf)
                     assert torch.allclose(a, c, atol=1e-5)
 
 
+def test_vectorized_units_of_several_sentences_in_small_buffers(fz, monkeypatch):
+    """Units of several sentences are summed in per-unit buffers, a few units at a time when the
+    buffers would be large: the same clipped sums as the microbatches for every buffer size."""
+    from deidlib.privacy import dpsgd
+
+    t = build_tagger("minilm", fz, seed=3, finetune_layers=0, hidden=4).eval()
+    b = fz.encode(SENTS * 3, TAGS * 3)
+    groups = [[0, 4, 8], [1, 5], [2], [3, 6, 7]]
+    lm, sm, nm = dpsgd._micro_clipped_sum(t, b, groups, 0.3)
+    n = sum(p.numel() for p in t.parameters() if p.requires_grad)
+    for floats in (n, 2 * n, 10**9):  # one unit, two units, all units per buffer
+        monkeypatch.setattr(dpsgd, "UNIT_BUFFER_FLOATS", floats)
+        lv, sv, nv = dpsgd._vectorized_clipped_sum(t, b, groups, 0.3, chunk_tokens=20)
+        assert torch.allclose(lm, lv, atol=1e-4) and torch.allclose(nm, nv, rtol=1e-4)
+        assert all(torch.allclose(a, c, atol=1e-5) for a, c in zip(sm, sv))
+
+
 def test_vectorized_is_refused_where_it_does_not_apply(fz):
     from deidlib.privacy.dpsgd import _vectorized_clipped_sum
 
