@@ -184,3 +184,34 @@ def test_labels_cover_hipaa_phi_only():
     (s,) = _sentences([Document("d1", text, spans)])
     tagged = {w for w, t in zip(s.words, s.tags) if t != "O"}
     assert tagged == {"Smith", "Boston"}  # PROFESSION is not a HIPAA identifier
+
+
+class _StubTrainer:
+    """Dev loss flat after the first epoch; the head tags PHI from epoch ``phi_from`` on."""
+
+    def __init__(self, phi_from, *args, **kwargs):
+        self.phi_from, self.epoch, self.dev, self.batch_size, self.seed = phi_from, 0, ["s"], 1, 0
+
+    def run_epoch(self, phase):
+        self.epoch += 1
+
+    def predict(self, items):
+        return [["B-PHI" if self.epoch >= self.phi_from else "O", "O"] for _ in items]
+
+    def state(self, components):
+        return {"epoch": self.epoch}
+
+    def load(self, state):
+        self.loaded = state
+
+
+@pytest.mark.parametrize("phi_from, epochs, stalled", [(1, 3, 0), (5, 6, 3), (99, 10, 9)])
+def test_patience_counts_only_epochs_that_tag_some_phi(monkeypatch, phi_from, epochs, stalled):
+    from deidlib.studies.friedrich import common
+
+    monkeypatch.setattr(common, "AdversarialTrainer", lambda *a, **k: _StubTrainer(phi_from))
+    monkeypatch.setattr(common, "_dev_deid_loss", lambda trainer, items: 1.0)  # flat from epoch 1 on
+    trainer, info = common.train_deid(None, None, None, [], [], _tiny(epochs=10, patience=2), seed=0)
+    # a flat dev loss stops training after `patience` counted epochs; all-O epochs are not counted
+    assert (info["epochs"], info["stalled_all_o"]) == (epochs, stalled)
+    assert trainer.loaded == {"epoch": 1}  # the best dev state (epoch 1) is restored
