@@ -187,10 +187,11 @@ def test_labels_cover_hipaa_phi_only():
 
 
 class _StubTrainer:
-    """Dev loss flat after the first epoch; the head tags PHI from epoch ``phi_from`` on."""
+    """Dev loss flat; the head tags the dev PHI token from epoch ``phi_from`` on (F1 1 then)."""
 
-    def __init__(self, phi_from, *args, **kwargs):
-        self.phi_from, self.epoch, self.dev, self.batch_size, self.seed = phi_from, 0, ["s"], 1, 0
+    def __init__(self, phi_from):
+        self.phi_from, self.epoch, self.batch_size, self.seed = phi_from, 0, 1, 0
+        self.dev = [TaggedSentence("d", [Token("a", 0, 1), Token("b", 2, 3)], ["B-PHI", "O"])]
 
     def run_epoch(self, phase):
         self.epoch += 1
@@ -205,13 +206,15 @@ class _StubTrainer:
         self.loaded = state
 
 
-@pytest.mark.parametrize("phi_from, epochs, stalled", [(1, 3, 0), (5, 6, 3), (99, 10, 9)])
-def test_patience_counts_only_epochs_that_tag_some_phi(monkeypatch, phi_from, epochs, stalled):
+@pytest.mark.parametrize("phi_from, epochs, stalled, best", [(1, 3, 0, 1), (5, 7, 3, 5), (99, 10, 9, 1)])
+def test_early_stopping_keeps_training_while_all_o_and_restores_the_best_dev_f1(monkeypatch, phi_from, epochs,
+                                                                               stalled, best):
     from deidlib.studies.friedrich import common
 
     monkeypatch.setattr(common, "AdversarialTrainer", lambda *a, **k: _StubTrainer(phi_from))
-    monkeypatch.setattr(common, "_dev_deid_loss", lambda trainer, items: 1.0)  # flat from epoch 1 on
+    monkeypatch.setattr(common, "_dev_deid_loss", lambda trainer, items: 1.0)  # flat: never the reason to go on
     trainer, info = common.train_deid(None, None, None, [], [], _tiny(epochs=10, patience=2), seed=0)
-    # a flat dev loss stops training after `patience` counted epochs; all-O epochs are not counted
+    # all-O epochs (F1 0, loss flat) do not count towards patience; a flat F1 after it tags PHI does
     assert (info["epochs"], info["stalled_all_o"]) == (epochs, stalled)
-    assert trainer.loaded == {"epoch": 1}  # the best dev state (epoch 1) is restored
+    assert trainer.loaded == {"epoch": best}  # the first state with the best dev F1
+    assert info["dev_f1"] == (1.0 if phi_from <= 10 else 0.0)

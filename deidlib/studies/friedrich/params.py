@@ -6,7 +6,8 @@ Paper values (``paper`` profile): Table 1 (BiLSTM-CRF, 2 × 128 units, batch 32,
 gradient norm 1.0), N ∈ {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} (Figure 4), five runs
 (Table 2, Figures 4/5), d = 50 (section 7.3), K = 50 frozen-adversary epochs (Figure 5;
 20 for the DANN statement of section 7.3). The paper does not give the number of training
-epochs; ``epochs`` is a cap with early stopping on the validation loss (``patience``).
+epochs; ``epochs`` is a cap with early stopping on the validation binary F1, ties broken by
+the validation loss (``patience``; :func:`~deidlib.studies.friedrich.common.train_deid`).
 ``smoke`` and ``cpu`` shrink the corpus, the models, the N grid and the seeds (the README
 and the notebooks state each profile's scale); they never change an algorithm.
 """
@@ -67,7 +68,7 @@ class FriedrichParams(StudyParams):
     n_seeds: int = 5
     #: seeds of the adversarial study (Figure 5; the paper: 5 runs)
     adv_seeds: int = 5
-    #: training epochs of the de-identification model (cap; early stopping on dev l_deid)
+    #: training epochs of the de-identification model (cap; early stopping on dev F1, then dev l_deid)
     epochs: int = 30
     patience: int = 3
     batch_size: int = 32
