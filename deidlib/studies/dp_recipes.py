@@ -282,34 +282,32 @@ def recipe_curve(
     A recipe with public pre-training adds a row at ε = 0 per seed: the public model alone."""
     import warnings
 
+    def scored(row: dict, tagger) -> dict:
+        for name, docs in (("test", test_docs), ("dev", dev_docs)):
+            if docs:
+                p, r, f = evaluate_tagger(tagger, docs)
+                row.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f})
+        return row
+
     rows = []
     for seed in seeds:
         # a public pre-training is done once per seed and shared by that seed's ε (train_recipe copies it)
         base = pretrain_public(recipe, seed=seed, progress=progress) if recipe.pretrain is not None else None
         if base is not None:  # ε = 0: the public model alone, before any private note
-            row = {"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": 0.0, "epsilon": 0.0,
-                   "delta": 0.0, "noise_multiplier": math.nan, "sample_rate": 0.0, "steps": 0, "lot": 0.0,
-                   "sentences": 0, "units": 0, "train_seconds": math.nan}
-            for name, docs in (("test", test_docs), ("dev", dev_docs)):
-                if docs:
-                    p, r, f = evaluate_tagger(base, docs)
-                    row.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f})
-            rows.append(row)
+            rows.append(scored({"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": 0.0,
+                                "epsilon": 0.0, "delta": 0.0, "noise_multiplier": math.nan, "sample_rate": 0.0,
+                                "steps": 0, "lot": 0.0, "sentences": 0, "units": 0, "train_seconds": math.nan}, base))
         for eps in epsilons:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="noise_multiplier = 0")
                 m = train_recipe(recipe, train_docs, epsilon=eps, seed=seed, delta=delta, accountant=accountant,
                                  progress=progress, secure=False, base=base)  # reproducible study rows (rng_note)
             led = m["ledger"]
-            row = {"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": eps,
-                   "epsilon": led.epsilon, "delta": delta, "noise_multiplier": led.noise_multiplier,
-                   "sample_rate": led.sample_rate, "steps": led.steps, "lot": led.expected_batch_size,
-                   "sentences": m["sentences"], "units": led.n_units, "train_seconds": m["seconds"]}
-            for name, docs in (("test", test_docs), ("dev", dev_docs)):
-                if docs:
-                    p, r, f = evaluate_tagger(m["tagger"], docs)
-                    row.update({f"{name}_precision": p, f"{name}_recall": r, f"{name}_f1": f})
-            rows.append(row)
+            rows.append(scored({"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": eps,
+                                "epsilon": led.epsilon, "delta": delta, "noise_multiplier": led.noise_multiplier,
+                                "sample_rate": led.sample_rate, "steps": led.steps, "lot": led.expected_batch_size,
+                                "sentences": m["sentences"], "units": led.n_units, "train_seconds": m["seconds"]},
+                               m["tagger"]))
     return pd.DataFrame(rows)
 
 
