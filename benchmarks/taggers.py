@@ -3,7 +3,9 @@ side with a plain reference of the same architecture and weights.
 
 Optimised path (what ``deidlib.training`` uses): length-bucketed batches of
 ``--batch-size`` sentences, one :meth:`Featurizer.encode` per batch, the character
-encoder run once per *distinct* token of the batch, packed RNNs.
+encoder run once per *distinct* token of the batch, one-layer LSTMs (and GRUs in training)
+run on the padded batch through torch's fused kernels (:func:`deidlib.models.layers.run_rnn_padded`;
+the character encoder in groups of similar word length), other RNNs packed.
 Reference path: one sentence at a time, unbucketed, the character encoder run once per
 token *occurrence* (each occurrence gets its own row of ``char_ids``).
 Both include featurization; training = forward + backward + Adam step.

@@ -9,6 +9,11 @@ matrix products (one multiply–add = 2 FLOPs):
   Packed inputs execute ``sum(batch_sizes)`` steps (padding is skipped); padded inputs
   execute ``B · T``.
 * Linear: ``2 · in · out`` per row.
+* RNNs run on the padded tensor (:func:`deidlib.models.layers.run_rnn_padded`, which calls
+  the fused kernel directly, so no module hook fires) report to the active counters
+  themselves (:func:`note_rnn_steps`), with only their *valid* steps (``sum(lengths)``):
+  the padding steps the fused kernel runs as well are not counted, so a roofline ratio
+  is one of useful work.
 
 Attention is not counted (``nn.TransformerEncoderLayer``'s inference fast path bypasses
 the module hooks), so the count is meant for the recurrent taggers.
@@ -31,12 +36,24 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 
-__all__ = ["FlopCount", "rnn_flops", "linear_flops", "matmul_gflops", "TRAIN_FACTOR"]
+__all__ = ["FlopCount", "rnn_flops", "linear_flops", "matmul_gflops", "note_rnn_steps", "TRAIN_FACTOR"]
 
 #: forward + backward = 3 × forward
 TRAIN_FACTOR = 3
 
 _GATES = {nn.LSTM: 4, nn.GRU: 3, nn.RNN: 1}
+
+#: the counters whose ``with`` block is open (innermost last)
+_ACTIVE: list[FlopCount] = []
+
+
+def note_rnn_steps(rnn: nn.RNNBase, steps: int) -> None:
+    """Called by RNN code that bypasses the module's forward: ``steps`` valid (sequence,
+    time) steps of ``rnn`` were run; every open :class:`FlopCount` of a model holding
+    ``rnn`` adds their FLOPs."""
+    for fc in _ACTIVE:
+        if any(m is rnn for m in fc.model.modules()):
+            fc._add_rnn(rnn, steps)
 
 
 def rnn_flops(gates: int, input_size: int, hidden: int, steps: int, directions: int = 1) -> int:
@@ -63,6 +80,9 @@ class FlopCount:
             steps = int(x.batch_sizes.sum())
         else:
             steps = x.shape[0] * x.shape[1] if x.dim() == 3 else x.shape[0]
+        self._add_rnn(mod, steps)
+
+    def _add_rnn(self, mod: nn.RNNBase, steps: int) -> None:
         gates = next(g for cls, g in _GATES.items() if isinstance(mod, cls))
         d = 2 if mod.bidirectional else 1
         size = mod.input_size
@@ -79,9 +99,12 @@ class FlopCount:
                 self._handles.append(m.register_forward_hook(self._rnn))
             elif isinstance(m, nn.Linear):
                 self._handles.append(m.register_forward_hook(self._linear))
+        _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         for h in self._handles:
             h.remove()
         self._handles.clear()

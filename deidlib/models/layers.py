@@ -13,14 +13,101 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..embeddings.chars import CASINGS, N_CHAR_IDS
+from . import flops as _flops
 from .features import UNK
 from .protocol import Batch
 
-__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn"]
+__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn", "run_rnn_padded", "length_groups"]
+
+
+def _reversal_index(lengths: torch.Tensor, total: int) -> torch.Tensor:
+    """[B, total] time indices that reverse each row's first ``lengths[b]`` steps and keep
+    its padding in place (an involution: applying it twice is the identity)."""
+    ar = torch.arange(total, device=lengths.device)
+    n = lengths.unsqueeze(1)
+    return torch.where(ar < n, n - 1 - ar, ar)
+
+
+def _padded_ok(rnn: nn.RNNBase) -> bool:
+    """Whether :func:`run_rnn` should use :func:`run_rnn_padded` for ``rnn``: a plain
+    one-layer ``nn.LSTM``/``nn.GRU`` (not a subclass such as Opacus' DP layers) with
+    batch-first input and no projection; a GRU only when autograd records (torch's CPU GRU
+    has no fused oneDNN kernel, so without a backward pass the padded form saves nothing
+    and pays for the padding steps; ``benchmarks/taggers.py``)."""
+    if type(rnn) not in (nn.LSTM, nn.GRU) or rnn.num_layers != 1 or not rnn.batch_first:
+        return False
+    if getattr(rnn, "proj_size", 0):
+        return False
+    return type(rnn) is nn.LSTM or torch.is_grad_enabled()
+
+
+def length_groups(sorted_lengths: list[int], max_waste: float = 0.25, min_rows: int = 32) -> list[tuple[int, int]]:
+    """Cut ascending ``sorted_lengths`` into ``[start, stop)`` groups to run padded: a group
+    is closed when adding the next row would make its padding more than ``max_waste`` of
+    its valid steps, unless it has fewer than ``min_rows`` rows (each group is one more
+    kernel call). Words' character counts vary from 1 to 30 or more, so one padded call
+    over all distinct tokens would run mostly padding."""
+    groups, start, total = [], 0, 0
+    for i, n in enumerate(sorted_lengths):
+        rows = i - start
+        if rows >= min_rows and n * (rows + 1) > (1 + max_waste) * (total + n):
+            groups.append((start, i))
+            start, total = i, 0
+        total += n
+    if start < len(sorted_lengths):
+        groups.append((start, len(sorted_lengths)))
+    return groups
+
+
+def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same function as a packed (bidirectional) RNN, computed on the padded tensor.
+
+    Why: torch's CPU kernels for *packed* sequences run a generic per-step loop whose batch
+    shrinks step by step (and autograd records every step), while a padded batch-first
+    input reaches the fused oneDNN (mkldnn) RNN kernels, forward and backward
+    (``benchmarks/taggers.py``). The forward direction is causal, so its outputs at a
+    row's valid steps do not depend on the padding after them; the backward direction runs
+    as a forward pass over each row reversed *within its length* (padding kept at the end)
+    and is reversed back. Returns ``(outputs [B, T, dirs·H]``, zero at padding as
+    ``pad_packed_sequence`` gives, ``final [dirs, B, H])``: each direction's hidden state
+    at its row's last valid step, as ``h_n`` of the packed RNN. Equal to the packed RNN up
+    to float rounding (``tests/models/test_layers.py``). Rows of length 0 are not allowed
+    (clamp them to 1, as :class:`CharEncoder` does)."""
+    bsz, total, _ = x.shape
+    lengths = lengths.to(x.device)
+    if _flops._ACTIVE:
+        _flops.note_rnn_steps(rnn, int(lengths.sum()))
+    w = rnn._flat_weights
+    per_dir = len(w) // (2 if rnn.bidirectional else 1)
+    lstm = isinstance(rnn, nn.LSTM)
+    fn = torch.lstm if lstm else torch.gru
+    h0 = x.new_zeros(1, bsz, rnn.hidden_size)
+    hx = (h0, h0) if lstm else h0
+    last = (lengths - 1).view(bsz, 1, 1).expand(bsz, 1, rnn.hidden_size)
+
+    def one(inp: torch.Tensor, weights) -> torch.Tensor:
+        return fn(inp, hx, weights, rnn.bias, 1, 0.0, rnn.training, False, True)[0]
+
+    outs = [one(x, w[:per_dir])]
+    finals = [outs[0].gather(1, last).squeeze(1)]
+    if rnn.bidirectional:
+        rev = _reversal_index(lengths, total).unsqueeze(2)
+        r = one(x.gather(1, rev.expand(-1, -1, x.shape[2])), w[per_dir:])
+        finals.append(r.gather(1, last).squeeze(1))
+        outs.append(r.gather(1, rev.expand(-1, -1, rnn.hidden_size)))
+    out = torch.cat(outs, 2) if len(outs) > 1 else outs[0]
+    if int(lengths.min()) < total:
+        out = out * (torch.arange(total, device=x.device) < lengths.unsqueeze(1)).unsqueeze(2).to(out.dtype)
+    return out, torch.stack(finals)
 
 
 def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Run a (bidirectional) RNN over padded ``x`` [B, T, D] with true ``lengths``."""
+    """Run a (bidirectional) RNN over padded ``x`` [B, T, D] with true ``lengths``: padding
+    never enters a valid step and outputs are zero at padding. Plain one-layer LSTM/GRU go
+    through :func:`run_rnn_padded` (fused kernels); anything else (several layers, Opacus'
+    DP layers) through a packed sequence."""
+    if _padded_ok(rnn):
+        return run_rnn_padded(rnn, x, lengths)[0]
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     out, _ = rnn(packed)
     out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
@@ -52,10 +139,20 @@ class CharEncoder(nn.Module):
 
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         x = self.embed(char_ids)
-        packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
-        _, h = self.rnn(packed)
-        if isinstance(h, tuple):
-            h = h[0]
+        lengths = lengths.clamp(min=1)
+        if _padded_ok(self.rnn):
+            order = torch.argsort(lengths)
+            sl = lengths[order]
+            parts = []
+            for a, b in length_groups(sl.tolist()):
+                rows = order[a:b]
+                parts.append(run_rnn_padded(self.rnn, x[rows, : int(sl[b - 1])], sl[a:b])[1])
+            h = torch.cat(parts, 1).index_select(1, torch.argsort(order))
+        else:
+            packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+            _, h = self.rnn(packed)
+            if isinstance(h, tuple):
+                h = h[0]
         return torch.cat([h[-2], h[-1]], dim=1)
 
 
@@ -169,8 +266,8 @@ class TokenEncoder(nn.Module):
         is encoded once and reused by every later batch (an inference pass over many
         batches encodes each distinct token once, not once per batch). Keyed by the
         token's character ids, so batches of different featurizer calls share it; dropped on
-        exit, so weights that change later are never served stale encodings. Rows of a
-        packed RNN do not interact, so a cached encoding equals a fresh one up to float
+        exit, so weights that change later are never served stale encodings. Rows of an
+        RNN batch do not interact, so a cached encoding equals a fresh one up to float
         rounding of the batched matrix products."""
         self._char_cache = {}
         try:
