@@ -3,9 +3,9 @@ side with a plain reference of the same architecture and weights.
 
 Optimised path (what ``deidlib.training`` uses): length-bucketed batches of
 ``--batch-size`` sentences, one :meth:`Featurizer.encode` per batch, the character
-encoder run once per *distinct* token of the batch, one-layer LSTMs (and GRUs in training)
+encoder run once per *distinct* token of the batch; in training the one-layer LSTMs and GRUs
 run on the padded batch through torch's fused kernels (:func:`deidlib.models.layers.run_rnn_padded`;
-the character encoder in groups of similar word length), other RNNs packed.
+the character encoder in groups of similar word length), in inference packed.
 Reference path: one sentence at a time, unbucketed, the character encoder run once per
 token *occurrence* (each occurrence gets its own row of ``char_ids``).
 Both include featurization; training = forward + backward + Adam step.
@@ -58,7 +58,9 @@ import torch
 
 from deidlib.corpus.labels import tag_set, tagged_sentences
 from deidlib.models import PRESETS, build_tagger, count_parameters
+from deidlib.models.presets import encoder_of
 from deidlib.models.features import Featurizer
+from deidlib.models.layers import packed_rnns
 from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops
 from deidlib.models.protocol import Batch
 from deidlib.synthetic import generate
@@ -156,6 +158,8 @@ def bench(kind, fz, words, tags, args, peak):
                 tagger.predict(per_occurrence(fz, w, None))
 
     tr_f = n_fast / time_it(train_fast, args.repeats)
+    with packed_rnns():
+        tr_p = n_fast / time_it(train_fast, args.repeats)
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
     in_r = n_ref / time_it(infer_ref, args.repeats)
@@ -167,7 +171,8 @@ def bench(kind, fz, words, tags, args, peak):
 
     fpt = None if kind == "transformer" else (forward_flops(tagger, train_forward) / n_fast,
                                               forward_flops(tagger, infer_fast) / n_fast)
-    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, infer=in_f, infer_ref=in_r,
+    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p,
+                infer=in_f, infer_ref=in_r,
                 flops_per_token=fpt)
 
 
@@ -317,8 +322,10 @@ def peer(docs, args, peak) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kinds", nargs="*", default=list(PRESETS), choices=list(PRESETS),
-                    help="tagger kinds against the reference path (none: only the peer and the roofline)")
+    word_kinds = [k for k in PRESETS if encoder_of(k) is None]  # the encoder tagger has its own benchmark
+    ap.add_argument("--kinds", nargs="*", default=word_kinds, choices=word_kinds,
+                    help="tagger kinds against the reference path (none: only the peer and the roofline); "
+                         "the pre-trained encoder tagger is measured by benchmarks/encoder_layers.py")
     ap.add_argument("--no-peer", action="store_true", help="skip the flair comparison")
     ap.add_argument("--tokens", type=int, default=10000, help="tokens per timed run (optimised path)")
     ap.add_argument("--ref-fraction", type=int, default=10, help="the reference times tokens/this many tokens")
@@ -343,8 +350,10 @@ def main() -> None:
         print("matmul GFLOP/s: " + ", ".join(f"{k} {v:.1f}" for k, v in mm.items() if k != "peak")
               + f"  -> peak {peak:.1f}")
         if a.kinds:
-            print("ref = one sentence at a time, char encoder per occurrence")
+            print("ref = one sentence at a time, char encoder per occurrence; packed = the optimised path with "
+                  "every RNN on packed sequences (layers.packed_rnns), training only")
             print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
+                  f"{'packed':>8s} {'ratio':>6s} "
                   f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
                   f"{'infer GF/s':>10s} {'%peak':>6s}")
         for kind in a.kinds:
@@ -353,7 +362,8 @@ def main() -> None:
             fz = Featurizer.build(words_k, tag_set("i2b2", enc))
             r = bench(kind, fz, words_k, tags_k, a, peak)
             print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} "
-                  f"{r['train'] / r['train_ref']:7.1f} {r['infer']:12.0f} {r['infer_ref']:9.0f} "
+                  f"{r['train'] / r['train_ref']:7.1f} {r['train_packed']:8.0f} {r['train'] / r['train_packed']:6.2f} "
+                  f"{r['infer']:12.0f} {r['infer_ref']:9.0f} "
                   f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)}",
                   flush=True)
         if not a.no_peer:

@@ -8,7 +8,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from deidlib.models.layers import CharEncoder, _reversal_index, length_groups, run_rnn, run_rnn_padded
+from deidlib.models.layers import (CharEncoder, _padded_ok, _reversal_index, length_groups, packed_rnns, run_rnn,
+                                  run_rnn_padded)
 
 
 def packed_reference(rnn, x, lengths):
@@ -27,10 +28,11 @@ def test_reversal_index_reverses_within_length_and_is_an_involution():
 @pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU])
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("training", [True, False])
-def test_padded_equals_packed(cls, bidirectional, training):
+@pytest.mark.parametrize("lengths", [[7, 2, 5, 1, 7, 4], [7] * 6], ids=["padded", "equal"])
+def test_padded_equals_packed(cls, bidirectional, training, lengths):
     torch.manual_seed(0)
     rnn = cls(6, 5, batch_first=True, bidirectional=bidirectional).train(training)
-    lengths = torch.tensor([7, 2, 5, 1, 7, 4])
+    lengths = torch.tensor(lengths)
     x = torch.randn(6, 7, 6)
     pad = torch.arange(7) >= lengths.unsqueeze(1)
     x = x.masked_fill(pad.unsqueeze(2), 1e3)  # garbage at padding must not reach valid steps
@@ -68,6 +70,12 @@ def test_run_rnn_takes_the_padded_path_only_for_plain_one_layer_rnns():
     assert Sub.calls == 1
     plain = nn.LSTM(3, 2, batch_first=True, bidirectional=True)
     torch.testing.assert_close(run_rnn(plain, x, lengths), packed_reference(plain, x, lengths)[0])
+    assert _padded_ok(plain)
+    with packed_rnns():
+        assert not _padded_ok(plain)
+    with torch.no_grad():  # inference keeps the packed path (measured faster there)
+        assert not _padded_ok(plain)
+    assert _padded_ok(plain)
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
