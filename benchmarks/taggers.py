@@ -160,6 +160,10 @@ def bench(kind, fz, words, tags, args, peak):
     tr_f = n_fast / time_it(train_fast, args.repeats)
     with packed_rnns():
         tr_p = n_fast / time_it(train_fast, args.repeats)
+    fused_opt = opt
+    opt = make_optimizer(tagger.parameters(), "adam", 1e-3, foreach=False)  # torch's for-loop Adam
+    tr_a = n_fast / time_it(train_fast, args.repeats)
+    opt = fused_opt
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
     in_r = n_ref / time_it(infer_ref, args.repeats)
@@ -171,7 +175,7 @@ def bench(kind, fz, words, tags, args, peak):
 
     fpt = None if kind == "transformer" else (forward_flops(tagger, train_forward) / n_fast,
                                               forward_flops(tagger, infer_fast) / n_fast)
-    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p,
+    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p, train_plain_adam=tr_a,
                 infer=in_f, infer_ref=in_r,
                 flops_per_token=fpt)
 
@@ -351,9 +355,10 @@ def main() -> None:
               + f"  -> peak {peak:.1f}")
         if a.kinds:
             print("ref = one sentence at a time, char encoder per occurrence; packed = the optimised path with "
-                  "every RNN on packed sequences (layers.packed_rnns), training only")
+                  "every RNN on packed sequences (layers.packed_rnns), adam = with torch's for-loop Adam instead of "
+                  "the fused one; training only")
             print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
-                  f"{'packed':>8s} {'ratio':>6s} "
+                  f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} "
                   f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
                   f"{'infer GF/s':>10s} {'%peak':>6s}")
         for kind in a.kinds:
@@ -363,6 +368,7 @@ def main() -> None:
             r = bench(kind, fz, words_k, tags_k, a, peak)
             print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} "
                   f"{r['train'] / r['train_ref']:7.1f} {r['train_packed']:8.0f} {r['train'] / r['train_packed']:6.2f} "
+                  f"{r['train_plain_adam']:8.0f} {r['train'] / r['train_plain_adam']:6.2f} "
                   f"{r['infer']:12.0f} {r['infer_ref']:9.0f} "
                   f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)}",
                   flush=True)
