@@ -17,6 +17,7 @@ BiLSTM + CRF); the ahmed "transformer" is the transformer-CRF.
 
     python benchmarks/dpsgd.py                          # all kinds, 1 thread
     python benchmarks/dpsgd.py --kinds friedrich transformer --repeats 5 --freeze-embeddings
+    python benchmarks/dpsgd.py --kinds friedrich gru --packed-rnns   # RNNs packed, as before stop 19
 """
 
 from __future__ import annotations
@@ -74,7 +75,13 @@ def main() -> None:
     )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--packed-rnns", action="store_true",
+                    help="run every RNN on packed sequences (deidlib.models.layers.packed_rnns), the path before stop 19")
     a = ap.parse_args()
+    if a.packed_rnns:
+        from deidlib.models.layers import packed_rnns
+
+        packed_rnns().__enter__()  # for the whole process
     torch.set_num_threads(a.threads)
     sp = load_corpus("synthetic", profile="cpu", seed=a.seed, patients=a.patients, sites=3)
     print(
