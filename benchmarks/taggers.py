@@ -58,10 +58,10 @@ import torch
 
 from deidlib.corpus.labels import tag_set, tagged_sentences
 from deidlib.models import PRESETS, build_tagger, count_parameters
-from deidlib.models.presets import encoder_of
 from deidlib.models.features import Featurizer
-from deidlib.models.layers import packed_rnns
 from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops
+from deidlib.models.layers import packed_rnns
+from deidlib.models.presets import encoder_of
 from deidlib.models.protocol import Batch
 from deidlib.synthetic import generate
 from deidlib.training import make_optimizer, predict_tags

@@ -17,8 +17,8 @@ from . import flops as _flops
 from .features import UNK
 from .protocol import Batch
 
-__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn", "run_rnn_padded", "length_groups",
-           "packed_rnns"]
+__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn",
+           "run_rnn_padded", "length_groups", "packed_rnns"]
 
 
 def _reversal_index(lengths: torch.Tensor, total: int) -> torch.Tensor:
@@ -49,7 +49,7 @@ def _padded_ok(rnn: nn.RNNBase) -> bool:
     one-layer ``nn.LSTM``/``nn.GRU`` (not a subclass such as Opacus' DP layers) with
     batch-first input and no projection, and only while autograd records. Measured side by
     side on one thread (``benchmarks/taggers.py``; packed → padded tokens/s, idle 2-core
-    Xeon with AVX-512): training is 1.1-1.7x faster for every RNN tagger (the fused oneDNN
+    Xeon with AVX-512): training is 1.3-1.8x faster for every RNN tagger (the fused oneDNN
     LSTM forward *and* backward; a GRU, which has no fused CPU kernel, still saves the
     packed path's per-step slicing in autograd), while inference is not faster
     (0.85-1.06x: the oneDNN call re-lays out its weights each time, and without a backward
@@ -165,7 +165,8 @@ class CharEncoder(nn.Module):
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         x = self.embed(char_ids)
         lengths = lengths.clamp(min=1)
-        if _padded_ok(self.rnn) and isinstance(self.rnn, nn.LSTM):  # a padded char GRU measured slower (many short calls)
+        # a padded char GRU measured slower (no fused kernel, one call per length group)
+        if _padded_ok(self.rnn) and isinstance(self.rnn, nn.LSTM):
             order = torch.argsort(lengths)
             sl = lengths[order]
             parts = []

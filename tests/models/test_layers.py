@@ -8,8 +8,15 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from deidlib.models.layers import (CharEncoder, _padded_ok, _reversal_index, length_groups, packed_rnns, run_rnn,
-                                  run_rnn_padded)
+from deidlib.models.layers import (
+    CharEncoder,
+    _padded_ok,
+    _reversal_index,
+    length_groups,
+    packed_rnns,
+    run_rnn,
+    run_rnn_padded,
+)
 
 
 def packed_reference(rnn, x, lengths):
