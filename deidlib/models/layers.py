@@ -121,8 +121,8 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
         finals.append(r.gather(1, last).squeeze(1))
         outs.append(r.gather(1, rev.expand(-1, -1, rnn.hidden_size)))
     out = torch.cat(outs, 2) if len(outs) > 1 else outs[0]
-    if int(lengths.min()) < total:
-        out = out * (torch.arange(total, device=x.device) < lengths.unsqueeze(1)).unsqueeze(2).to(out.dtype)
+    # some row is padded here (the equal-length case returned above): zero its padding
+    out = out * (torch.arange(total, device=x.device) < lengths.unsqueeze(1)).unsqueeze(2).to(out.dtype)
     return out, torch.stack(finals)
 
 
