@@ -13,12 +13,16 @@ Checks (each printed as ``ok`` or ``FAILED``, exit status 1 if any failed):
 * DP-SGD's clipped per-sentence sums (``micro`` and ``vmap``, eval mode) agree to 1e-4 (eval-mode
   gradients through an RNN need cuDNN off: its RNN backward runs in training mode only;
   ``train_dp`` trains in training mode, where cuDNN is used);
+* training's padded fused-kernel RNN path (:func:`deidlib.models.layers.run_rnn_padded`) gives the
+  packed path's loss and gradients on the device for every RNN tagger kind (dropout off, TF32
+  off), and ``make_optimizer``'s fused Adam takes the for-loop Adam's step (to 1e-6);
 * a noisy DP step on the device adds noise of the claimed scale (σ·C/L, seeded and OS CSPRNG);
 * ``train_dp`` and ``train`` run on the device and their models learn (dev F1 above 0.5 of the
   CPU model's; GPU kernels are not bit-identical to the CPU's, so no equality is asked);
 * ``operating_points`` on the device gives the CPU's curve for the same weights.
 
-Timings (medians of ``--repeats``): one training epoch, prediction of the test notes, one DP
+Timings (medians of ``--repeats``): one training epoch (and one epoch on the device padded
+against packed, once each), prediction of the test notes, one DP
 step (``micro``, a lot of ``--lot`` sentences). Without the device the script says so and exits 2. The tagger is the
 ``gru`` preset (Ahmed 2020 ch. 4) at the cpu profile's sizes with random word vectors
 (``embeddings=None``), so nothing beyond the package's own requirements is needed.
@@ -27,6 +31,7 @@ step (``micro``, a lot of ``--lot`` sentences). Without the device the script sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import math
 import statistics
@@ -58,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from deidlib.datasets import load_corpus
+    from deidlib.models.layers import LockedDropout, packed_rnns
     from deidlib.privacy.dpsgd import _micro_clipped_sum, dp_step, per_unit_gradients, train_dp
     from deidlib.training import evaluate_tagger, operating_points, predict_tags, prepare_tagger, train
     from deidlib.training.loop import make_optimizer
@@ -99,6 +105,58 @@ def main(argv: list[str] | None = None) -> int:
         models[str(d)] = m
     f_cpu, f_dev = rows["cpu"]["dev_f1"], rows[str(dev)]["dev_f1"]
     check("train on the device learns", f_dev > 0.5 * f_cpu and f_dev > 0.1, f"dev F1 {f_dev:.3f} (cpu {f_cpu:.3f})")
+
+    # 1b. training's padded fused-kernel RNN path (run_rnn_padded, stop 19) against the packed path
+    # on the device, per RNN tagger kind: same loss and gradients (dropout off, TF32 off); and fused
+    # Adam (make_optimizer's default on CUDA) against the for-loop Adam for one step
+    for kind in ("gru", "festag", "lstm_gru", "gru_gru"):
+        _, km = prepare_tagger(kind, sp.train, scheme="binary", encoding="BIO", embeddings=None, seed=0)
+        for mod in km.modules():
+            if isinstance(mod, (torch.nn.Dropout, LockedDropout)):
+                mod.p = 0.0
+        km = km.to(dev).train()
+        kb = km.featurizer.encode([s.words for s in sents[:64]], [s.tags for s in sents[:64]]).to(dev)
+        grads = []
+        with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+            for packed in (False, True):
+                km.zero_grad()
+                with packed_rnns() if packed else contextlib.nullcontext():
+                    loss = km.loss(kb)
+                loss.backward()
+                grads.append((float(loss.detach()), [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+                                            for p in km.parameters()]))
+        (l_pad, g_pad), (l_pack, g_pack) = grads
+        gdiff = max(float((a - c).abs().max()) for a, c in zip(g_pad, g_pack))
+        scale = max(float(c.abs().max()) for c in g_pack)
+        check(f"{kind}: padded training path = packed on the device", abs(l_pad - l_pack) < 1e-3 * max(1, abs(l_pack))
+              and gdiff < 1e-4 * max(1.0, scale), f"loss {l_pad:.5f} vs {l_pack:.5f}, max |grad difference| {gdiff:.2e}"
+              f" (largest gradient {scale:.2e})")
+        if kind == "gru":
+            steps = {}
+            for fused in (True, False):
+                mm = copy.deepcopy(km)
+                opt = make_optimizer(mm.parameters(), "adam", 1e-3) if fused else \
+                    torch.optim.Adam(mm.parameters(), lr=1e-3, foreach=False)
+                if fused:
+                    check("make_optimizer's Adam is fused on the device",
+                          bool(opt.defaults.get("fused")), f"fused={opt.defaults.get('fused')}")
+                for p, g in zip(mm.parameters(), g_pad):
+                    p.grad = g.clone()
+                opt.step()
+                steps[fused] = [p.detach() for p in mm.parameters()]
+            adiff = max(float((a - c).abs().max()) for a, c in zip(steps[True], steps[False]))
+            check("fused Adam step = for-loop Adam step on the device", adiff < 1e-6, f"max |difference| {adiff:.2e}")
+    # packed vs padded training time on the device (gru preset, same initial weights)
+    for packed in (False, True):
+        m = copy.deepcopy(cpu_model).to(dev)
+        with packed_rnns() if packed else contextlib.nullcontext():
+            t0 = time.perf_counter()
+            train(m, sents, None, None, epochs=1, batch_size=16, seed=0, device=dev, progress=False)
+            sync()
+        rows[str(dev)]["train_packed_s_per_epoch" if packed else "train_padded_s_per_epoch"] = time.perf_counter() - t0
+    print(f"  on {dev.type}, one epoch: padded {rows[str(dev)]['train_padded_s_per_epoch']:.2f} s, packed "
+          f"{rows[str(dev)]['train_packed_s_per_epoch']:.2f} s (packed / padded "
+          f"{rows[str(dev)]['train_packed_s_per_epoch'] / rows[str(dev)]['train_padded_s_per_epoch']:.2f}x)")
 
     # 2. the same weights on both devices: emissions, tags, operating points
     ref = models["cpu"].eval()
