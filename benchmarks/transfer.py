@@ -41,7 +41,8 @@ def _dev_chosen_line(name: str, c: dict) -> str:
     if c["threshold"] is None:
         return f"{name:12s} dev-chosen threshold: none reaches dev recall {c['target_recall']:g}"
     d, t = c["dev"], c["test"]
-    return (f"{name:12s} dev-chosen P(PHI) > {c['threshold']:g} (dev R {d['recall']:.3f} >= {c['target_recall']:g}): "
+    return (f"{name:12s} dev-chosen P(PHI) > {c['threshold']:g} (dev P {d['precision']:.3f}  R {d['recall']:.3f} "
+            f">= {c['target_recall']:g}  F1 {d['f1']:.3f}): "
             f"test P {t['precision']:.3f}  R {t['recall']:.3f}  F1 {t['f1']:.3f}")
 
 
