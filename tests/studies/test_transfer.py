@@ -29,6 +29,9 @@ def test_params_checks():
         transfer.run_study({"profile": "smoke"})
     with pytest.raises(ValueError, match="members"):
         transfer.params_for("smoke", members=0)
+    with pytest.raises(ValueError, match="dev_threshold_cap"):
+        transfer.params_for("smoke", dev_target_recall=0.9, dev_threshold_cap=1.0)
+    assert cpu.patients == 600 and cpu.dev_threshold_cap == 0.5
 
 
 def test_training_spans_are_aligned_to_the_guideline():
@@ -91,6 +94,14 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
         return real_prf(gold, system)
 
     monkeypatch.setattr(transfer, "binary_token_prf", spy)
+    grids = []
+    real_choose = transfer.choose_threshold
+
+    def spy_choose(*args, grid, **kw):
+        grids.append(tuple(grid))
+        return real_choose(*args, grid=grid, **kw)
+
+    monkeypatch.setattr(transfer, "choose_threshold", spy_choose)
     res = transfer.run_study(transfer.params_for("smoke", dev_target_recall=0.6), data_dir=str(physionet_dir),
                              corpora=("physionet",), progress=False)
     r = res["real"]["physionet"]
@@ -112,6 +123,8 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
     c = r["dev_chosen"]
     dev_curve = r["dev"]["operating_points"]
     assert c["threshold"] in transfer.THRESHOLD_GRID and c["dev"]["recall"] >= 0.6
+    # ... among the thresholds at or below the cap (0.5): the operating point only lowers the threshold
+    assert grids == [tuple(t for t in transfer.THRESHOLD_GRID if t <= 0.5)] and c["threshold"] <= 0.5
     assert all(p["recall"] < 0.6 for p in dev_curve if p["threshold"] > c["threshold"])
     assert c["dev"] == next(p for p in dev_curve if p["threshold"] == c["threshold"])
     assert [row["test set"] for row in transfer.score_rows(res)][2].startswith("physionet, P(PHI) >= ")
