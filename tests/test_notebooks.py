@@ -123,3 +123,43 @@ def test_ahmed_notebook_trains_only_the_requested_tables(tmp_path, monkeypatch):
     assert not (out / "ahmed_table_4_2.csv").exists() and not (out / "ahmed_table_4_2.png").exists()
     runs = json.loads((out / "ahmed_models_runs.json").read_text())
     assert runs["tables"] == ["4.4"] and {r["kind"] for r in runs["runs"]} == {"transformer"}
+
+
+@pytest.mark.parametrize("fail", [None, 1])
+def test_reproduce_jobs_runs_notebooks_side_by_side_in_manifest_order(tmp_path, monkeypatch, fail):
+    """``jobs=2`` keeps two notebooks running at once, returns the outputs in manifest order, and
+    after a failure starts nothing new, lets the running one finish and raises the first error."""
+    import threading
+    import time
+    from pathlib import Path
+
+    from deidlib import notebooks
+
+    names = [e.name for e in ENTRIES]
+    lock, active, peak, started, finished = threading.Lock(), [0], [0], [], []
+
+    def fake_run(entry, *, out_dir, **kw):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            started.append(entry.name)
+        time.sleep(0.05 if entry.name != names[0] else 0.2)  # the first runs long: the others pass it
+        with lock:
+            active[0] -= 1
+            finished.append(entry.name)
+        if fail is not None and entry.name == names[fail]:
+            raise notebooks.NotebookRunError(f"{entry.name} broke")
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        return Path(out_dir)
+
+    monkeypatch.setattr(notebooks, "run_notebook", fake_run)
+    if fail is None:
+        outs = notebooks.reproduce("smoke", runs_dir=tmp_path, copy_figures=False, jobs=2)
+        assert [o.name for o in outs] == names and peak[0] == 2
+        assert finished.index(names[0]) > finished.index(names[1])  # side by side, not one after another
+    else:
+        with pytest.raises(notebooks.NotebookRunError, match=f"{names[fail]} broke"):
+            notebooks.reproduce("smoke", runs_dir=tmp_path, copy_figures=False, jobs=2)
+        assert sorted(started) == sorted(finished) and len(started) < len(names)
+    with pytest.raises(ValueError, match="jobs"):
+        notebooks.reproduce("smoke", runs_dir=tmp_path, copy_figures=False, jobs=0)

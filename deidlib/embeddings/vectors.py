@@ -86,7 +86,7 @@ def train_word_vectors(
     kv = model.wv
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # per process: notebooks may run side by side
         kv.save(str(tmp), separately=[])  # one file, so the atomic rename moves all arrays (FastText n-grams!)
         os.replace(tmp, path)
     return kv
