@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PROFILE ?= cpu
 ONLY   ?=
-JOBS   ?= 1
+JOBS   ?=
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?= -n 2
 
@@ -23,7 +23,7 @@ install: $(VENV)/.installed
 
 ## main job: execute every notebook with papermill on the synthetic corpus, write figures/
 reproduce: install
-	$(PY) -m deidlib reproduce --profile $(PROFILE) --jobs $(JOBS) $(if $(ONLY),--only $(ONLY),)
+	$(PY) -m deidlib reproduce --profile $(PROFILE) $(if $(JOBS),--jobs $(JOBS),) $(if $(ONLY),--only $(ONLY),)
 
 smoke: install
 	$(PY) -m deidlib reproduce --profile smoke --no-copy-figures

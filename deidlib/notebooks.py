@@ -27,6 +27,7 @@ __all__ = [
     "load_manifest",
     "run_notebook",
     "reproduce",
+    "default_jobs",
     "NotebookRunError",
     "failure_message",
 ]
@@ -180,6 +181,22 @@ def failure_message(name: str, profile: str, exc: BaseException, executed: Path 
     return "\n".join(lines)
 
 
+def default_jobs(profile: str, device: str = "cpu", threads: int | None = None, cores: int | None = None) -> int:
+    """How many notebooks :func:`reproduce` runs at once by default: ``min(2, cores)`` when each
+    kernel runs one thread (the smoke/cpu profile on the CPU, with ``threads`` 1 or None and
+    ``OMP_NUM_THREADS`` unset or 1), else 1 (a
+    multi-threaded or GPU kernel already uses the machine). Why 2 and not every core: measured on
+    the 2-core machines this project targets (README, "Status": the cpu profile's notebooks
+    end to end in about half the time of one at a time, with the same tables); more jobs on
+    larger machines are ``jobs=N``, not measured here. ``cores`` defaults to ``os.cpu_count()``."""
+    env = os.environ.get("OMP_NUM_THREADS", "1")
+    env_threads = int(env) if env.isdigit() else 1
+    one_thread = device == "cpu" and profile in ("smoke", "cpu") and (threads == 1 or (threads is None and env_threads <= 1))
+    if not one_thread:
+        return 1
+    return max(1, min(2, cores if cores is not None else (os.cpu_count() or 1)))
+
+
 def reproduce(
     profile: str = "cpu",
     *,
@@ -192,7 +209,7 @@ def reproduce(
     runs_dir: str | Path | None = None,
     threads: int | None = None,
     parameters: dict[str, Any] | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
 ) -> list[Path]:
     """Run the manifest's notebooks in order and refresh ``figures/`` (synthetic corpus and
     cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``).
@@ -200,7 +217,9 @@ def reproduce(
     ``jobs``: notebooks executed at once (each in its own kernel process, started in manifest
     order as slots free up; no notebook reads another's outputs). With one thread per kernel,
     ``jobs=2`` uses both cores of a 2-core machine; the numbers are the same as with ``jobs=1``
-    (every kernel is seeded and single-threaded). Outputs are returned in manifest order; after a
+    (every kernel is seeded and single-threaded). ``None`` (the default): :func:`default_jobs`,
+    i.e. 2 on a machine with at least 2 cores when every kernel gets one thread (smoke/cpu
+    profile on the CPU without ``threads``), else 1. Outputs are returned in manifest order; after a
     failure no further notebook is started, the running ones finish, and the first error is raised.
 
     ``threads``: intra-op threads of the notebook kernels (``OMP_NUM_THREADS``/``MKL_NUM_THREADS``).
@@ -214,10 +233,12 @@ def reproduce(
     """
     from tqdm.auto import tqdm
 
-    if not isinstance(jobs, int) or jobs < 1:
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    if jobs is None:
+        jobs = default_jobs(profile, device, threads)
     if data_dir is not None:  # the kernels run in notebooks/: make the user's relative path absolute
         data_dir = str(Path(data_dir).expanduser().resolve())
     if threads is None and device == "cpu" and profile in ("smoke", "cpu"):

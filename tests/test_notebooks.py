@@ -163,3 +163,44 @@ def test_reproduce_jobs_runs_notebooks_side_by_side_in_manifest_order(tmp_path, 
         assert sorted(started) == sorted(finished) and len(started) < len(names)
     with pytest.raises(ValueError, match="jobs"):
         notebooks.reproduce("smoke", runs_dir=tmp_path, copy_figures=False, jobs=0)
+
+
+def test_default_jobs_two_only_for_one_thread_kernels(monkeypatch):
+    from deidlib.notebooks import default_jobs
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert default_jobs("cpu", cores=2) == 2 and default_jobs("smoke", cores=16) == 2
+    assert default_jobs("cpu", cores=1) == 1
+    assert default_jobs("cpu", threads=1, cores=4) == 2
+    assert default_jobs("cpu", threads=2, cores=4) == 1  # multi-threaded kernels already use the cores
+    assert default_jobs("paper", cores=4) == 1 and default_jobs("cpu", device="cuda", cores=4) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert default_jobs("cpu", cores=4) == 1 and default_jobs("cpu", threads=1, cores=4) == 2
+
+
+@pytest.mark.parametrize("cores, expected", [(1, 1), (2, 2), (8, 2)])
+def test_reproduce_without_jobs_runs_default_jobs_at_once(tmp_path, monkeypatch, cores, expected):
+    """``reproduce`` with no ``jobs`` runs as many notebooks at once as ``default_jobs`` says."""
+    import threading
+    import time
+    from pathlib import Path
+
+    from deidlib import notebooks
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(notebooks.os, "cpu_count", lambda: cores)
+    lock, active, peak = threading.Lock(), [0], [0]
+
+    def fake_run(entry, *, out_dir, **kw):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        return Path(out_dir)
+
+    monkeypatch.setattr(notebooks, "run_notebook", fake_run)
+    outs = notebooks.reproduce("smoke", runs_dir=tmp_path, copy_figures=False)
+    assert [o.name for o in outs] == [e.name for e in ENTRIES] and peak[0] == expected

@@ -22,9 +22,10 @@ def add_arguments(p) -> None:
     p.add_argument("--runs-dir", default=None, help="where executed notebooks go (default: runs/<profile>)")
     p.add_argument("--threads", type=positive_int, default=None,
                    help="torch/OpenMP threads per notebook kernel (default: 1 for smoke/cpu on the CPU)")
-    p.add_argument("--jobs", type=positive_int, default=1,
-                   help="notebooks executed at once, each in its own kernel (default 1; 2 uses both cores of "
-                        "a 2-core machine with one thread per kernel; the numbers do not change)")
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help="notebooks executed at once, each in its own kernel (default: 2 on a machine with 2 or "
+                        "more cores when every kernel runs one thread, i.e. smoke/cpu profile on the CPU, else 1; "
+                        "the numbers do not change)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="extra notebook parameter, e.g. -p n_seeds=3 (repeatable; VALUE is read as a "
                         "Python literal when it parses as one, else as a string); use with --only")
