@@ -25,7 +25,10 @@ multiply), and each optimised path's achieved GFLOP/s is the matrix-multiply FLO
 analytically on an untimed pass; training = 3 × the training forward, inference = the
 inference pass, where the character encoder runs once per distinct token of the whole
 pass; MFLOP/tok in the peer table is the inference count) times its tokens/s;
-``%peak`` = achieved / peak.
+``%peak`` = achieved / peak. Next to it, the ceiling that torch's kernels set: the
+word-level RNN layers' fused kernels timed alone at the benchmark's batch size and mean
+sentence length (:func:`kernel_ceiling`), as % of the same peak; the distance between the
+tagger's %peak and this one is the time spent outside those kernels.
 Element-wise work (CRF log-sum-exp, Viterbi, gate non-linearities) is not counted, so it
 shows up as a lower ratio. The transformer row has no roofline (attention is not counted).
 
@@ -59,7 +62,7 @@ import torch
 from deidlib.corpus.labels import tag_set, tagged_sentences
 from deidlib.models import PRESETS, build_tagger, count_parameters
 from deidlib.models.features import Featurizer
-from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops
+from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops, rnn_flops
 from deidlib.models.layers import packed_rnns
 from deidlib.models.presets import encoder_of
 from deidlib.models.protocol import Batch
@@ -120,6 +123,47 @@ def matmul_peak(threads: int) -> dict[str, float]:
     return out
 
 
+def kernel_ceiling(tagger, batch: int, steps: int, seconds: float = 1.0) -> tuple[float, float]:
+    """GFLOP/s of the tagger's word-level RNN layers *alone*: each one's fused kernel (a fresh
+    bidirectional ``nn.LSTM``/``nn.GRU`` of the same sizes, padded [batch, steps, input]
+    batch without padding), training = forward + backward of ``output.sum()``, inference = a
+    ``no_grad`` forward in eval mode; best time over about ``seconds`` each, FLOPs as in
+    :mod:`deidlib.models.flops`, summed over the layers. What the taggers would reach if
+    nothing but these kernels cost time (no embeddings, character encoder, dropout, CRF,
+    optimiser or featurisation)."""
+    layers = [m for n, m in tagger.named_modules() if isinstance(m, torch.nn.RNNBase) and n.startswith("rnn.")]
+    if not layers:
+        return float("nan"), float("nan")
+    tot_f, tot_t = [0, 0], [0.0, 0.0]
+    for m in layers:
+        torch.manual_seed(0)
+        rnn = type(m)(m.input_size, m.hidden_size, bidirectional=m.bidirectional, batch_first=True)
+        x = torch.randn(batch, steps, m.input_size, requires_grad=True)
+        f = rnn_flops(4 if isinstance(m, torch.nn.LSTM) else 3, m.input_size, m.hidden_size, batch * steps, 2 if m.bidirectional else 1)
+
+        def train(rnn=rnn, x=x):
+            rnn.train()
+            x.grad = None
+            rnn.zero_grad(set_to_none=True)
+            rnn(x)[0].sum().backward()
+
+        def infer(rnn=rnn, x=x):
+            rnn.eval()
+            with torch.no_grad():
+                rnn(x)
+
+        for i, (fn, fl) in enumerate(((train, TRAIN_FACTOR * f), (infer, f))):
+            fn()
+            best, end = float("inf"), time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                t0 = time.perf_counter()
+                fn()
+                best = min(best, time.perf_counter() - t0)
+            tot_f[i] += fl
+            tot_t[i] += best
+    return tot_f[0] / tot_t[0] / 1e9, tot_f[1] / tot_t[1] / 1e9
+
+
 def forward_flops(model, fn) -> int:
     """Matmul FLOPs executed by ``fn()`` (one inference pass over the timed sentences)."""
     with FlopCount(model) as fc:
@@ -176,9 +220,10 @@ def bench(kind, fz, words, tags, args, peak):
 
     fpt = None if kind == "transformer" else (forward_flops(tagger, train_forward) / n_fast,
                                               forward_flops(tagger, infer_fast) / n_fast)
+    ceiling = kernel_ceiling(tagger, args.batch_size, max(1, round(n_fast / len(w_fast))))
     return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p, train_plain_adam=tr_a,
                 infer=in_f, infer_ref=in_r,
-                flops_per_token=fpt)
+                flops_per_token=fpt, ceiling=ceiling)
 
 
 def roofline(fpt, train, infer, peak) -> str:
@@ -357,11 +402,12 @@ def main() -> None:
         if a.kinds:
             print("ref = one sentence at a time, char encoder per occurrence; packed = the optimised path with "
                   "every RNN on packed sequences (layers.packed_rnns), adam = with torch's for-loop Adam instead of "
-                  "the fused one; training only")
+                  "the fused one; training only; kernels = the word-level RNN layers' fused kernels alone at "
+                  "[batch, mean sentence length] (kernel_ceiling), % of the same peak")
             print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
                   f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} "
                   f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
-                  f"{'infer GF/s':>10s} {'%peak':>6s}")
+                  f"{'infer GF/s':>10s} {'%peak':>6s} {'kernels':>8s} {'train':>6s} {'infer':>6s}")
         for kind in a.kinds:
             enc = ENCODING.get(kind, "BIOES")
             words_k, tags_k = corpus(docs, enc)
@@ -371,7 +417,8 @@ def main() -> None:
                   f"{r['train'] / r['train_ref']:7.1f} {r['train_packed']:8.0f} {r['train'] / r['train_packed']:6.2f} "
                   f"{r['train_plain_adam']:8.0f} {r['train'] / r['train_plain_adam']:6.2f} "
                   f"{r['infer']:12.0f} {r['infer_ref']:9.0f} "
-                  f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)}",
+                  f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)} "
+                  f"{'':>8s} {100 * r['ceiling'][0] / peak:5.1f}% {100 * r['ceiling'][1] / peak:5.1f}%",
                   flush=True)
         if not a.no_peer:
             peer(docs, a, peak)
