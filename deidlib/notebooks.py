@@ -181,6 +181,15 @@ def failure_message(name: str, profile: str, exc: BaseException, executed: Path 
     return "\n".join(lines)
 
 
+def _usable_cores() -> int:
+    """CPU cores this process may run on (its affinity set where the OS reports one, which
+    respects container cpusets; else ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_jobs(profile: str, device: str = "cpu", threads: int | None = None, cores: int | None = None) -> int:
     """How many notebooks :func:`reproduce` runs at once by default: ``min(2, cores)`` when each
     kernel runs one thread (the smoke/cpu profile on the CPU, with ``threads`` 1 or None and
@@ -188,13 +197,14 @@ def default_jobs(profile: str, device: str = "cpu", threads: int | None = None, 
     multi-threaded or GPU kernel already uses the machine). Why 2 and not every core: measured on
     the 2-core machines this project targets (README, "Status": the cpu profile's notebooks
     end to end in about half the time of one at a time, with the same tables); more jobs on
-    larger machines are ``jobs=N``, not measured here. ``cores`` defaults to ``os.cpu_count()``."""
+    larger machines are ``jobs=N``, not measured here. ``cores`` defaults to the cores this
+    process may run on (its CPU affinity, else ``os.cpu_count()``)."""
     env = os.environ.get("OMP_NUM_THREADS", "1")
     env_threads = int(env) if env.isdigit() else 1
     one_thread = device == "cpu" and profile in ("smoke", "cpu") and (threads == 1 or (threads is None and env_threads <= 1))
     if not one_thread:
         return 1
-    return max(1, min(2, cores if cores is not None else (os.cpu_count() or 1)))
+    return max(1, min(2, cores if cores is not None else _usable_cores()))
 
 
 def reproduce(

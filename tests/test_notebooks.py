@@ -166,8 +166,11 @@ def test_reproduce_jobs_runs_notebooks_side_by_side_in_manifest_order(tmp_path, 
 
 
 def test_default_jobs_two_only_for_one_thread_kernels(monkeypatch):
-    from deidlib.notebooks import default_jobs
+    import os
 
+    from deidlib.notebooks import _usable_cores, default_jobs
+
+    assert 1 <= _usable_cores() <= (os.cpu_count() or 1)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     assert default_jobs("cpu", cores=2) == 2 and default_jobs("smoke", cores=16) == 2
     assert default_jobs("cpu", cores=1) == 1
@@ -188,7 +191,7 @@ def test_reproduce_without_jobs_runs_default_jobs_at_once(tmp_path, monkeypatch,
     from deidlib import notebooks
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(notebooks.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(notebooks, "_usable_cores", lambda: cores)
     lock, active, peak = threading.Lock(), [0], [0]
 
     def fake_run(entry, *, out_dir, **kw):
