@@ -32,11 +32,9 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taggers import ENCODING, bucketed, corpus, take  # noqa: E402
+from taggers import bucketed, kind_corpus, take, train_pass  # noqa: E402
 
-from deidlib.corpus.labels import tag_set  # noqa: E402
 from deidlib.models import build_tagger  # noqa: E402
-from deidlib.models.features import Featurizer  # noqa: E402
 from deidlib.synthetic import generate  # noqa: E402
 from deidlib.training import make_optimizer  # noqa: E402
 
@@ -68,40 +66,28 @@ def main() -> None:
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, dynamo cache_size_limit "
           f"{torch._dynamo.config.cache_size_limit}, load average {os.getloadavg()[0]:.1f}", flush=True)
     for kind in a.kinds:
-        enc = ENCODING.get(kind, "BIOES")
-        words, tags = corpus(docs, enc)
-        fz = Featurizer.build(words, tag_set("i2b2", enc))
+        fz, words, tags = kind_corpus(docs, kind)
         w, t, n = take(words, tags, a.tokens)
         batches = bucketed(w, t, 32)
         lengths = {max(len(s) for s in b) for b, _ in batches}
-        modes = ["eager"]
-        probe = build_tagger(kind, fz, seed=0)
-        if probe.crf is not None:
-            modes.append("compile-crf")
-        if a.whole_loss:
-            modes.append("compile-loss")
         print(f"{kind}: {fz.num_labels} labels, {n} tokens in {len(batches)} batches of 32, "
               f"{len(lengths)} distinct padded lengths", flush=True)
         runs = {}
-        for mode in modes:
+        for mode in ["eager", "compile-crf"] + (["compile-loss"] if a.whole_loss else []):
+            if mode == "compile-crf" and runs["eager"]["tagger"].crf is None:
+                continue  # a softmax tagger has no CRF to compile
             torch._dynamo.reset()
             tg, loss_fn, opt = make_mode(kind, fz, mode)
 
             def one_pass(tg=tg, loss_fn=loss_fn, opt=opt, batches=batches, fz=fz):
-                tg.train()
-                out = []
-                for ws, ts in batches:
-                    opt.zero_grad()
-                    loss = loss_fn(fz.encode(ws, ts))
-                    loss.backward()
-                    opt.step()
-                    out.append(float(loss.detach()))
-                return out
+                losses: list[float] = []
+                train_pass(tg, opt, fz, batches, loss_fn=loss_fn, losses=losses)
+                return losses
 
             torch.manual_seed(1)  # the same dropout draws in every mode's first pass
             t0 = time.perf_counter()
             first = one_pass()
-            runs[mode] = dict(run=one_pass, first=first, warm=time.perf_counter() - t0, times=[])
+            runs[mode] = dict(tagger=tg, run=one_pass, first=first, warm=time.perf_counter() - t0, times=[])
         for _ in range(a.rounds):
             for r in runs.values():
                 t0 = time.perf_counter()

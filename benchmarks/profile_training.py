@@ -17,11 +17,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taggers import ENCODING, bucketed, corpus, take  # noqa: E402
+from taggers import bucketed, kind_corpus, take, train_pass  # noqa: E402
 
-from deidlib.corpus.labels import tag_set  # noqa: E402
 from deidlib.models import build_tagger  # noqa: E402
-from deidlib.models.features import Featurizer  # noqa: E402
 from deidlib.synthetic import generate  # noqa: E402
 from deidlib.training import make_optimizer  # noqa: E402
 
@@ -38,24 +36,14 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     docs = generate(patients=60, sites=3, seed=0)
     for kind in a.kinds:
-        enc = ENCODING.get(kind, "BIOES")
-        words, tags = corpus(docs, enc)
-        fz = Featurizer.build(words, tag_set("i2b2", enc))
+        fz, words, tags = kind_corpus(docs, kind)
         w, t, n = take(words, tags, a.tokens)
         batches = bucketed(w, t, 32)
         tagger = build_tagger(kind, fz, seed=0)
         opt = make_optimizer(tagger.parameters(), "adam", 1e-3)
-
-        def one_pass(tagger=tagger, opt=opt, batches=batches, fz=fz):
-            tagger.train()
-            for ws, ts in batches:
-                opt.zero_grad()
-                tagger.loss(fz.encode(ws, ts)).backward()
-                opt.step()
-
-        one_pass()
+        train_pass(tagger, opt, fz, batches)  # warm-up
         with profile(activities=[ProfilerActivity.CPU]) as prof:
-            one_pass()
+            train_pass(tagger, opt, fz, batches)
         events = prof.key_averages()
         total = sum(e.self_cpu_time_total for e in events)
         kernels = sum(e.self_cpu_time_total for e in events if e.key in KERNELS)

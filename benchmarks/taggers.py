@@ -81,6 +81,28 @@ def corpus(docs, encoding: str):
     return [s.words for s in sents], [s.tags for s in sents]
 
 
+def kind_corpus(docs, kind: str):
+    """``(featurizer, words, tags)`` of ``docs`` in the tagger kind's encoding (festag IO,
+    friedrich BIO, the others BIOES)."""
+    enc = ENCODING.get(kind, "BIOES")
+    words, tags = corpus(docs, enc)
+    return Featurizer.build(words, tag_set("i2b2", enc)), words, tags
+
+
+def train_pass(tagger, opt, fz: Featurizer, batches, loss_fn=None, losses: list | None = None) -> None:
+    """One training pass over ``batches`` (featurisation, forward, backward, optimiser step per
+    batch), as :mod:`deidlib.training` trains; ``loss_fn`` replaces ``tagger.loss`` (e.g. a
+    compiled one); each batch's loss is appended to ``losses`` when given."""
+    tagger.train()
+    for w, t in batches:
+        opt.zero_grad()
+        loss = (loss_fn or tagger.loss)(fz.encode(w, t))
+        loss.backward()
+        opt.step()
+        if losses is not None:
+            losses.append(float(loss.detach()))
+
+
 def take(words, tags, n_tokens):
     out_w, out_t, n = [], [], 0
     for w, t in zip(words, tags):
@@ -179,11 +201,7 @@ def bench(kind, fz, words, tags, args, peak):
     batches = bucketed(w_fast, t_fast, args.batch_size)
 
     def train_with(o):
-        tagger.train()
-        for w, t in batches:
-            o.zero_grad()
-            tagger.loss(fz.encode(w, t)).backward()
-            o.step()
+        train_pass(tagger, o, fz, batches)
 
     def train_fast():
         train_with(opt)
@@ -409,9 +427,7 @@ def main() -> None:
                   f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
                   f"{'infer GF/s':>10s} {'%peak':>6s} {'kernels':>8s} {'train':>6s} {'infer':>6s}")
         for kind in a.kinds:
-            enc = ENCODING.get(kind, "BIOES")
-            words_k, tags_k = corpus(docs, enc)
-            fz = Featurizer.build(words_k, tag_set("i2b2", enc))
+            fz, words_k, tags_k = kind_corpus(docs, kind)
             r = bench(kind, fz, words_k, tags_k, a, peak)
             print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} "
                   f"{r['train'] / r['train_ref']:7.1f} {r['train_packed']:8.0f} {r['train'] / r['train_packed']:6.2f} "
