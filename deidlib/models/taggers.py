@@ -61,7 +61,7 @@ from torch import nn
 from ..embeddings.chars import CASINGS
 from .crf import CRF
 from .features import Featurizer
-from .layers import RNNStack, TokenEncoder, sinusoidal_positions
+from .layers import Dropout, RNNStack, TokenEncoder, sinusoidal_positions
 from .presets import ALIASES, DEFAULT_TRAINING, PRESETS, check_kind
 from .protocol import Batch
 
@@ -230,9 +230,9 @@ class RNNTagger(BaseTagger):
                                    char_emb_dim=char_emb_dim, char_hidden=char_hidden, casing=casing,
                                    casing_dim=casing_dim, embeddings=embeddings, freeze_embeddings=freeze_embeddings,
                                    word_dropout=word_dropout)
-        self.in_drop = nn.Dropout(input_dropout)
+        self.in_drop = Dropout(input_dropout)
         self.rnn = RNNStack(self.tokens.out_dim, tuple(cells), hidden, between_dropout)
-        self.out_drop = nn.Dropout(output_dropout)
+        self.out_drop = Dropout(output_dropout)
         self.ff = nn.Sequential(nn.Linear(self.rnn.out_dim, ff_dim), FF_ACTIVATIONS[ff_activation]()) if ff_dim else None
         self.out = nn.Linear(ff_dim or self.rnn.out_dim, featurizer.num_labels)
 
@@ -282,7 +282,7 @@ class TransformerTagger(BaseTagger):
         self.d_model = heads * max(8, round(d / heads / 8) * 8) if d % heads else d
         self.proj = nn.Linear(d, self.d_model)
         self.register_buffer("positions", sinusoidal_positions(max_len, self.d_model), persistent=False)
-        self.in_drop = nn.Dropout(input_dropout)
+        self.in_drop = Dropout(input_dropout)
         layer = nn.TransformerEncoderLayer(self.d_model, heads, ff_hidden, attn_dropout, batch_first=True, norm_first=True)
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.out = nn.Linear(self.d_model, featurizer.num_labels)

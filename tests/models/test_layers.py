@@ -10,8 +10,11 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from deidlib.models.layers import (
     CharEncoder,
+    Dropout,
+    LockedDropout,
     _padded_ok,
     _reversal_index,
+    char_group_costs,
     length_groups,
     packed_rnns,
     run_rnn,
@@ -96,13 +99,62 @@ def test_char_encoder_equals_its_packed_form(cell):
     torch.testing.assert_close(got, torch.cat([h[-2], h[-1]], 1), rtol=1e-5, atol=1e-6)
 
 
-def test_length_groups_bound_the_padding():
-    lengths = sorted([1] * 40 + [3] * 40 + [4] * 10 + [12] * 35 + [30])
-    groups = length_groups(lengths, max_waste=0.25, min_rows=8)
+def _brute_force_groups(lengths, call_cost, step_rows):
+    """Minimum cost over every way of cutting ``lengths`` into contiguous groups."""
+    from itertools import combinations
+
+    n, best = len(lengths), float("inf")
+    for k in range(n):
+        for cuts in combinations(range(1, n), k):
+            bounds = [0, *cuts, n]
+            best = min(best, sum(call_cost + (b - a + step_rows) * lengths[b - 1] for a, b in zip(bounds, bounds[1:])))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("call_cost", [0.0, 3.0, 20.0, 1e6])
+@pytest.mark.parametrize("step_rows", [0.0, 2.5])
+def test_length_groups_minimise_padding_plus_calls(seed, call_cost, step_rows):
+    lengths = sorted(torch.randint(1, 9, (9,), generator=torch.Generator().manual_seed(seed)).tolist())
+    groups = length_groups(lengths, call_cost, step_rows)
     assert groups[0][0] == 0 and groups[-1][1] == len(lengths)
     assert all(a < b and b == c for (a, b), (c, _) in zip(groups, groups[1:]))
-    for a, b in groups:
-        g = lengths[a:b]
-        assert g[-1] * len(g) <= 1.25 * sum(g) or len(g) <= 8
+    assert all(lengths[b - 1] < lengths[b] for _, b in groups[:-1])  # cut only where the length changes
+    cost = sum(call_cost + (b - a + step_rows) * lengths[b - 1] for a, b in groups)
+    assert cost == pytest.approx(_brute_force_groups(lengths, call_cost, step_rows))
+
+
+def test_length_groups_extremes():
     assert length_groups([]) == []
     assert length_groups([5] * 100) == [(0, 100)]
+    lengths = [1] * 40 + [3] * 40 + [12] * 35 + [30]
+    assert length_groups(lengths, 0.0) == [(0, 40), (40, 80), (80, 115), (115, 116)]  # no call cost: no padding
+    assert length_groups(lengths, 1e9) == [(0, 116)]  # calls dear: one padded call
+    assert length_groups([1, 1, 2], 0.0, 0.0) == [(0, 2), (2, 3)]
+    assert length_groups([1, 1, 2], 0.0, 10.0) == [(0, 3)]  # steps dear: 13 · 2 < 12 · 1 + 11 · 2
+    assert char_group_costs(nn.LSTM(128, 128)) == pytest.approx((87 + 4.5e5 / (128 * 256), 0.0))
+    assert char_group_costs(nn.GRU(25, 25)) == (76.0, 10.0)
+
+
+def test_dropout_masks_have_the_right_law():
+    """Dropout and LockedDropout keep each entry with probability 1 - p, scaled by 1 / (1 - p)
+    (so the mean is kept), are the identity in eval mode, and LockedDropout shares its mask over time."""
+    torch.manual_seed(0)
+    x = torch.ones(64, 50, 40)
+    for p in (0.1, 0.5, 0.8):
+        y = Dropout(p).train()(x)
+        kept = (y != 0).double().mean().item()
+        n = x.numel()
+        assert abs(kept - (1 - p)) < 5 * (p * (1 - p) / n) ** 0.5  # 5-sigma binomial band
+        assert torch.allclose(y[y != 0], torch.tensor(1 / (1 - p)))
+        z = LockedDropout(p).train()(x)
+        assert torch.equal(z, z[:, :1].expand_as(z))  # one mask per sentence and feature, over all steps
+        kept = (z[:, 0] != 0).double().mean().item()
+        assert abs(kept - (1 - p)) < 5 * (p * (1 - p) / (64 * 40)) ** 0.5
+        assert torch.equal(Dropout(p).eval()(x), x) and torch.equal(LockedDropout(p).eval()(x), x)
+    g = torch.ones(3, 4, requires_grad=True)
+    d = Dropout(0.5).train()
+    y = d(g)
+    y.sum().backward()
+    assert torch.equal(g.grad, y.detach())  # gradient flows through the kept entries, scaled alike
+    assert torch.equal(Dropout(1.0).train()(x), torch.zeros_like(x))
