@@ -60,7 +60,7 @@ import time
 import torch
 
 from deidlib.corpus.labels import tag_set, tagged_sentences
-from deidlib.models import PRESETS, build_tagger, count_parameters, fused_gru
+from deidlib.models import PRESETS, build_tagger, count_parameters, fused_crf, fused_gru
 from deidlib.models.features import Featurizer
 from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops, rnn_flops
 from deidlib.models.layers import packed_rnns, run_rnn_padded
@@ -232,8 +232,10 @@ def bench(kind, fz, words, tags, args, peak):
     plain_adam = make_optimizer(tagger.parameters(), "adam", 1e-3, foreach=False)  # torch's for-loop Adam
     tr_a = n_fast / time_it(lambda: train_with(plain_adam), args.repeats)
     tr_g = None
-    if fused_gru.enabled() and any(isinstance(m, torch.nn.GRU) for m in tagger.modules()):
-        with fused_gru.disabled():  # every GRU on torch.gru, as before the compiled one
+    uses = (fused_gru.enabled() and any(isinstance(m, torch.nn.GRU) for m in tagger.modules())) or (
+        fused_crf.enabled() and getattr(tagger, "crf", None) is not None)
+    if uses:
+        with fused_gru.disabled(), fused_crf.disabled():  # torch.gru and the CRF's Python recursion, as before
             tr_g = n_fast / time_it(train_fast, args.repeats)
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
@@ -248,7 +250,7 @@ def bench(kind, fz, words, tags, args, peak):
                                               forward_flops(tagger, infer_fast) / n_fast)
     ceiling = kernel_ceiling(tagger, args.batch_size, max(1, round(n_fast / len(w_fast))))
     return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p, train_plain_adam=tr_a,
-                train_torch_gru=tr_g,
+                train_uncompiled=tr_g,
                 infer=in_f, infer_ref=in_r,
                 flops_per_token=fpt, ceiling=ceiling)
 
@@ -429,11 +431,12 @@ def main() -> None:
         if a.kinds:
             print("ref = one sentence at a time, char encoder per occurrence; packed = the optimised path with "
                   "every RNN on packed sequences (layers.packed_rnns), adam = with torch's for-loop Adam instead of "
-                  "the fused one; torch.gru = with every GRU on torch's GRU instead of the compiled one "
-                  "(deidlib.models.fused_gru; '-': no GRU, or the compiled one is not built); training only; kernels = the word-level RNN layers' fused kernels alone at "
+                  "the fused one; uncompiled = without the compiled kernels (deidlib.models.fused_gru, "
+                  "fused_crf): torch.gru and the CRF's Python recursion ('-': the tagger has neither a GRU nor a "
+                  "CRF, or they are not built); training only; kernels = the word-level RNN layers' fused kernels alone at "
                   "[batch, mean sentence length] (kernel_ceiling), % of the same peak")
             print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
-                  f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} {'torch.gru':>9s} {'ratio':>6s} "
+                  f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} {'uncompiled':>10s} {'ratio':>6s} "
                   f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
                   f"{'infer GF/s':>10s} {'%peak':>6s} {'kernels':>8s} {'train':>6s} {'infer':>6s}")
         for kind in a.kinds:
@@ -442,8 +445,8 @@ def main() -> None:
             print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} "
                   f"{r['train'] / r['train_ref']:7.1f} {r['train_packed']:8.0f} {r['train'] / r['train_packed']:6.2f} "
                   f"{r['train_plain_adam']:8.0f} {r['train'] / r['train_plain_adam']:6.2f} "
-                  + (f"{r['train_torch_gru']:9.0f} {r['train'] / r['train_torch_gru']:6.2f} " if r['train_torch_gru']
-                     else f"{'-':>9s} {'-':>6s} ") +
+                  + (f"{r['train_uncompiled']:10.0f} {r['train'] / r['train_uncompiled']:6.2f} " if r['train_uncompiled']
+                     else f"{'-':>10s} {'-':>6s} ") +
                   f"{r['infer']:12.0f} {r['infer_ref']:9.0f} "
                   f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)} "
                   f"{'':>8s} {100 * r['ceiling'][0] / peak:5.1f}% {100 * r['ceiling'][1] / peak:5.1f}%",

@@ -28,6 +28,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import fused_crf as _fused_crf
+
 __all__ = ["CRF", "allowed_transitions"]
 
 #: score of a disallowed transition (finite: keeps logsumexp and its gradient free of NaN)
@@ -133,8 +135,14 @@ class CRF(nn.Module):
         the best, ``sum < 1e-20``), that entry is recomputed with the exact
         ``logsumexp`` of the plain recursion, so the result equals it to float rounding
         in every case; the choice is per entry, so no sentence's value depends on another's.
+        On CPU float tensors the same recursion and its forward–backward gradient run
+        compiled (:mod:`deidlib.models.fused_crf`) where that is built.
         """
         transitions, start, end = self._scores()
+        if _fused_crf.usable(emissions, transitions):  # the same recursion compiled (fused_crf)
+            allowed = (self.trans_bias >= 0) if self.constrained else torch.ones_like(transitions, dtype=torch.bool)
+            return _fused_crf.log_partition(emissions, mask.long().sum(1), transitions, start, end,
+                                            allowed.to(torch.uint8))
         c = transitions.amax(0)  # [L]
         et = torch.exp((transitions - c).clamp(min=-80.0))
         if self.constrained:

@@ -7,73 +7,43 @@ that dispatch, not the arithmetic, is most of the time: the word-level GRU layer
 ahmed taggers reached 37-41 % of the single-thread matmul peak in training (stop 21,
 ``benchmarks/taggers.py``), against 70 % for oneDNN's fused LSTM, and a hand-written
 autograd function in Python was no faster (``benchmarks/gru_manual.py``). Here
-(``csrc/gru.cpp``) a step is one ``addmm`` (MKL/oneDNN) and three plain loops over the
+(``csrc/gru.cpp``) a step is one ``mm`` (MKL/oneDNN) and three plain loops over the
 gates (torch's vectorised ``sigmoid_``/``tanh_`` for the non-linearities); the backward
-through time is one ``addmm`` and one loop per step, and the weight gradients are two large
+through time is one ``mm`` and one loop per step, and the weight gradients are two large
 products after the loop. Same equations and gate order as ``nn.GRU`` (r, z, n;
 ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))``, ``h' = (1 − z) ⊙ n + z ⊙ h``);
 equal to ``torch.gru`` up to float rounding, float64 gradcheck in ``tests``.
 
-The extension is compiled on first use with :func:`torch.utils.cpp_extension.load` (a C++
-compiler and the Python headers are needed; about a minute, then cached under torch's
-extensions folder, shared by later processes). Where it cannot be built, or with
-``DEIDLIB_FUSED_GRU=0``, :func:`available` is ``False`` and the callers keep ``torch.gru``
-(one warning says why).
+Built on first use (:mod:`.compiled`); where it cannot be built, or with
+``DEIDLIB_COMPILED=0``, :func:`available` is ``False`` and the callers keep ``torch.gru``.
 """
 
 from __future__ import annotations
 
-import os
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import lru_cache
-
 import torch
+
+from .compiled import Kernel, wrapped
 
 __all__ = ["available", "enabled", "disabled", "gru_layer"]
 
-_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "gru.cpp")
-
-
-@lru_cache(maxsize=1)
-def _extension():
-    if os.environ.get("DEIDLIB_FUSED_GRU", "1") == "0":
-        return None
-    try:
-        from torch.utils.cpp_extension import load
-
-        return load(name="deidlib_fused_gru", sources=[_SRC], extra_cflags=["-O3"], verbose=False)
-    except Exception as e:  # no compiler, no headers, a failed build: fall back to torch.gru
-        warnings.warn(f"deidlib: the compiled GRU could not be built ({type(e).__name__}: {str(e)[:200]}); "
-                      "GRU layers use torch.gru (slower on the CPU)", RuntimeWarning, stacklevel=3)
-        return None
+KERNEL = Kernel("deidlib_fused_gru", "gru.cpp", "GRU", "GRU layers use torch.gru (slower on the CPU)")
+_extension = KERNEL.module
 
 
 def available() -> bool:
-    """Whether :func:`gru_layer` can run here (compiles the extension on the first call)."""
-    return _extension() is not None
-
-
-_DISABLED = 0
+    """Whether :func:`gru_layer` can run here (builds the extension on the first call)."""
+    return KERNEL.available()
 
 
 def enabled() -> bool:
     """Whether the taggers' GRU layers use :func:`gru_layer` now: :func:`available` and not
     inside :func:`disabled`."""
-    return not _DISABLED and available()
+    return KERNEL.enabled()
 
 
-@contextmanager
-def disabled() -> Iterator[None]:
-    """Inside the block the taggers' GRU layers use ``torch.gru`` (side-by-side measurements
-    in ``benchmarks/taggers.py``, equality tests)."""
-    global _DISABLED
-    _DISABLED += 1
-    try:
-        yield
-    finally:
-        _DISABLED -= 1
+def disabled():
+    """Context manager: inside the block the taggers' GRU layers use ``torch.gru``."""
+    return KERNEL.disabled()
 
 
 class _GRUFunction(torch.autograd.Function):
@@ -88,7 +58,7 @@ class _GRUFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out, grad_h):
         x, w_ih, w_hh, b_hh, hs, rz, n, gh = ctx.saved_tensors
-        if any(g is not None and _wrapped(g) for g in (grad_out, grad_h)):
+        if any(g is not None and wrapped(g) for g in (grad_out, grad_h)):
             # torch.func transforms (vmap over the backward: DP-SGD's ``vmap`` method) hand in
             # batched gradients the compiled loop cannot read: the same backward in torch ops
             return _backward_ops(grad_out, grad_h, x, w_ih, w_hh, b_hh, hs, rz, n, gh)
@@ -99,14 +69,6 @@ class _GRUFunction(torch.autograd.Function):
             go.contiguous(), gh_T.contiguous(), x.contiguous(), w_ih.contiguous(), w_hh.contiguous(),
             b_hh.contiguous(), hs, rz, n, gh)
         return dx, dh0, dw_ih, dw_hh, db_ih, db_hh
-
-
-def _wrapped(t: torch.Tensor) -> bool:
-    """Whether ``t`` is a batching or transform wrapper (``torch.func``'s, or the legacy
-    batched tensors of ``autograd.grad(..., is_grads_batched=True)``): such tensors have no
-    plain storage for the compiled code."""
-    f = torch._C._functorch
-    return f.is_functorch_wrapped_tensor(t) or f.is_legacy_batchedtensor(t)
 
 
 def _backward_ops(grad_out, grad_h, x, w_ih, w_hh, b_hh, hs, rz, n, gh):

@@ -84,7 +84,7 @@ def test_falls_back_with_a_warning_when_it_cannot_be_built(monkeypatch):
         raise OSError("no compiler")
 
     monkeypatch.setattr(cpp, "load", broken)
-    fused_gru._extension.cache_clear()
+    fused_gru.KERNEL.reset()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -92,13 +92,13 @@ def test_falls_back_with_a_warning_when_it_cannot_be_built(monkeypatch):
         assert any("could not be built" in str(w.message) for w in caught)
     finally:
         monkeypatch.undo()
-        fused_gru._extension.cache_clear()
+        fused_gru.KERNEL.reset()
     assert fused_gru.available()
 
 
 def test_environment_switch_turns_it_off():
     code = "from deidlib.models import fused_gru; print(fused_gru.available())"
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEIDLIB_FUSED_GRU": "0"},
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEIDLIB_COMPILED": "0"},
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

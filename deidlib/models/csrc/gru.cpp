@@ -1,7 +1,7 @@
 // One direction of a one-layer GRU over a padded batch-first input, forward and backward
 // through time, for the CPU (deidlib.models.fused_gru). torch has no fused CPU GRU kernel:
 // torch.gru runs a per-step loop of small autograd-recorded ops. Here each step is one
-// matrix product (ATen's addmm, i.e. MKL/oneDNN) and plain loops over the gates; the
+// matrix product (ATen mm, i.e. MKL/oneDNN) and plain loops over the gates; the
 // backward is one product and one loop per step, and the weight gradients are two large
 // products after the loop. Gate order and equations are torch's nn.GRU:
 //   r = s(W_ir x + b_ir + W_hr h + b_hr),  z = s(W_iz x + b_iz + W_hz h + b_hz)

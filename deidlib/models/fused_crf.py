@@ -1,0 +1,86 @@
+"""The CRF log-partition and its gradient compiled for the CPU (:func:`log_partition`),
+used by :meth:`deidlib.models.crf.CRF.log_partition`.
+
+Why write it: the forward algorithm is a loop over time steps of about ten small
+operators (a [B, L] × [L, L] product, exponentials, a logarithm, a mask), and autograd
+records each of them and walks them back: with the ahmed taggers' 113 BIOES labels a
+batch's CRF took 18 % of a training step of the GRU tagger (``benchmarks/taggers.py``
+corpus, one thread), and ``torch.compile`` did not speed it up
+(``benchmarks/compile_trial.py``). Here (``csrc/crf.cpp``) the same recursion runs as one
+product per step and plain loops, and the gradient is the forward–backward algorithm
+written out: unary marginals ``exp(α + β − log Z)`` for the emissions, start and end, and
+the pairwise marginals for the transitions as a single [L, N] × [N, L] product over every
+(sentence, step) pair (``ξ_t(i, j) = p_i · et_ij · w_j`` in the forward's scaled space).
+It computes the same function as the Python recursion (same scaling, same −80 clamp, same
+exact fallback for sums below 1e-20, padding keeps α) and agrees with it and with its
+autograd gradient to float rounding (``tests/models/test_fused_crf.py``: float64
+gradcheck, constrained BIOES transitions, ragged lengths, forced underflow).
+
+Built on first use (:mod:`.compiled`); where it cannot be built, with
+``DEIDLIB_COMPILED=0``, on other devices or inside ``torch.func`` transforms, the CRF keeps
+its Python recursion. Its backward cannot run under batched gradients
+(``autograd.grad(..., is_grads_batched=True)``): code that differentiates that way runs the
+forward inside :func:`disabled` (DP-SGD's ``vmap`` method does).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .compiled import Kernel, wrapped
+
+__all__ = ["available", "enabled", "disabled", "log_partition"]
+
+KERNEL = Kernel("deidlib_fused_crf", "crf.cpp", "CRF", "the CRF uses its Python recursion (slower on the CPU)")
+
+
+def available() -> bool:
+    """Whether :func:`log_partition` can run here (builds the extension on the first call)."""
+    return KERNEL.available()
+
+
+def enabled() -> bool:
+    """Whether :meth:`CRF.log_partition` uses the compiled code now."""
+    return KERNEL.enabled()
+
+
+def disabled():
+    """Context manager: inside the block the CRF uses its Python recursion."""
+    return KERNEL.disabled()
+
+
+def usable(*tensors: torch.Tensor) -> bool:
+    """Whether the compiled log-partition can take these tensors: CPU float32/float64, no
+    ``torch.func`` wrappers, enabled."""
+    return (all(t.device.type == "cpu" and t.dtype in (torch.float32, torch.float64) and not wrapped(t)
+                for t in tensors) and enabled())
+
+
+class _LogPartition(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, em, lengths, transitions, start, end, allowed):
+        em = em.contiguous()
+        logz, alpha, s = KERNEL.module().forward(em, lengths, transitions.contiguous(), start.contiguous(),
+                                                 end.contiguous(), allowed)
+        ctx.save_for_backward(em, lengths, transitions, end, allowed, logz, alpha, s)
+        return logz
+
+    @staticmethod
+    def backward(ctx, grad):
+        if wrapped(grad):
+            raise RuntimeError("the compiled CRF log-partition cannot be differentiated with batched gradients; "
+                               "run the forward inside deidlib.models.fused_crf.disabled()")
+        em, lengths, transitions, end, allowed, logz, alpha, s = ctx.saved_tensors
+        d_em, d_a, d_start, d_end = KERNEL.module().backward(grad.contiguous(), em, lengths, transitions.contiguous(),
+                                                             end.contiguous(), allowed, logz, alpha, s)
+        return d_em, None, d_a, d_start, d_end, None
+
+
+def log_partition(emissions: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: torch.Tensor,
+                  end: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """log Z [B] of emissions [B, T, L] for sentences of ``lengths`` [B] (int64, ≥ 1) under
+    (effective) ``transitions`` [L, L] (from → to), ``start`` and ``end`` [L]; ``allowed``
+    [L, L] uint8 marks the moves that are not constrained away (0: exactly 0 in the scaled
+    product, as the Python recursion's masked ``et``). Differentiable in emissions,
+    transitions, start and end."""
+    return _LogPartition.apply(emissions, lengths, transitions, start, end, allowed)

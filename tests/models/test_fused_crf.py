@@ -1,0 +1,102 @@
+"""The compiled CRF log-partition (deidlib.models.fused_crf) against the CRF's Python
+recursion: same log Z, same gradients (the Python one by autograd, the compiled one by the
+forward–backward algorithm), float64 gradcheck, constrained and unconstrained label sets,
+ragged lengths, and sums forced below the scaled product's range (the exact fallbacks)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from deidlib.corpus.labels import tag_set
+from deidlib.models import fused_crf
+from deidlib.models.crf import CRF
+
+if not fused_crf.available():
+    if os.environ.get("CI"):  # CI has a compiler: the extension must build there
+        pytest.fail("the compiled CRF did not build", pytrace=False)
+    pytest.skip("the compiled CRF cannot be built here (no C++ compiler?)", allow_module_level=True)
+
+
+def _case(scheme, scale, dtype, seed=0):
+    torch.manual_seed(seed)
+    labels = tag_set("i2b2", scheme)
+    crf = CRF(len(labels), labels).to(dtype)
+    with torch.no_grad():  # learned-looking scores: some transitions far below the others
+        crf.transitions.mul_(scale)
+    lengths = torch.tensor([9, 1, 4, 9, 6, 2])
+    em = torch.randn(len(lengths), 9, len(labels), dtype=dtype) * scale
+    mask = torch.arange(9) < lengths.unsqueeze(1)
+    return crf, em, mask
+
+
+def _grads(crf, em, mask, weights):
+    em = em.clone().requires_grad_(True)
+    logz = crf.log_partition(em, mask)
+    return (logz, *torch.autograd.grad((logz * weights).sum(), [em, crf.transitions, crf.start, crf.end]))
+
+
+@pytest.mark.parametrize("scheme", ["BIOES", "BIO", "IO"])
+@pytest.mark.parametrize("scale", [1.0, 60.0], ids=["plain", "underflow"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_equals_the_python_recursion(scheme, scale, dtype):
+    crf, em, mask = _case(scheme, scale, dtype)
+    w = torch.randn(em.shape[0], dtype=dtype)
+    fast = _grads(crf, em, mask, w)
+    with fused_crf.disabled():
+        ref = _grads(crf, em, mask, w)
+    tol = dict(rtol=1e-9, atol=1e-9) if dtype == torch.float64 else dict(rtol=1e-4, atol=2e-4)
+    for name, a, b in zip(["logZ", "emissions", "transitions", "start", "end"], fast, ref):
+        torch.testing.assert_close(a, b, **tol, msg=lambda m, name=name: f"{name}: {m}")
+    assert (fast[1][~mask] == 0).all()  # no gradient at padding
+
+
+def test_underflow_case_reaches_the_exact_fallbacks():
+    """The scale-60 case above is meant to exercise the exact paths: check that some scaled
+    sum there is below 1e-20 (otherwise the test would not test them)."""
+    crf, em, mask = _case("BIOES", 60.0, torch.float64)
+    transitions, start, end = crf._scores()
+    allowed = (crf.trans_bias >= 0).to(torch.uint8)
+    _, _, s = fused_crf.KERNEL.module().forward(em, mask.long().sum(1), transitions, start, end, allowed)
+    valid = mask.clone()
+    valid[:, 0] = False
+    assert ((s < 1e-20) & valid.unsqueeze(2)).any()
+
+
+def test_gradcheck():
+    torch.manual_seed(3)
+    labels = tag_set("i2b2", "BIO")[:7]  # a small constrained set: O, B-/I- of three types
+    crf = CRF(len(labels), labels).double()
+    transitions, start, end = (t.detach().clone().requires_grad_(True) for t in crf._scores())
+    em = torch.randn(3, 5, len(labels), dtype=torch.double, requires_grad=True)
+    lengths = torch.tensor([5, 2, 1])
+    allowed = (crf.trans_bias >= 0).to(torch.uint8)
+    assert torch.autograd.gradcheck(lambda e, a, s, n: fused_crf.log_partition(e, lengths, a, s, n, allowed),
+                                    (em, transitions, start, end))
+
+
+def test_marginals_and_training_loss_use_it_and_agree():
+    crf, em, mask = _case("BIOES", 1.0, torch.float32)
+    tags = torch.randint(0, crf.num_tags, mask.shape)
+    m_fast = crf.marginals(em, mask)
+    with fused_crf.disabled():
+        m_ref = crf.marginals(em, mask)
+        nll_ref = crf.nll(em, tags, mask, reduction="none")
+    torch.testing.assert_close(m_fast, m_ref, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(m_fast.sum(-1)[mask], torch.ones(int(mask.sum())), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(crf.nll(em, tags, mask, reduction="none"), nll_ref, rtol=1e-5, atol=1e-4)
+
+
+def test_batched_gradients_are_refused_with_a_clear_message():
+    crf, em, mask = _case("BIO", 1.0, torch.float32)
+    em = em.requires_grad_(True)
+    logz = crf.log_partition(em, mask)
+    eye = torch.eye(logz.shape[0])
+    with pytest.raises(RuntimeError, match="fused_crf.disabled"):
+        torch.autograd.grad(logz, em, grad_outputs=eye, is_grads_batched=True)
+    with fused_crf.disabled():
+        logz = crf.log_partition(em, mask)
+    rows = torch.autograd.grad(logz, em, grad_outputs=eye, is_grads_batched=True)[0]
+    assert rows.shape == (logz.shape[0], *em.shape)
