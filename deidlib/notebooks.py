@@ -190,19 +190,31 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def kernel_threads(profile: str, device: str = "cpu", threads: int | None = None) -> int | None:
+    """The intra-op threads :func:`reproduce`'s notebook kernels run with: ``OMP_NUM_THREADS``
+    when it is set in the environment (it wins, as documented there), else ``threads``, else
+    1 for the smoke and cpu profiles on the CPU, else ``None`` (torch's default, one per
+    core). The one rule behind both the kernels' environment and :func:`default_jobs`."""
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) >= 1:
+        return int(env)
+    if threads is not None:
+        return threads
+    if device == "cpu" and profile in ("smoke", "cpu"):
+        return 1
+    return None
+
+
 def default_jobs(profile: str, device: str = "cpu", threads: int | None = None, cores: int | None = None) -> int:
-    """How many notebooks :func:`reproduce` runs at once by default: ``min(2, cores)`` when each
-    kernel runs one thread (the smoke/cpu profile on the CPU, with ``threads`` 1 or None and
-    ``OMP_NUM_THREADS`` unset or 1), else 1 (a
-    multi-threaded or GPU kernel already uses the machine). Why 2 and not every core: measured on
-    the 2-core machines this project targets (README, "Status": the cpu profile's notebooks
-    end to end in about half the time of one at a time, with the same tables); more jobs on
-    larger machines are ``jobs=N``, not measured here. ``cores`` defaults to the cores this
-    process may run on (its CPU affinity, else ``os.cpu_count()``)."""
-    env = os.environ.get("OMP_NUM_THREADS", "1")
-    env_threads = int(env) if env.isdigit() else 1
-    one_thread = device == "cpu" and profile in ("smoke", "cpu") and (threads == 1 or (threads is None and env_threads <= 1))
-    if not one_thread:
+    """How many notebooks :func:`reproduce` runs at once by default: ``min(2, cores)`` for the
+    smoke and cpu profiles on the CPU when each kernel runs one thread
+    (:func:`kernel_threads` is 1), else 1 (a multi-threaded or GPU kernel already uses the
+    machine). Why 2 and not every core: measured on the 2-core machines this project targets
+    (README, "Status": the cpu profile's notebooks end to end in about half the time of one at
+    a time, with the same tables); more jobs on larger machines are ``jobs=N``, not measured
+    here. ``cores`` defaults to the cores this process may run on (its CPU affinity, else
+    ``os.cpu_count()``)."""
+    if device != "cpu" or profile not in ("smoke", "cpu") or kernel_threads(profile, device, threads) != 1:
         return 1
     return max(1, min(2, cores if cores is not None else _usable_cores()))
 
@@ -251,8 +263,7 @@ def reproduce(
         jobs = default_jobs(profile, device, threads)
     if data_dir is not None:  # the kernels run in notebooks/: make the user's relative path absolute
         data_dir = str(Path(data_dir).expanduser().resolve())
-    if threads is None and device == "cpu" and profile in ("smoke", "cpu"):
-        threads = 1
+    threads = kernel_threads(profile, device, threads)
     if threads is not None:
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ.setdefault(var, str(threads))

@@ -177,8 +177,23 @@ def test_default_jobs_two_only_for_one_thread_kernels(monkeypatch):
     assert default_jobs("cpu", threads=1, cores=4) == 2
     assert default_jobs("cpu", threads=2, cores=4) == 1  # multi-threaded kernels already use the cores
     assert default_jobs("paper", cores=4) == 1 and default_jobs("cpu", device="cuda", cores=4) == 1
-    monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    assert default_jobs("cpu", cores=4) == 1 and default_jobs("cpu", threads=1, cores=4) == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")  # the environment wins over threads=1: 4-thread kernels
+    assert default_jobs("cpu", cores=4) == 1 and default_jobs("cpu", threads=1, cores=4) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # ... and over threads=4: one-thread kernels
+    assert default_jobs("cpu", threads=4, cores=4) == 2
+
+
+def test_kernel_threads_one_rule(monkeypatch):
+    from deidlib.notebooks import kernel_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert kernel_threads("cpu") == 1 and kernel_threads("smoke") == 1
+    assert kernel_threads("paper") is None and kernel_threads("cpu", device="cuda") is None
+    assert kernel_threads("cpu", threads=3) == 3 and kernel_threads("paper", threads=2) == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "6")
+    assert kernel_threads("cpu") == 6 and kernel_threads("cpu", threads=1) == 6
+    monkeypatch.setenv("OMP_NUM_THREADS", "")  # empty: as unset
+    assert kernel_threads("cpu") == 1
 
 
 @pytest.mark.parametrize("cores, expected", [(1, 1), (2, 2), (8, 2)])
