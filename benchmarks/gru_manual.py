@@ -8,7 +8,9 @@ alternating ``torch, ours, torch, ours``, medians over about ``--seconds`` each.
 The layer follows torch's GRU equations exactly (``r, z = σ(W_i x + b_i + W_h h + b_h)``,
 ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))``, ``h' = n + z ⊙ (h − n)``); a float64
 ``gradcheck`` and the forward difference to ``nn.GRU`` are printed first. It is a measurement,
-not a layer the library uses.
+not a layer the library uses. Third column, since stop 22: the layer the library does use, the
+compiled one of :mod:`deidlib.models.fused_gru` (the same equations in C++: per step one
+``mm`` and plain loops over the gates; skipped where it is not built).
 
     OMP_NUM_THREADS=1 python benchmarks/gru_manual.py
 """
@@ -21,6 +23,7 @@ import time
 import torch
 from torch import nn
 
+from deidlib.models import fused_gru
 from deidlib.models.flops import matmul_gflops, rnn_flops
 
 
@@ -102,9 +105,15 @@ def bench(batch: int, steps: int, inp: int, hidden: int, seconds: float, peak: f
         g.zero_grad(set_to_none=True)
         GRUFn.apply(x, h0, g.weight_ih_l0, g.weight_hh_l0, g.bias_ih_l0, g.bias_hh_l0).sum().backward()
 
-    times: dict[str, list[float]] = {"nn.GRU": [], "manual": []}
+    def compiled():
+        x.grad = None
+        g.zero_grad(set_to_none=True)
+        fused_gru.gru_layer(x, h0, g.weight_ih_l0, g.weight_hh_l0, g.bias_ih_l0, g.bias_hh_l0)[0].sum().backward()
+
+    runs = [("nn.GRU", torch_gru), ("manual", ours)] + ([("compiled", compiled)] if fused_gru.available() else [])
+    times: dict[str, list[float]] = {name: [] for name, _ in runs}
     for _ in range(2):
-        for name, fn in (("nn.GRU", torch_gru), ("manual", ours)):
+        for name, fn in runs:
             fn()
             end = time.perf_counter() + seconds / 2
             while time.perf_counter() < end:
@@ -115,7 +124,8 @@ def bench(batch: int, steps: int, inp: int, hidden: int, seconds: float, peak: f
     med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
     print(f"[{batch} x {steps}] {inp} -> {hidden}: " + ", ".join(
         f"{k} {1e3 * v:.2f} ms ({flops / v / 1e9:.1f} GFLOP/s, {100 * flops / v / 1e9 / peak:.1f} % of peak)"
-        for k, v in med.items()) + f"; nn.GRU / manual time {med['nn.GRU'] / med['manual']:.2f}x", flush=True)
+        for k, v in med.items()) + f"; nn.GRU / manual time {med['nn.GRU'] / med['manual']:.2f}x"
+        + (f", nn.GRU / compiled {med['nn.GRU'] / med['compiled']:.2f}x" if "compiled" in med else ""), flush=True)
 
 
 def main() -> None:
