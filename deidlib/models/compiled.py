@@ -67,6 +67,12 @@ class Kernel:
     def enabled(self) -> bool:
         return not self._disabled and self.available()
 
+    def usable(self, *tensors: torch.Tensor) -> bool:
+        """Whether the kernel can take these tensors now: CPU float32/float64, no batching or
+        transform wrappers (:func:`wrapped`), and :meth:`enabled`."""
+        return all(t.device.type == "cpu" and t.dtype in (torch.float32, torch.float64) and not wrapped(t)
+                   for t in tensors) and self.enabled()
+
     @contextmanager
     def disabled(self) -> Iterator[None]:
         """Inside the block the callers use torch's operators instead (side-by-side

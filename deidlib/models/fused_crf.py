@@ -50,10 +50,8 @@ def disabled():
 
 
 def usable(*tensors: torch.Tensor) -> bool:
-    """Whether the compiled log-partition can take these tensors: CPU float32/float64, no
-    ``torch.func`` wrappers, enabled."""
-    return (all(t.device.type == "cpu" and t.dtype in (torch.float32, torch.float64) and not wrapped(t)
-                for t in tensors) and enabled())
+    """Whether the compiled log-partition can take these tensors (:meth:`Kernel.usable`)."""
+    return KERNEL.usable(*tensors)
 
 
 class _LogPartition(torch.autograd.Function):

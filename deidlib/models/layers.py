@@ -15,7 +15,6 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..embeddings.chars import CASINGS, N_CHAR_IDS
 from . import flops as _flops
 from . import fused_gru as _fused_gru
-from .compiled import wrapped
 from .features import UNK
 from .protocol import Batch
 
@@ -115,9 +114,7 @@ def _fused_gru_ok(rnn: nn.RNNBase, x: torch.Tensor) -> bool:
     """Whether ``rnn`` (a plain GRU with biases, on CPU float tensors, not inside a
     ``torch.func`` transform) runs on the compiled GRU of :mod:`deidlib.models.fused_gru`
     (when it is built and not disabled)."""
-    return (isinstance(rnn, nn.GRU) and rnn.bias and x.device.type == "cpu"
-            and x.dtype in (torch.float32, torch.float64) and not wrapped(x)
-            and not wrapped(rnn.weight_ih_l0) and _fused_gru.enabled())
+    return isinstance(rnn, nn.GRU) and rnn.bias and _fused_gru.KERNEL.usable(x, rnn.weight_ih_l0)
 
 
 def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

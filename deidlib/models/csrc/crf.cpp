@@ -13,11 +13,21 @@
 #include <torch/extension.h>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace {
 constexpr double kTiny = 1e-20;
 constexpr double kFloor = -80.0;
+
+// The transition matrix scaled for one direction of the recursion: {max of A over `dim`
+// (dim 0: column maxima c_j, the forward's; dim 1: row maxima c'_i, the backward's),
+// exp(max(A - that max, -80)) with disallowed moves exactly 0}.
+std::pair<at::Tensor, at::Tensor> scaled_transitions(const at::Tensor& A, const at::Tensor& allowed, int64_t dim) {
+  auto mx = std::get<0>(A.max(dim, /*keepdim=*/true));
+  auto e = at::exp((A - mx).clamp_min(kFloor)).masked_fill(allowed.logical_not(), 0).contiguous();
+  return {mx.flatten(), e};
+}
 
 template <typename scalar_t>
 scalar_t logsumexp_col(const scalar_t* prev, const scalar_t* A, int64_t L, int64_t j) {
@@ -51,8 +61,7 @@ std::vector<at::Tensor> crf_forward(const at::Tensor& em, const at::Tensor& leng
   TORCH_CHECK(lengths.numel() == B && lengths.scalar_type() == at::kLong, "lengths: int64 [B]");
   TORCH_CHECK(A.sizes() == at::IntArrayRef({L, L}) && start.numel() == L && end.numel() == L, "score shapes");
   TORCH_CHECK(allowed.sizes() == at::IntArrayRef({L, L}) && allowed.scalar_type() == at::kByte, "allowed: uint8 [L, L]");
-  auto c = std::get<0>(A.max(0));  // [L] column maxima
-  auto et = at::exp((A - c).clamp_min(kFloor)).masked_fill(allowed.logical_not(), 0).contiguous();
+  auto [c, et] = scaled_transitions(A, allowed, 0);
   auto alpha = at::empty({B, T, L}, em.options());
   auto S = at::empty({B, T, L}, em.options());  // read only at valid t >= 1
   auto P = at::empty({B, L}, em.options());
@@ -122,10 +131,8 @@ std::vector<at::Tensor> crf_backward(const at::Tensor& grad, const at::Tensor& e
   const int64_t B = em.size(0), T = em.size(1), L = em.size(2);
   TORCH_CHECK(grad.numel() == B && grad.scalar_type() == em.scalar_type(), "grad: [B] of the emissions' dtype");
   auto g_ = grad.contiguous();
-  auto c = std::get<0>(A.max(0));                       // column maxima (forward's scaling)
-  auto et = at::exp((A - c).clamp_min(kFloor)).masked_fill(allowed.logical_not(), 0).contiguous();
-  auto r = std::get<0>(A.max(1));                       // row maxima (backward's scaling)
-  auto er = at::exp((A - r.unsqueeze(1)).clamp_min(kFloor)).masked_fill(allowed.logical_not(), 0);
+  auto [c, et] = scaled_transitions(A, allowed, 0);  // the forward's scaling (its alphas, pairwise terms)
+  auto [r, er] = scaled_transitions(A, allowed, 1);  // the backward's, for beta
   auto er_t = er.t();                                   // [to, from]
   auto beta = at::empty({B, T, L}, em.options());  // read only at valid steps
   auto d_em = at::empty({B, T, L}, em.options());  // every entry written
