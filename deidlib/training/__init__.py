@@ -11,6 +11,7 @@ from .predict import (
     operating_points,
     predict_documents,
     predict_tags,
+    refine_threshold,
     threshold_for_recall,
     write_predictions,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "predict_documents",
     "operating_points",
     "threshold_for_recall",
+    "refine_threshold",
     "THRESHOLD_GRID",
     "choose_threshold",
     "save_ensemble",

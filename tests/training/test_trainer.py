@@ -283,6 +283,53 @@ def test_word2vec_embeddings_come_from_training_tokens_only(splits):
     assert not (test_only & vocab)
 
 
+def test_refine_threshold_finds_the_last_true_of_a_monotone_predicate():
+    """Binary search against brute force: every cut point of a monotone predicate, including
+    none true and all true, with the number of calls bounded by ceil(log2(n + 1))."""
+    from deidlib.training import refine_threshold
+
+    for n in range(0, 40):
+        for cut in range(-1, n):  # candidates[0..cut] reach the target
+            got = refine_threshold(list(range(n)), lambda c, cut=cut: c <= cut)
+            if cut < 0:
+                assert got is None
+            else:
+                assert got[0] == cut and got[1] <= math.ceil(math.log2(n + 1))
+
+
+def test_choose_threshold_refines_the_grid_to_the_highest_dev_value_reaching_the_target(splits, fitted):
+    """The refined threshold = brute force over every dev token's PHI probability inside the
+    grid's bracket: it reaches the target on dev, the next dev value above it does not, it never
+    lies below the grid's answer, and its row sits in the dev curve in threshold order."""
+    from deidlib.models.decoding import phi_probability
+    from deidlib.training import choose_threshold, operating_points
+    from deidlib.training.predict import _sentence_marginals, _threshold_point
+
+    grid = (0.9, 0.5, 0.1, 0.01)
+    coarse = operating_points(fitted, splits.dev, grid)
+    rec = [p["recall"] for p in coarse[1:]]
+    k = next(i for i in range(len(rec) - 1) if rec[i + 1] > rec[i])  # a bracket where recall rises
+    target = (rec[k] + rec[k + 1]) / 2
+    th_grid, curve_grid = choose_threshold(fitted, splits.dev, target, grid=grid, refine=False)
+    assert th_grid == grid[k + 1] and curve_grid == coarse
+    th, curve = choose_threshold(fitted, splits.dev, target, grid=grid)
+    assert grid[k + 1] <= th < grid[k]
+    decoded = _sentence_marginals(fitted, splits.dev, 64, "cpu", None)
+    phi = torch.cat([phi_probability(m, fitted.featurizer.labels) for m in decoded[3]])
+    values = sorted({v for v in phi.tolist() if grid[k + 1] < v < grid[k]})
+    points = {v: _threshold_point(fitted, splits.dev, decoded, v) for v in values}
+    reach = [v for v in values if points[v]["recall"] >= target]
+    best = max(reach) if reach else grid[k + 1]
+    chosen = next(p for p in curve if p["threshold"] == th)
+    assert chosen["recall"] >= target
+    assert chosen["recall"] == (points[best]["recall"] if reach else coarse[k + 2]["recall"])
+    assert chosen["precision"] == (points[best]["precision"] if reach else coarse[k + 2]["precision"])
+    above = [v for v in values if v > best]
+    assert not above or points[above[0]]["recall"] < target
+    ths = [p["threshold"] for p in curve[1:]]
+    assert ths == sorted(ths, reverse=True) and set(grid) <= set(ths) and len(ths) == len(grid) + (th not in grid)
+
+
 def test_phi_threshold_trades_precision_for_recall_and_travels_with_the_model(splits, fitted, tmp_path):
     """The recall-oriented operating point: lower PHI-marginal thresholds never lower recall;
     the smallest marks (almost) every token; the threshold saved in the task is used by
