@@ -328,6 +328,9 @@ def test_choose_threshold_refines_the_grid_to_the_highest_dev_value_reaching_the
     assert not above or points[above[0]]["recall"] < target
     ths = [p["threshold"] for p in curve[1:]]
     assert ths == sorted(ths, reverse=True) and set(grid) <= set(ths) and len(ths) == len(grid) + (th not in grid)
+    # the grid's top reaching the target: kept, never refined above the grid
+    low = min(rec[0], 0.5)
+    assert choose_threshold(fitted, splits.dev, low, grid=grid)[0] == grid[0]
 
 
 def test_phi_threshold_trades_precision_for_recall_and_travels_with_the_model(splits, fitted, tmp_path):
