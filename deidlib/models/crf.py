@@ -191,9 +191,15 @@ class CRF(nn.Module):
         layout whose reduction runs over contiguous memory: ~4× faster on CPU than
         ``max`` with indices over the previous-tag axis); the backtrack recovers each step's
         best predecessor of the chosen tag only, an arg-max over [B, L], for the whole
-        batch at once."""
+        batch at once. Where the compiled CRF is built (:func:`deidlib.models.fused_crf.viterbi`)
+        the same recursion runs there, with identical paths."""
         B, T, L = emissions.shape
         transitions, start, end = self._scores()
+        if T and emissions.dtype == transitions.dtype and _fused_crf.usable(emissions, transitions):  # compiled: same recursion, same ties
+            lengths = mask.long().sum(1)
+            if bool((lengths >= 1).all()):
+                rows = _fused_crf.viterbi(emissions, lengths, transitions, start, end).tolist()
+                return [row[:n] for row, n in zip(rows, lengths.tolist())]
         trans_t = transitions.t().contiguous()  # [cur, prev]
         score = start + emissions[:, 0]
         scores = [score]

@@ -100,3 +100,65 @@ def test_batched_gradients_are_refused_with_a_clear_message():
         logz = crf.log_partition(em, mask)
     rows = torch.autograd.grad(logz, em, grad_outputs=eye, is_grads_batched=True)[0]
     assert rows.shape == (logz.shape[0], *em.shape)
+
+
+def _brute_force_path(crf, em, n):
+    """The best path by enumerating every tag sequence (tiny label sets only), ties to the
+    lexicographically first sequence as the Viterbi tie rule gives when scores are distinct."""
+    import itertools
+
+    transitions, start, end = crf._scores()
+    best, arg = None, None
+    for seq in itertools.product(range(em.shape[-1]), repeat=n):
+        s = start[seq[0]] + em[0, seq[0]] + end[seq[-1]]
+        for t in range(1, n):
+            s = s + transitions[seq[t - 1], seq[t]] + em[t, seq[t]]
+        if best is None or s > best:
+            best, arg = s, list(seq)
+    return arg
+
+
+@pytest.mark.parametrize("scheme", ["BIOES", "BIO", "IO"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+def test_viterbi_paths_equal_the_python_decode(scheme, dtype, ties):
+    """Identical paths (not only equal scores), ragged lengths and a length-1 row included;
+    with integer-valued scores many candidates tie and the first maximal predecessor must be
+    taken, as torch's argmax does."""
+    crf, em, mask = _case(scheme, 1.0, dtype, seed=3)
+    if ties:
+        with torch.no_grad():
+            crf.transitions.copy_(torch.randint(-1, 2, crf.transitions.shape).to(dtype))
+        em = torch.randint(-1, 2, em.shape).to(dtype)
+    fast = crf.decode(em, mask)
+    with fused_crf.disabled():
+        ref = crf.decode(em, mask)
+    assert fast == ref
+    assert [len(p) for p in fast] == mask.sum(1).tolist()
+    raw = fused_crf.viterbi(em, mask.long().sum(1), *crf._scores())
+    assert (raw[~mask] == 0).all()
+
+
+def test_viterbi_finds_the_best_path_by_brute_force():
+    torch.manual_seed(5)
+    labels = tag_set("i2b2", "IO")[:4]
+    crf = CRF(len(labels))
+    with torch.no_grad():
+        crf.transitions.normal_()
+        crf.start.normal_()
+        crf.end.normal_()
+    for n in (1, 2, 5):
+        em = torch.randn(1, n, len(labels), dtype=torch.float64).float()
+        path = fused_crf.viterbi(em, torch.tensor([n]), *crf._scores())[0].tolist()
+        assert path == _brute_force_path(crf, em[0], n)
+
+
+def test_viterbi_rejects_bad_input():
+    crf, em, mask = _case("BIO", 1.0, torch.float32)
+    scores = crf._scores()
+    with pytest.raises(RuntimeError, match="lengths"):
+        fused_crf.viterbi(em, torch.zeros(em.shape[0], dtype=torch.long), *scores)
+    with pytest.raises(RuntimeError, match="dtype"):
+        fused_crf.viterbi(em.double(), mask.long().sum(1), *scores)
+    with pytest.raises(RuntimeError, match="score shapes"):
+        fused_crf.viterbi(em, mask.long().sum(1), scores[0][:-1], *scores[1:])

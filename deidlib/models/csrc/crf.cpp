@@ -1,5 +1,5 @@
-// log Z of a linear-chain CRF and its gradient (forward-backward), for the CPU
-// (deidlib.models.fused_crf). The recursion is CRF.log_partition's (deidlib/models/crf.py):
+// log Z of a linear-chain CRF and its gradient (forward-backward), and the Viterbi path, for
+// the CPU (deidlib.models.fused_crf). The recursion is CRF.log_partition's (deidlib/models/crf.py):
 // each step alpha'_j = m + c_j + log sum_i exp(alpha_i - m) exp(A_ij - c_j) + E_tj, one
 // [B, L] x [L, L] product in scaled probability space (m = max_i alpha_i, c_j = max_i A_ij,
 // exp arguments clamped at -80, disallowed moves exactly 0), with the exact logsumexp for
@@ -260,7 +260,80 @@ std::vector<at::Tensor> crf_backward(const at::Tensor& grad, const at::Tensor& e
   return {d_em, d_A, d_start, d_end};
 }
 
+// Viterbi best path (CRF.decode): em [B, T, L], lengths [B] (int64, >= 1), A [L, L] (from, to),
+// start, end [L]. Returns tags [B, T] (int64; 0 after each length). The same arithmetic as the
+// Python decode: score'_k = max_j (score_j + A_jk) + E_tk, the first maximal j on ties (torch's
+// argmax rule), the final tag the first maximum of score + end; so the paths are identical.
+// As there, the forward keeps only the maxima (the inner loop over the current tag k, contiguous
+// in A's row j, is a running maximum that vectorises) and the backtrack finds each step's best
+// predecessor of the chosen tag (L candidates a step).
+at::Tensor crf_viterbi(const at::Tensor& em, const at::Tensor& lengths, const at::Tensor& A, const at::Tensor& start,
+                       const at::Tensor& end) {
+  at::NoGradGuard no_grad;
+  TORCH_CHECK(em.dim() == 3 && em.is_contiguous() && em.device().is_cpu(), "emissions: contiguous CPU [B, T, L]");
+  const int64_t B = em.size(0), T = em.size(1), L = em.size(2);
+  TORCH_CHECK(lengths.numel() == B && lengths.scalar_type() == at::kLong, "lengths: int64 [B]");
+  TORCH_CHECK(A.sizes() == at::IntArrayRef({L, L}) && start.numel() == L && end.numel() == L, "score shapes");
+  TORCH_CHECK(A.scalar_type() == em.scalar_type() && start.scalar_type() == em.scalar_type() &&
+                  end.scalar_type() == em.scalar_type(), "scores must have the emissions' dtype");
+  auto Ac = A.contiguous(), sc = start.contiguous(), ec = end.contiguous();
+  auto tags = at::zeros({B, T}, lengths.options());
+  const int64_t* len = lengths.data_ptr<int64_t>();
+  int64_t* out = tags.data_ptr<int64_t>();
+  for (int64_t b = 0; b < B; ++b) TORCH_CHECK(len[b] >= 1 && len[b] <= T, "lengths must lie in [1, T]");
+  AT_DISPATCH_FLOATING_TYPES(em.scalar_type(), "crf_viterbi", [&] {
+    const scalar_t* E = em.data_ptr<scalar_t>();
+    const scalar_t* Ap = Ac.data_ptr<scalar_t>();
+    const scalar_t* st = sc.data_ptr<scalar_t>();
+    const scalar_t* en = ec.data_ptr<scalar_t>();
+    std::vector<scalar_t> S(static_cast<size_t>(T) * L);  // score_t per step, for the backtrack
+    for (int64_t b = 0; b < B; ++b) {
+      const scalar_t* Eb = E + b * T * L;
+      const int64_t n = len[b];
+      for (int64_t k = 0; k < L; ++k) S[k] = st[k] + Eb[k];
+      for (int64_t t = 1; t < n; ++t) {
+        const scalar_t* __restrict prev = S.data() + (t - 1) * L;
+        scalar_t* __restrict cur = S.data() + t * L;
+        const scalar_t s0 = prev[0];
+        for (int64_t k = 0; k < L; ++k) cur[k] = s0 + Ap[k];
+        for (int64_t j = 1; j < L; ++j) {
+          const scalar_t sj = prev[j];
+          const scalar_t* __restrict row = Ap + j * L;
+          for (int64_t k = 0; k < L; ++k) {  // a running maximum: vectorises (maxps)
+            const scalar_t cand = sj + row[k];
+            cur[k] = cand > cur[k] ? cand : cur[k];
+          }
+        }
+        const scalar_t* Et = Eb + t * L;
+        for (int64_t k = 0; k < L; ++k) cur[k] += Et[k];
+      }
+      const scalar_t* last = S.data() + (n - 1) * L;
+      int64_t y = 0;
+      scalar_t top = last[0] + en[0];
+      for (int64_t k = 1; k < L; ++k) {
+        const scalar_t v = last[k] + en[k];
+        if (v > top) top = v, y = k;
+      }
+      int64_t* ob = out + b * T;
+      ob[n - 1] = y;
+      for (int64_t t = n - 1; t > 0; --t) {  // the first maximal predecessor of the chosen tag
+        const scalar_t* prev = S.data() + (t - 1) * L;
+        int64_t arg = 0;
+        scalar_t m = prev[0] + Ap[y];
+        for (int64_t j = 1; j < L; ++j) {
+          const scalar_t v = prev[j] + Ap[j * L + y];
+          if (v > m) m = v, arg = j;
+        }
+        y = arg;
+        ob[t - 1] = y;
+      }
+    }
+  });
+  return tags;
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("viterbi", &crf_viterbi, "CRF Viterbi decoding (deidlib)");
   m.def("forward", &crf_forward, "CRF log-partition (deidlib)");
   m.def("backward", &crf_backward, "CRF log-partition gradient (deidlib)");
 }
