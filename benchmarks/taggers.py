@@ -5,7 +5,9 @@ Optimised path (what ``deidlib.training`` uses): length-bucketed batches of
 ``--batch-size`` sentences, one :meth:`Featurizer.encode` per batch, the character
 encoder run once per *distinct* token of the batch; in training the one-layer LSTMs and GRUs
 run on the padded batch through torch's fused kernels (:func:`deidlib.models.layers.run_rnn_padded`;
-the character encoder in groups of similar word length), in inference packed.
+the character encoder in groups of similar word length), in inference through the compiled
+inference kernel (:mod:`deidlib.models.fused_infer`, packed without it) and the compiled
+Viterbi (:func:`deidlib.models.fused_crf.viterbi`).
 Reference path: one sentence at a time, unbucketed, the character encoder run once per
 token *occurrence* (each occurrence gets its own row of ``char_ids``).
 Both include featurization; training = forward + backward + Adam step.
@@ -60,10 +62,10 @@ import time
 import torch
 
 from deidlib.corpus.labels import tag_set, tagged_sentences
-from deidlib.models import PRESETS, build_tagger, count_parameters, fused_crf, fused_gru
+from deidlib.models import PRESETS, build_tagger, count_parameters, fused_crf, fused_gru, fused_infer
 from deidlib.models.features import Featurizer
 from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops, rnn_flops
-from deidlib.models.layers import packed_rnns, run_rnn_padded
+from deidlib.models.layers import packed_rnns, run_rnn, run_rnn_padded
 from deidlib.models.presets import encoder_of
 from deidlib.models.protocol import Batch
 from deidlib.synthetic import generate
@@ -151,7 +153,8 @@ def kernel_ceiling(tagger, batch: int, steps: int, seconds: float = 1.0) -> tupl
     without padding), training = forward + backward of ``output.sum()`` through
     :func:`run_rnn_padded` as in a training step (oneDNN LSTM, or the compiled GRU of
     :mod:`deidlib.models.fused_gru` where it is built, one call per direction), inference =
-    ``nn.LSTM``/``nn.GRU``'s own ``no_grad`` forward in eval mode; best time over about ``seconds`` each, FLOPs as in
+    :func:`run_rnn` under ``no_grad`` as in prediction (the compiled inference kernel of
+    :mod:`deidlib.models.fused_infer` where it is built, else the packed RNN); best time over about ``seconds`` each, FLOPs as in
     :mod:`deidlib.models.flops`, summed over the layers. What the taggers would reach if
     nothing but these kernels cost time (no embeddings, character encoder, dropout, CRF,
     optimiser or featurisation)."""
@@ -173,10 +176,10 @@ def kernel_ceiling(tagger, batch: int, steps: int, seconds: float = 1.0) -> tupl
             rnn.zero_grad(set_to_none=True)
             run_rnn_padded(rnn, x, full)[0].sum().backward()
 
-        def infer(rnn=rnn, x=x):
+        def infer(rnn=rnn, x=x, full=full):
             rnn.eval()
             with torch.no_grad():
-                rnn(x)
+                run_rnn(rnn, x.detach(), full)
 
         for i, (fn, fl) in enumerate(((train, TRAIN_FACTOR * f), (infer, f))):
             fn()
@@ -239,6 +242,10 @@ def bench(kind, fz, words, tags, args, peak):
             tr_g = n_fast / time_it(train_fast, args.repeats)
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
+    in_g = None
+    if fused_infer.enabled() or (fused_crf.enabled() and getattr(tagger, "crf", None) is not None):
+        with fused_infer.disabled(), fused_crf.disabled():  # torch's packed RNN and the Python Viterbi
+            in_g = n_fast / time_it(infer_fast, args.repeats)
     in_r = n_ref / time_it(infer_ref, args.repeats)
     def train_forward():  # the FLOPs of a training forward pass (chars once per distinct token of each batch)
         tagger.eval()
@@ -251,7 +258,7 @@ def bench(kind, fz, words, tags, args, peak):
     ceiling = kernel_ceiling(tagger, args.batch_size, max(1, round(n_fast / len(w_fast))))
     return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p, train_plain_adam=tr_a,
                 train_uncompiled=tr_g,
-                infer=in_f, infer_ref=in_r,
+                infer=in_f, infer_ref=in_r, infer_uncompiled=in_g,
                 flops_per_token=fpt, ceiling=ceiling)
 
 
@@ -431,13 +438,15 @@ def main() -> None:
         if a.kinds:
             print("ref = one sentence at a time, char encoder per occurrence; packed = the optimised path with "
                   "every RNN on packed sequences (layers.packed_rnns), adam = with torch's for-loop Adam instead of "
-                  "the fused one; uncompiled = without the compiled kernels (deidlib.models.fused_gru, "
-                  "fused_crf): torch.gru and the CRF's Python recursion ('-': the tagger has neither a GRU nor a "
-                  "CRF, or they are not built); training only; kernels = the word-level RNN layers' fused kernels alone at "
+                  "the fused one; uncompiled = without the compiled kernels: in training (deidlib.models.fused_gru, "
+                  "fused_crf) torch.gru and the CRF's Python recursion ('-': the tagger has neither a GRU nor a "
+                  "CRF, or they are not built), in inference (fused_infer, fused_crf) torch's packed RNN and the "
+                  "Python Viterbi; kernels = the word-level RNN layers' fused kernels alone at "
                   "[batch, mean sentence length] (kernel_ceiling), % of the same peak")
             print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
                   f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} {'uncompiled':>10s} {'ratio':>6s} "
-                  f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'train GF/s':>10s} {'%peak':>6s} "
+                  f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'uncompiled':>10s} {'ratio':>6s} "
+                  f"{'train GF/s':>10s} {'%peak':>6s} "
                   f"{'infer GF/s':>10s} {'%peak':>6s} {'kernels':>8s} {'train':>6s} {'infer':>6s}")
         for kind in a.kinds:
             fz, words_k, tags_k = kind_corpus(docs, kind)
@@ -448,7 +457,10 @@ def main() -> None:
                   + (f"{r['train_uncompiled']:10.0f} {r['train'] / r['train_uncompiled']:6.2f} " if r['train_uncompiled']
                      else f"{'-':>10s} {'-':>6s} ") +
                   f"{r['infer']:12.0f} {r['infer_ref']:9.0f} "
-                  f"{r['infer'] / r['infer_ref']:7.1f} {roofline(r['flops_per_token'], r['train'], r['infer'], peak)} "
+                  f"{r['infer'] / r['infer_ref']:7.1f} "
+                  + (f"{r['infer_uncompiled']:10.0f} {r['infer'] / r['infer_uncompiled']:6.2f} " if r['infer_uncompiled']
+                     else f"{'-':>10s} {'-':>6s} ") +
+                  f"{roofline(r['flops_per_token'], r['train'], r['infer'], peak)} "
                   f"{'':>8s} {100 * r['ceiling'][0] / peak:5.1f}% {100 * r['ceiling'][1] / peak:5.1f}%",
                   flush=True)
         if not a.no_peer:

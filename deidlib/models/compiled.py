@@ -1,5 +1,6 @@
 """Loading the package's compiled CPU kernels (``deidlib/models/csrc``): the GRU layer of
-:mod:`.fused_gru` and the CRF log-partition of :mod:`.fused_crf`.
+:mod:`.fused_gru`, the CRF log-partition and Viterbi of :mod:`.fused_crf` and the LSTM/GRU
+inference kernel of :mod:`.fused_infer`.
 
 Each is a C++ source built on first use with :func:`torch.utils.cpp_extension.load` (a C++
 compiler, ninja and the Python headers are needed; about 20 s each on the development

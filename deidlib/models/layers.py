@@ -15,6 +15,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..embeddings.chars import CASINGS, N_CHAR_IDS
 from . import flops as _flops
 from . import fused_gru as _fused_gru
+from . import fused_infer as _fused_infer
 from .features import UNK
 from .protocol import Batch
 
@@ -35,8 +36,8 @@ _PACKED_ONLY = False
 
 @contextmanager
 def packed_rnns() -> Iterator[None]:
-    """Inside the block every RNN runs on packed sequences, as before the padded path (for
-    side-by-side measurements, ``benchmarks/taggers.py``)."""
+    """Inside the block every RNN runs on packed sequences, as before the padded path and
+    the compiled inference kernel (for side-by-side measurements, ``benchmarks/taggers.py``)."""
     global _PACKED_ONLY
     before, _PACKED_ONLY = _PACKED_ONLY, True
     try:
@@ -55,7 +56,8 @@ def _padded_ok(rnn: nn.RNNBase) -> bool:
     packed path's per-step slicing in autograd, and since stop 22 runs on the compiled GRU of
     :mod:`deidlib.models.fused_gru`), while inference is not faster
     (0.85-1.06x: the oneDNN call re-lays out its weights each time, and without a backward
-    pass the packed loop is cheap), so prediction keeps the packed path."""
+    pass the packed loop is cheap), so prediction does not use it: it runs the compiled
+    inference kernel of :mod:`deidlib.models.fused_infer` (stop 23), or the packed path."""
     if _PACKED_ONLY or type(rnn) not in (nn.LSTM, nn.GRU) or rnn.num_layers != 1 or not rnn.batch_first:
         return False
     if getattr(rnn, "proj_size", 0):
@@ -174,10 +176,13 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
 def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Run a (bidirectional) RNN over padded ``x`` [B, T, D] with true ``lengths``: padding
     never enters a valid step and outputs are zero at padding. Plain one-layer LSTM/GRU go
-    through :func:`run_rnn_padded` (fused kernels); anything else (several layers, Opacus'
-    DP layers) through a packed sequence."""
+    through :func:`run_rnn_padded` (fused kernels) in training and through the compiled
+    inference kernel of :mod:`deidlib.models.fused_infer` without autograd; anything else
+    (several layers, Opacus' DP layers, no compiler) through a packed sequence."""
     if _padded_ok(rnn):
         return run_rnn_padded(rnn, x, lengths)[0]
+    if not _PACKED_ONLY and _fused_infer.usable(rnn, x):
+        return _fused_infer.run_rnn_infer(rnn, x, lengths)[0]
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     out, _ = rnn(packed)
     out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
@@ -220,6 +225,8 @@ class CharEncoder(nn.Module):
                 rows = order[a:b]
                 parts.append(run_rnn_padded(self.rnn, x[rows, : int(sl[b - 1])], sl[a:b])[1])
             h = torch.cat(parts, 1).index_select(1, torch.argsort(order))
+        elif not _PACKED_ONLY and _fused_infer.usable(self.rnn, x):  # inference: compiled, no packing
+            h = _fused_infer.run_rnn_infer(self.rnn, x, lengths, want_out=False)[1]
         else:
             packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
             _, h = self.rnn(packed)
