@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
+import numpy as np
 import torch
-from torch.nn.utils.rnn import pad_sequence
 
 from ..embeddings.chars import casing_id, char_ids
 from ..embeddings.vectors import normalize_token
@@ -124,13 +125,12 @@ class Featurizer:
     def word_key(self, token: str) -> str:
         return normalize_token(token, self.lowercase, self.normalize_digits)
 
-    def _info(self, token: str) -> tuple[int, int, torch.Tensor]:
-        """(word id, casing id, char-id tensor) of a token, memoised: corpora repeat tokens."""
+    def _info(self, token: str) -> tuple[int, int, tuple[int, ...]]:
+        """(word id, casing id, char ids) of a token, memoised: corpora repeat tokens."""
         info = self._cache.get(token)
         if info is None:
             info = (self.word_index.get(self.word_key(token), UNK), casing_id(token),
-                    torch.tensor(char_ids(token.lower() if self.lowercase_chars else token, self.max_word_len) or [0],
-                                 dtype=torch.long))
+                    tuple(char_ids(token.lower() if self.lowercase_chars else token, self.max_word_len) or [0]))
             if len(self._cache) < 1_000_000:
                 self._cache[token] = info
         return info
@@ -144,6 +144,7 @@ class Featurizer:
             raise ValueError(f"sentence {lengths.index(0)} of the batch is empty")
         T = max(lengths)
         mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+        pos = mask.view(-1).nonzero().squeeze(1)  # flat [B * T] positions of the tokens, row by row
         flat = [t for s in tokens for t in s]
         unique: dict[str, int] = {}
         t2u_flat = [unique.setdefault(t, len(unique)) for t in flat]
@@ -151,15 +152,18 @@ class Featurizer:
         uw = torch.tensor([i[0] for i in infos], dtype=torch.long)
         uc = torch.tensor([i[1] for i in infos], dtype=torch.long)
         t2u_t = torch.tensor(t2u_flat, dtype=torch.long)
-        word_ids = torch.zeros(B, T, dtype=torch.long)
-        casing_ids = torch.zeros(B, T, dtype=torch.long)
-        t2u = torch.zeros(B, T, dtype=torch.long)
-        word_ids[mask] = uw[t2u_t]
-        casing_ids[mask] = uc[t2u_t]
-        t2u[mask] = t2u_t
-        chars = [i[2] for i in infos]
-        char = pad_sequence(chars, batch_first=True)
-        char_lengths = torch.tensor([len(c) for c in chars], dtype=torch.long)
+        word_ids = torch.zeros(B * T, dtype=torch.long).index_copy_(0, pos, uw[t2u_t]).view(B, T)
+        casing_ids = torch.zeros(B * T, dtype=torch.long).index_copy_(0, pos, uc[t2u_t]).view(B, T)
+        t2u = torch.zeros(B * T, dtype=torch.long).index_copy_(0, pos, t2u_t).view(B, T)
+        # characters padded with 0 in one scatter (not one copy per distinct token)
+        clen = np.fromiter((len(i[2]) for i in infos), dtype=np.int64, count=len(infos))
+        total = int(clen.sum())
+        cflat = np.fromiter(chain.from_iterable(i[2] for i in infos), dtype=np.int64, count=total)
+        starts = np.repeat(np.cumsum(clen) - clen, clen)
+        char_np = np.zeros((len(infos), int(clen.max())), dtype=np.int64)
+        char_np[np.repeat(np.arange(len(infos)), clen), np.arange(total) - starts] = cflat
+        char = torch.from_numpy(char_np)
+        char_lengths = torch.from_numpy(clen)
         labels = None
         if tags is not None:
             if len(tags) != B:
@@ -174,8 +178,8 @@ class Featurizer:
                 ids = [li[t] for t in flat_tags]
             except KeyError as e:
                 raise ValueError(f"tag {e.args[0]!r} is not in this featurizer's label set") from None
-            labels = torch.full((B, T), -100, dtype=torch.long)
-            labels[mask] = torch.tensor(ids, dtype=torch.long)
+            labels = torch.full((B * T,), -100, dtype=torch.long).index_copy_(
+                0, pos, torch.tensor(ids, dtype=torch.long)).view(B, T)
         return Batch(word_ids, mask, labels, casing_ids, char, char_lengths, t2u)
 
     def config(self) -> dict[str, Any]:

@@ -59,37 +59,36 @@ def usable(rnn: nn.Module, x: torch.Tensor) -> bool:
 
 
 def rnn_direction(x: torch.Tensor, lengths: torch.Tensor, weights, *, lstm: bool, reverse: bool,
-                  want_out: bool = True) -> tuple[torch.Tensor | None, torch.Tensor]:
-    """One direction over batch-first ``x`` [B, T, D] whose rows have ``lengths`` [B] (1..T):
-    ``(outputs [B, T, H]`` zero at padding, or None without ``want_out``; ``last state [B, H])``.
+                  out: torch.Tensor | None = None, col: int = 0) -> torch.Tensor:
+    """One direction over batch-first ``x`` [B, T, D] whose rows have ``lengths`` [B] (1..T);
+    returns each row's last state [B, H]. With ``out`` (a zero-filled contiguous [B, T, W]) the
+    outputs are written into its columns ``[col, col + H)`` (padding left at 0).
     ``weights``: ``(w_ih, w_hh, b_ih, b_hh)``, or ``(w_ih, w_hh)`` for a layer without biases."""
     w_ih, w_hh = weights[0], weights[1]
     if len(weights) >= 4:
         b_ih, b_hh = weights[2], weights[3]
     else:
         b_ih = b_hh = w_ih.new_zeros(w_ih.shape[0])
-    out, last = KERNEL.module().rnn_infer(x.contiguous(), lengths.to(device="cpu", dtype=torch.long).contiguous(),
-                                          w_ih.contiguous(), w_hh.contiguous(), b_ih.contiguous(),
-                                          b_hh.contiguous(), lstm, reverse, want_out)
-    return (out if want_out else None), last
+    return KERNEL.module().rnn_infer(x.contiguous(), lengths.to(device="cpu", dtype=torch.long).contiguous(),
+                                     w_ih.contiguous(), w_hh.contiguous(), b_ih.contiguous(), b_hh.contiguous(),
+                                     lstm, reverse, out if out is not None else x.new_empty(0), col)
 
 
 def run_rnn_infer(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor,
                   want_out: bool = True) -> tuple[torch.Tensor | None, torch.Tensor]:
     """The (bidirectional) layer ``rnn`` over ``x`` with true ``lengths``, as the packed RNN:
     ``(outputs [B, T, dirs·H]`` zero at padding, or None; ``final [dirs, B, H])`` (``h_n``).
-    Call only where :func:`usable` holds."""
+    Both directions write into one output tensor (no concatenation). Call only where
+    :func:`usable` holds."""
     w = rnn._flat_weights
-    per_dir = len(w) // (2 if rnn.bidirectional else 1)
+    dirs = 2 if rnn.bidirectional else 1
+    per_dir = len(w) // dirs
     lstm = isinstance(rnn, nn.LSTM)
     lengths = lengths.clamp(min=1)
     if _flops._ACTIVE:  # no module hook fires: report the valid steps, as run_rnn_padded does
         _flops.note_rnn_steps(rnn, int(lengths.sum()))
-    outs, finals = [], []
-    for d in range(2 if rnn.bidirectional else 1):
-        o, h = rnn_direction(x, lengths, w[d * per_dir:(d + 1) * per_dir], lstm=lstm, reverse=d == 1,
-                             want_out=want_out)
-        outs.append(o)
-        finals.append(h)
-    out = (torch.cat(outs, 2) if len(outs) > 1 else outs[0]) if want_out else None
+    H = rnn.hidden_size
+    out = x.new_zeros(x.shape[0], x.shape[1], dirs * H) if want_out else None
+    finals = [rnn_direction(x, lengths, w[d * per_dir:(d + 1) * per_dir], lstm=lstm, reverse=d == 1, out=out,
+                            col=d * H) for d in range(dirs)]
     return out, torch.stack(finals)

@@ -130,3 +130,6 @@ def test_rejects_bad_input():
             fused_infer.rnn_direction(x, torch.tensor([3, 1]), w, lstm=True, reverse=False)
         with pytest.raises(RuntimeError, match="dtype"):
             fused_infer.rnn_direction(x.double(), torch.tensor([3, 1]), w, lstm=False, reverse=False)
+        with pytest.raises(RuntimeError, match="room for columns"):
+            fused_infer.rnn_direction(x, torch.tensor([3, 1]), w, lstm=False, reverse=False,
+                                      out=torch.zeros(2, 3, 4), col=2)

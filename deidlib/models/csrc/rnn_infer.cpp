@@ -14,11 +14,13 @@
 #include <vector>
 
 // x [B, T, D], lengths [B] (int64, 1..T), w_ih [G*H, D], w_hh [G*H, H], b_ih, b_hh [G*H] (G = 4
-// for an LSTM, 3 for a GRU), all contiguous, x's dtype. Returns {out [B, T, H] (empty when
-// !want_out), h_last [B, H]: each row's state after its last valid step}.
-std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths, const at::Tensor& w_ih,
-                                  const at::Tensor& w_hh, const at::Tensor& b_ih, const at::Tensor& b_hh, bool lstm,
-                                  bool reverse, bool want_out) {
+// for an LSTM, 3 for a GRU), all contiguous, x's dtype. Writes the outputs into columns
+// [col, col + H) of `out` [B, T, W] (contiguous, zero-filled by the caller: padding stays 0) when
+// `out` is defined and non-empty, so both directions fill one tensor without a concatenation.
+// Returns h_last [B, H]: each row's state after its last valid step.
+at::Tensor rnn_infer(const at::Tensor& x, const at::Tensor& lengths, const at::Tensor& w_ih, const at::Tensor& w_hh,
+                     const at::Tensor& b_ih, const at::Tensor& b_hh, bool lstm, bool reverse, at::Tensor out,
+                     int64_t col) {
   at::NoGradGuard no_grad;
   TORCH_CHECK(x.dim() == 3 && x.is_contiguous() && x.device().is_cpu(), "x: contiguous CPU [B, T, D]");
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2), G = lstm ? 4 : 3, H = w_hh.size(1);
@@ -69,7 +71,14 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
   auto gh = at::empty({B, G * H}, opts);
   auto P = at::empty({G * B * H}, opts);
   auto tc = at::empty({B, H}, opts);
-  auto out = want_out ? at::zeros({B, T, H}, opts) : at::empty({0}, opts);
+  const bool want_out = out.defined() && out.numel() > 0;
+  int64_t W = 0;
+  if (want_out) {
+    TORCH_CHECK(out.dim() == 3 && out.size(0) == B && out.size(1) == T && out.is_contiguous() &&
+                    out.scalar_type() == x.scalar_type() && col >= 0 && col + H <= out.size(2),
+                "out: contiguous [B, T, W] of x's dtype with room for columns [col, col + H)");
+    W = out.size(2);
+  }
   auto whh_t = w_hh.t().contiguous();  // [H, G*H], once per call
   const int64_t steps = B ? len[order[0]] : 0;
   int64_t n = B;
@@ -154,7 +163,7 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
       if (op) {
         for (int64_t r = 0; r < n; ++r) {
           const scalar_t* __restrict__ hr = hp + r * H;
-          scalar_t* __restrict__ o = op + (order[r] * T + tt[r]) * H;
+          scalar_t* __restrict__ o = op + (order[r] * T + tt[r]) * W + col;
           for (int64_t j = 0; j < H; ++j) o[j] = hr[j];
         }
       }
@@ -164,7 +173,7 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
   auto idx = at::empty({B}, lengths.options());
   std::copy(order.begin(), order.end(), idx.data_ptr<int64_t>());
   last.index_copy_(0, idx, h);
-  return {out, last};
+  return last;
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
