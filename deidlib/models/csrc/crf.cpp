@@ -48,6 +48,16 @@ scalar_t logsumexp_row(const scalar_t* next, const scalar_t* A, int64_t L, int64
   for (int64_t j = 0; j < L; ++j) s += std::exp(A[i * L + j] + next[j] - mx);
   return mx + std::log(s);
 }
+
+// The shapes crf_forward and crf_viterbi share: em contiguous CPU [B, T, L], lengths int64 [B],
+// A [L, L], start and end [L].
+void check_scores(const at::Tensor& em, const at::Tensor& lengths, const at::Tensor& A, const at::Tensor& start,
+                  const at::Tensor& end) {
+  TORCH_CHECK(em.dim() == 3 && em.is_contiguous() && em.device().is_cpu(), "emissions: contiguous CPU [B, T, L]");
+  const int64_t B = em.size(0), L = em.size(2);
+  TORCH_CHECK(lengths.numel() == B && lengths.scalar_type() == at::kLong, "lengths: int64 [B]");
+  TORCH_CHECK(A.sizes() == at::IntArrayRef({L, L}) && start.numel() == L && end.numel() == L, "score shapes");
+}
 }  // namespace
 
 // em [B, T, L], lengths [B] (int64, >= 1), A [L, L] (from, to), start [L], end [L], allowed
@@ -56,10 +66,8 @@ scalar_t logsumexp_row(const scalar_t* next, const scalar_t* A, int64_t L, int64
 std::vector<at::Tensor> crf_forward(const at::Tensor& em, const at::Tensor& lengths, const at::Tensor& A,
                                     const at::Tensor& start, const at::Tensor& end, const at::Tensor& allowed) {
   at::NoGradGuard no_grad;
-  TORCH_CHECK(em.dim() == 3 && em.is_contiguous() && em.device().is_cpu(), "emissions: contiguous CPU [B, T, L]");
+  check_scores(em, lengths, A, start, end);
   const int64_t B = em.size(0), T = em.size(1), L = em.size(2);
-  TORCH_CHECK(lengths.numel() == B && lengths.scalar_type() == at::kLong, "lengths: int64 [B]");
-  TORCH_CHECK(A.sizes() == at::IntArrayRef({L, L}) && start.numel() == L && end.numel() == L, "score shapes");
   TORCH_CHECK(allowed.sizes() == at::IntArrayRef({L, L}) && allowed.scalar_type() == at::kByte, "allowed: uint8 [L, L]");
   auto [c, et] = scaled_transitions(A, allowed, 0);
   auto alpha = at::empty({B, T, L}, em.options());
@@ -270,10 +278,8 @@ std::vector<at::Tensor> crf_backward(const at::Tensor& grad, const at::Tensor& e
 at::Tensor crf_viterbi(const at::Tensor& em, const at::Tensor& lengths, const at::Tensor& A, const at::Tensor& start,
                        const at::Tensor& end) {
   at::NoGradGuard no_grad;
-  TORCH_CHECK(em.dim() == 3 && em.is_contiguous() && em.device().is_cpu(), "emissions: contiguous CPU [B, T, L]");
+  check_scores(em, lengths, A, start, end);
   const int64_t B = em.size(0), T = em.size(1), L = em.size(2);
-  TORCH_CHECK(lengths.numel() == B && lengths.scalar_type() == at::kLong, "lengths: int64 [B]");
-  TORCH_CHECK(A.sizes() == at::IntArrayRef({L, L}) && start.numel() == L && end.numel() == L, "score shapes");
   TORCH_CHECK(A.scalar_type() == em.scalar_type() && start.scalar_type() == em.scalar_type() &&
                   end.scalar_type() == em.scalar_type(), "scores must have the emissions' dtype");
   auto Ac = A.contiguous(), sc = start.contiguous(), ec = end.contiguous();

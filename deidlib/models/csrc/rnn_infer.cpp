@@ -104,16 +104,18 @@ at::Tensor rnn_infer(const at::Tensor& x, const at::Tensor& lengths, const at::T
       // pre-activations in gate planes [G][n][H]: each non-linearity is one contiguous op
       auto Pn = P.narrow(0, 0, G * n * H);
       const int64_t nH = n * H;
-      if (lstm) {
-        for (int64_t r = 0; r < n; ++r) {
-          const scalar_t* __restrict__ g = gi_p + (off[order[r]] + tt[r]) * 4 * H;
-          const scalar_t* __restrict__ q = gh_p + r * 4 * H;
-          for (int64_t k = 0; k < 4; ++k) {
-            scalar_t* __restrict__ p = pp + k * nH + r * H;
-            for (int64_t j = 0; j < H; ++j) p[j] = (g[k * H + j] + bi[k * H + j]) + (q[k * H + j] + bh[k * H + j]);
-          }
+      // gates that are plain sums x + h: all four of an LSTM's; a GRU's r and z (its n needs r first)
+      const int64_t summed = lstm ? 4 : 2;
+      for (int64_t r = 0; r < n; ++r) {
+        const scalar_t* __restrict__ g = gi_p + (off[order[r]] + tt[r]) * G * H;
+        const scalar_t* __restrict__ q = gh_p + r * G * H;
+        for (int64_t k = 0; k < summed; ++k) {
+          scalar_t* __restrict__ p = pp + k * nH + r * H;
+          for (int64_t j = 0; j < H; ++j) p[j] = (g[k * H + j] + bi[k * H + j]) + (q[k * H + j] + bh[k * H + j]);
         }
-        Pn.narrow(0, 0, 2 * nH).sigmoid_();
+      }
+      Pn.narrow(0, 0, 2 * nH).sigmoid_();  // LSTM i, f; GRU r, z
+      if (lstm) {
         Pn.narrow(0, 2 * nH, nH).tanh_();
         Pn.narrow(0, 3 * nH, nH).sigmoid_();
         for (int64_t r = 0; r < n; ++r) {
@@ -135,15 +137,6 @@ at::Tensor rnn_infer(const at::Tensor& x, const at::Tensor& lengths, const at::T
           for (int64_t j = 0; j < H; ++j) hr[j] = o[j] * tr[j];
         }
       } else {
-        for (int64_t r = 0; r < n; ++r) {
-          const scalar_t* __restrict__ g = gi_p + (off[order[r]] + tt[r]) * 3 * H;
-          const scalar_t* __restrict__ q = gh_p + r * 3 * H;
-          for (int64_t k = 0; k < 2; ++k) {
-            scalar_t* __restrict__ p = pp + k * nH + r * H;
-            for (int64_t j = 0; j < H; ++j) p[j] = (g[k * H + j] + bi[k * H + j]) + (q[k * H + j] + bh[k * H + j]);
-          }
-        }
-        Pn.narrow(0, 0, 2 * nH).sigmoid_();
         for (int64_t r = 0; r < n; ++r) {
           const scalar_t* __restrict__ g = gi_p + (off[order[r]] + tt[r]) * 3 * H + 2 * H;
           const scalar_t* __restrict__ q = gh_p + r * 3 * H + 2 * H;
