@@ -38,8 +38,9 @@ class Kernel:
     """One compiled extension: ``module()`` (built on first call, ``None`` where it cannot
     be), ``available()``, ``enabled()`` (available and not inside ``disabled()``)."""
 
-    def __init__(self, name: str, source: str, what: str, fallback: str) -> None:
+    def __init__(self, name: str, source: str, what: str, fallback: str, cflags: tuple[str, ...] = ()) -> None:
         self.name, self.source, self.what, self.fallback = name, os.path.join(_CSRC, source), what, fallback
+        self.cflags = ["-O3", *cflags]
         self._module = None
         self._tried = False
         self._disabled = 0
@@ -52,7 +53,7 @@ class Kernel:
             try:
                 from torch.utils.cpp_extension import load
 
-                self._module = load(name=self.name, sources=[self.source], extra_cflags=["-O3"], verbose=False)
+                self._module = load(name=self.name, sources=[self.source], extra_cflags=self.cflags, verbose=False)
             except Exception as e:  # no compiler, no headers, no ninja, a failed build
                 warnings.warn(f"deidlib: the compiled {self.what} could not be built ({type(e).__name__}: "
                               f"{str(e)[:200]}); {self.fallback}", RuntimeWarning, stacklevel=3)
