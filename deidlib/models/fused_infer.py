@@ -113,6 +113,8 @@ def gate_math(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return s, t
 
 
-def direct_blas() -> bool:
-    """Whether the kernel's per-step products call torch's BLAS (MKL) directly, else ``at::mm_out``."""
-    return bool(KERNEL.module().direct_blas())
+def direct_blas(allow: bool = True) -> bool:
+    """Whether the kernel's per-step products call torch's BLAS (MKL) directly, else
+    ``at::mm_out``; ``allow=False`` makes them use ``at::mm_out`` from now on (tests), ``True``
+    restores the default."""
+    return bool(KERNEL.module().direct_blas(allow))

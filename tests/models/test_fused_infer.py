@@ -50,6 +50,27 @@ def test_equals_the_packed_rnn(cell, dtype, bidirectional, bias):
     assert (out[~mask] == 0).all()
 
 
+@pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
+def test_direct_blas_and_mm_out_agree(cell):
+    """The per-step products through MKL's sgemm_ (where torch exports it) and through
+    at::mm_out give the same outputs (hidden sizes with and without a vector remainder)."""
+    torch.manual_seed(3)
+    for hidden in (25, 32):
+        rnn = cell(9, hidden, batch_first=True, bidirectional=True)
+        x, lengths = torch.randn(6, 11, 9), torch.tensor([11, 3, 7, 1, 11, 5])
+        with torch.no_grad():
+            fast = fused_infer.run_rnn_infer(rnn, x, lengths)
+            try:
+                assert not fused_infer.direct_blas(False)
+                slow = fused_infer.run_rnn_infer(rnn, x, lengths)
+            finally:
+                fused_infer.direct_blas(True)
+            want = _packed(rnn, x, lengths)
+        torch.testing.assert_close(fast[0], slow[0], rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(fast[1], slow[1], rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(fast[0], want[0], rtol=1e-5, atol=1e-6)
+
+
 def test_padding_values_do_not_leak_into_valid_steps():
     """Garbage after a row's length changes nothing (the reverse direction starts at the
     row's own last step, not at the batch's)."""

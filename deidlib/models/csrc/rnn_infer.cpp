@@ -176,10 +176,12 @@ void step_any(bool lstm, int64_t n, int64_t H, const double* const* g, const dou
 
 // ---------------------------------------------------------------- products
 // C [m, N] (row-major, contiguous) = A [m, K] (row-major, contiguous) x B [K, N] (row-major, contiguous).
+bool use_blas = true;  // tests switch it off to run the at::mm_out path here too
+
 bool blas_ok() {
 #ifdef DEID_BLAS
   static const bool ok = at::hasMKL() && sgemm_ != nullptr && dgemm_ != nullptr;
-  return ok;
+  return ok && use_blas;
 #else
   return false;
 #endif
@@ -327,11 +329,16 @@ std::vector<at::Tensor> gate_math(const at::Tensor& x) {
   return {s, t};
 }
 
-// Whether the per-step products call BLAS directly (else at::mm_out).
-bool direct_blas() { return blas_ok(); }
+// Whether the per-step products call BLAS directly (else at::mm_out); `allow` false forces
+// at::mm_out (tests), true restores the default.
+bool direct_blas(bool allow) {
+  use_blas = allow;
+  return blas_ok();
+}
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rnn_infer", &rnn_infer, "a one-layer (bidirectional) LSTM/GRU for inference (deidlib)");
   m.def("gate_math", &gate_math, "the kernel's float32 sigmoid and tanh (deidlib tests)");
-  m.def("direct_blas", &direct_blas, "whether the step products call BLAS directly");
+  m.def("direct_blas", &direct_blas, "whether the step products call BLAS directly (allow=False: never)",
+        py::arg("allow") = true);
 }
