@@ -19,8 +19,8 @@ float32 non-linearities are the kernel's own (stop 24): sigmoid and tanh from a 
 polynomial ``exp`` the compiler vectorises, built for AVX-512, AVX2 and baseline x86-64 and
 picked when the extension loads, with floating-point contraction off so the three give the same
 bits; within 3 float32 ulps of the exact functions (:func:`gate_math`, tested on a dense grid).
-Measured on the benchmark's prediction pass (one thread, the per-step sigmoid_/tanh_ operators
-and tensor views of stop 23 replaced): see ``benchmarks/taggers.py`` and the README. float64
+This replaced stop 23's per-step ``sigmoid_``/``tanh_`` operators on tensor views (measured in
+``benchmarks/taggers.py``; numbers in the README, "Status", stop 24). float64
 uses ``std::exp``/``std::tanh``. Equal to torch's packed RNN up to float rounding
 (``tests/models/test_fused_infer.py``), not bit for bit.
 
