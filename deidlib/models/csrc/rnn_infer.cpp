@@ -175,7 +175,6 @@ void step_any(bool lstm, int64_t n, int64_t H, const double* const* g, const dou
 }
 
 // ---------------------------------------------------------------- products
-// C [m, N] (row-major, contiguous) = A [m, K] (row-major, contiguous) x B [K, N] (row-major, contiguous).
 bool use_blas = true;  // tests switch it off to run the at::mm_out path here too
 
 bool blas_ok() {
@@ -187,6 +186,8 @@ bool blas_ok() {
 #endif
 }
 
+// C [m, N] (row-major, contiguous) = A [m, K] (row-major, contiguous) x B [K, N] (row-major, contiguous):
+// the call at::mm_out makes for these layouts, without building tensors each step.
 void gemm_rows(int m, int N, int K, const float* A, const float* Bm, float* C) {
 #ifdef DEID_BLAS
   const float one = 1.0f, zero = 0.0f;
