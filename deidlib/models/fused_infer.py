@@ -18,7 +18,8 @@ packed. Same equations and gate order as ``nn.LSTM``/``nn.GRU``.
 float32 non-linearities are the kernel's own (stop 24): sigmoid and tanh from a Cephes-style
 polynomial ``exp`` the compiler vectorises, built for AVX-512, AVX2 and baseline x86-64 and
 picked when the extension loads, with floating-point contraction off so the three give the same
-bits (by construction: only IEEE single-precision operations; not tested across machines); within 3 float32 ulps of the exact functions (:func:`gate_math`, tested on a dense grid).
+bits (by construction: only IEEE single-precision operations; not tested across machines);
+within 3 float32 ulps of the exact functions (:func:`gate_math`, tested on a dense grid).
 This replaced stop 23's per-step ``sigmoid_``/``tanh_`` operators on tensor views (measured in
 ``benchmarks/taggers.py``; numbers in the README, "Status", stop 24). float64
 uses ``std::exp``/``std::tanh``. Equal to torch's packed RNN up to float rounding
