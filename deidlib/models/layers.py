@@ -119,6 +119,12 @@ def _fused_gru_ok(rnn: nn.RNNBase, x: torch.Tensor) -> bool:
     return isinstance(rnn, nn.GRU) and rnn.bias and _fused_gru.KERNEL.usable(x, rnn.weight_ih_l0)
 
 
+def _fused_infer_ok(rnn: nn.RNNBase, x: torch.Tensor) -> bool:
+    """Whether ``rnn`` runs on the compiled inference kernel of :mod:`deidlib.models.fused_infer`
+    (:func:`~deidlib.models.fused_infer.usable`, and not inside :func:`packed_rnns`)."""
+    return not _PACKED_ONLY and _fused_infer.usable(rnn, x)
+
+
 def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The same function as a packed (bidirectional) RNN, computed on the padded tensor.
 
@@ -181,7 +187,7 @@ def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Te
     (several layers, Opacus' DP layers, no compiler) through a packed sequence."""
     if _padded_ok(rnn):
         return run_rnn_padded(rnn, x, lengths)[0]
-    if not _PACKED_ONLY and _fused_infer.usable(rnn, x):
+    if _fused_infer_ok(rnn, x):
         return _fused_infer.run_rnn_infer(rnn, x, lengths)[0]
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     out, _ = rnn(packed)
@@ -225,7 +231,7 @@ class CharEncoder(nn.Module):
                 rows = order[a:b]
                 parts.append(run_rnn_padded(self.rnn, x[rows, : int(sl[b - 1])], sl[a:b])[1])
             h = torch.cat(parts, 1).index_select(1, torch.argsort(order))
-        elif not _PACKED_ONLY and _fused_infer.usable(self.rnn, x):  # inference: compiled, no packing
+        elif _fused_infer_ok(self.rnn, x):  # inference: compiled, no packing
             h = _fused_infer.run_rnn_infer(self.rnn, x, lengths, want_out=False)[1]
         else:
             packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)

@@ -267,6 +267,8 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
   auto P = at::empty({4 * B * H}, opts);
   const bool blas = blas_ok() && std::max({B, G * H, H}) < (int64_t{1} << 30);
   const int64_t steps = B ? len[order[0]] : 0;
+  auto order_t = at::empty({B}, lengths.options());  // h's row r is batch row order[r]
+  std::copy(order.begin(), order.end(), order_t.data_ptr<int64_t>());
 
   for (int64_t d = 0; d < dirs; ++d) {
     const auto &w_ih = weights[4 * d], &w_hh = weights[4 * d + 1], &b_ih = weights[4 * d + 2],
@@ -313,10 +315,7 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
           for (int64_t t = len[b]; t < T; ++t) std::memset(op + (b * T + t) * W + d * H, 0, H * sizeof(scalar_t));
       }
     });
-    auto idx = at::empty({B}, lengths.options());
-    std::copy(order.begin(), order.end(), idx.data_ptr<int64_t>());
-    auto last_d = last.select(0, d);
-    last_d.index_copy_(0, idx, h);
+    last.select(0, d).index_copy_(0, order_t, h);
   }
   return {out, last};
 }
