@@ -8,9 +8,19 @@ batch's CRF took 18 % of a training step of the GRU tagger (``benchmarks/taggers
 corpus, one thread), and ``torch.compile`` did not speed it up
 (``benchmarks/compile_trial.py``). Here (``csrc/crf.cpp``) the same recursion runs as one
 product per step and plain loops, and the gradient is the forward–backward algorithm
-written out: unary marginals ``exp(α + β − log Z)`` for the emissions, start and end, and
-the pairwise marginals for the transitions as a single [L, N] × [N, L] product over every
-(sentence, step) pair (``ξ_t(i, j) = p_i · et_ij · w_j`` in the forward's scaled space).
+written out as the recursion's adjoint (what autograd computes through the Python loop):
+the unary marginals ``γ_t = ∂ log Z / ∂ α_t`` run backwards in the forward's scaled space,
+``γ_{t−1} = p ⊙ (et · (γ_t / S_t))`` with ``p = exp(α_{t−1} − m)``, one product per step,
+the shifts' adjoints (0 up to rounding) handed to the arg-max entries as autograd does
+through ``m = max α`` and ``c = max A`` (this keeps ``Σ γ = 1`` step by step); the pairwise
+marginals for the transitions come as a single [L, N] × [N, L] product over every
+(sentence, step) pair (``ξ_t(i, j) = p_i · et_ij · γ_t(j) / S_t(j)``). Every quantity is
+probability-sized, so float32 rounding stays relative to the marginals. Until stop 25 the
+marginals were ``exp(α + β − log Z)``, whose argument loses |log Z|·eps to cancellation: on a
+long well-fitted sentence the gradient ``marginal − gold`` came out with errors of its own
+size, some entries with the wrong sign (found by ``benchmarks/device_check.py``: DP-SGD's
+clipped sums on the CPU were 5e-3 off the GPU's; ``tests/models/test_crf.py`` now bounds
+the float32 error of that case).
 It computes the same function as the Python recursion (same scaling, same −80 clamp, same
 exact fallback for sums below 1e-20, padding keeps α) and agrees with it and with its
 autograd gradient to float rounding (``tests/models/test_fused_crf.py``: float64

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import pytest
@@ -240,3 +241,46 @@ def test_batched_viterbi_backtrack_equals_per_sentence_backtrack():
         mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
         em = 2 * torch.randn(len(lengths), T, len(labels), generator=g)
         assert crf.decode(em, mask) == _plain_viterbi(crf, em, mask)
+
+
+def _well_fitted_case(dtype):
+    """A long, confidently right sentence: 113 BIOES labels, 80 tokens, the gold label ~12 nats
+    above the rest at every token, so |log Z| ~ 10³ while the NLL's gradient
+    (marginal − gold) is of order e⁻¹⁰ — the float32 cancellation case."""
+    from deidlib.corpus.labels import tag_set
+
+    labels = tag_set("i2b2", "BIOES")
+    g = torch.Generator().manual_seed(3)
+    crf = CRF(len(labels), labels)
+    with torch.no_grad():
+        for p in (crf.transitions, crf.start, crf.end):  # every score from g: the same CRF in both dtypes
+            p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+    T, L = 80, len(labels)
+    gold = torch.zeros(1, T, dtype=torch.long)  # O throughout (allowed under BIOES)
+    em = torch.randn(1, T, L, generator=g)
+    em[0, torch.arange(T), gold[0]] += 12.0
+    return crf.to(dtype), em.to(dtype), gold, torch.ones(1, T, dtype=torch.bool)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_float32_gradient_of_a_well_fitted_long_sentence_is_accurate(compiled):
+    """The NLL gradient in float32 against float64, where it is tiny next to |log Z|: the
+    compiled forward–backward once took its marginals as exp(α + β − log Z) and the Python
+    recursion's last logsumexp differentiated as exp(x − log Z), both losing |log Z|·eps
+    (≈ 6e-5 here) on marginals near 1 — an error of the size of the whole gradient."""
+    from deidlib.models import fused_crf
+
+    if compiled and not fused_crf.available():
+        pytest.skip("the compiled CRF is not built here")
+    grads = {}
+    for dtype in (torch.float64, torch.float32):
+        crf, em, gold, mask = _well_fitted_case(dtype)
+        em.requires_grad_(True)
+        with contextlib.nullcontext() if compiled else fused_crf.disabled():
+            loss = crf.nll(em, gold, mask, reduction="sum")
+            (d_em,) = torch.autograd.grad(loss, em)
+        grads[dtype] = d_em.double()
+    ref, got = grads[torch.float64], grads[torch.float32]
+    assert 1e-6 < float(ref.norm()) < 1e-2  # the case is what it claims: a tiny gradient
+    rel = float((got - ref).norm() / ref.norm())
+    assert rel < 1e-3, f"float32 NLL gradient {rel:.2e} off float64 (relative norm)"

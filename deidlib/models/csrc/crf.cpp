@@ -1,14 +1,13 @@
-// log Z of a linear-chain CRF and its gradient (forward-backward), and the Viterbi path, for
-// the CPU (deidlib.models.fused_crf). The recursion is CRF.log_partition's (deidlib/models/crf.py):
+// log Z of a linear-chain CRF and its gradient, and the Viterbi path, for the CPU
+// (deidlib.models.fused_crf). The recursion is CRF.log_partition's (deidlib/models/crf.py):
 // each step alpha'_j = m + c_j + log sum_i exp(alpha_i - m) exp(A_ij - c_j) + E_tj, one
 // [B, L] x [L, L] product in scaled probability space (m = max_i alpha_i, c_j = max_i A_ij,
 // exp arguments clamped at -80, disallowed moves exactly 0), with the exact logsumexp for
-// any entry whose scaled sum is below 1e-20. The backward runs the same recursion backwards
-// for beta (row maxima c'_i = max_j A_ij, product with the transposed matrix), gives the
-// unary marginals exp(alpha + beta - log Z) as the emission gradient and the pairwise
-// ones for the transition gradient as one [L, N] x [N, L] product over all N (sentence,
-// step) pairs: xi_t(i, j) = p_i * et_ij * w_j with p = exp(alpha_{t-1} - m) and
-// w_j = exp(m + c_j + E_tj + beta_tj - log Z) (exact per entry where the scaled sum was tiny).
+// any entry whose scaled sum is below 1e-20. The gradient is that recursion's adjoint (what
+// autograd computes through the Python loop, see crf_backward): the unary marginals
+// gamma_t = d log Z / d alpha_t run backwards in the same scaled space, one product per step,
+// and the pairwise marginals for the transition gradient come as one [L, N] x [N, L] product
+// over all N (sentence, step) pairs.
 // Padding steps (t >= length) keep alpha, as the Python recursion does; masks are prefixes.
 #include <torch/extension.h>
 #include <cmath>
@@ -26,9 +25,8 @@ namespace {
 constexpr double kTiny = 1e-20;
 constexpr double kFloor = -80.0;
 
-// The transition matrix scaled for one direction of the recursion: {max of A over `dim`
-// (dim 0: column maxima c_j, the forward's; dim 1: row maxima c'_i, the backward's),
-// exp(max(A - that max, -80)) with disallowed moves exactly 0}.
+// The transition matrix scaled for the recursion: {max of A over `dim` (dim 0: the column
+// maxima c_j), exp(max(A - that max, -80)) with disallowed moves exactly 0}.
 std::pair<at::Tensor, at::Tensor> scaled_transitions(const at::Tensor& A, const at::Tensor& allowed, int64_t dim) {
   auto mx = std::get<0>(A.max(dim, /*keepdim=*/true));
   auto e = at::exp((A - mx).clamp_min(kFloor)).masked_fill(allowed.logical_not(), 0).contiguous();
@@ -42,16 +40,6 @@ scalar_t logsumexp_col(const scalar_t* prev, const scalar_t* A, int64_t L, int64
   for (int64_t i = 0; i < L; ++i) mx = std::max(mx, prev[i] + A[i * L + j]);
   scalar_t s = 0;
   for (int64_t i = 0; i < L; ++i) s += std::exp(prev[i] + A[i * L + j] - mx);
-  return mx + std::log(s);
-}
-
-template <typename scalar_t>
-scalar_t logsumexp_row(const scalar_t* next, const scalar_t* A, int64_t L, int64_t i) {
-  // log sum_j exp(A_ij + next_j)
-  scalar_t mx = -std::numeric_limits<scalar_t>::infinity();
-  for (int64_t j = 0; j < L; ++j) mx = std::max(mx, A[i * L + j] + next[j]);
-  scalar_t s = 0;
-  for (int64_t j = 0; j < L; ++j) s += std::exp(A[i * L + j] + next[j] - mx);
   return mx + std::log(s);
 }
 
@@ -138,6 +126,17 @@ std::vector<at::Tensor> crf_forward(const at::Tensor& em, const at::Tensor& leng
 
 // grad [B] of log Z; the forward's inputs and saved {logZ, alpha, S}. Returns {d_em [B, T, L],
 // d_A [L, L], d_start [L], d_end [L]}.
+// The adjoint of the forward recursion (what autograd computes through CRF.log_partition's
+// Python loop), in the forward's scaled space: gamma_t = d log Z / d alpha_t is the unary
+// marginal of step t. gamma_{n-1} = softmax(alpha_{n-1} + end); going back one step,
+// u_j = gamma_t(j) / S_t(j) and gamma_{t-1}(i) = p_i * sum_j et_ij u_j (p = exp(alpha_{t-1} - m),
+// one [B, L] x [L, L] product per step); the pairwise marginals are p_i * et_ij * u_j, summed
+// over every (sentence, step) pair as one [L, N] x [N, L] product. Where the forward took the
+// exact logsumexp (S_t(j) below 1e-20), the terms of that column are exact:
+// exp(alpha_{t-1}(i) + A_ij + E_tj - alpha_t(j)). Every quantity is a probability-sized
+// ratio, so float32 rounding stays relative to the marginals: no exp(alpha + beta - log Z),
+// whose argument loses |log Z| x eps to cancellation (a marginal near 1 of a long,
+// well-fitted sentence then came out ~1e-5 off, the whole size of its gradient).
 std::vector<at::Tensor> crf_backward(const at::Tensor& grad, const at::Tensor& em, const at::Tensor& lengths,
                                      const at::Tensor& A, const at::Tensor& end, const at::Tensor& allowed,
                                      const at::Tensor& logZ, const at::Tensor& alpha, const at::Tensor& S) {
@@ -145,132 +144,124 @@ std::vector<at::Tensor> crf_backward(const at::Tensor& grad, const at::Tensor& e
   const int64_t B = em.size(0), T = em.size(1), L = em.size(2);
   TORCH_CHECK(grad.numel() == B && grad.scalar_type() == em.scalar_type(), "grad: [B] of the emissions' dtype");
   auto g_ = grad.contiguous();
-  auto [c, et] = scaled_transitions(A, allowed, 0);  // the forward's scaling (its alphas, pairwise terms)
-  auto [r, er] = scaled_transitions(A, allowed, 1);  // the backward's, for beta
-  auto er_t = er.t();                                   // [to, from]
-  auto beta = at::empty({B, T, L}, em.options());  // read only at valid steps
-  auto d_em = at::empty({B, T, L}, em.options());  // every entry written
+  auto [c, et] = scaled_transitions(A, allowed, 0);  // the forward's scaling: c_j, et [from, to]
+  auto et_t = et.t();                                   // [to, from]: V = U @ et^T
+  auto d_em = at::zeros({B, T, L}, em.options());      // gamma_t at valid steps (times g_b at the end)
   auto d_A = at::zeros({L, L}, em.options());
   auto d_start = at::zeros({L}, em.options());
   auto d_end = at::zeros({L}, em.options());
   const int64_t* len = lengths.data_ptr<int64_t>();
   int64_t N = 0;
   for (int64_t b = 0; b < B; ++b) N += len[b] - 1;
-  auto Pm = at::empty({std::max<int64_t>(N, 1), L}, em.options());  // g_b * exp(alpha_{t-1} - m), one row a pair
-  auto Wm = at::empty({std::max<int64_t>(N, 1), L}, em.options());  // exp(m + c + E_t + beta_t - log Z)
-  auto grow = at::empty({std::max<int64_t>(N, 1)}, em.options());  // g_b of each (sentence, step) row
-  auto Q = at::empty({B, L}, em.options());
-  auto R = at::empty({B, L}, em.options());
-  auto logR = at::empty({B, L}, em.options());
+  auto Pm = at::empty({std::max<int64_t>(N, 1), L}, em.options());  // g_b * p, one row a (sentence, step) pair
+  auto Wm = at::zeros({std::max<int64_t>(N, 1), L}, em.options());  // u (0 in exact columns)
+  auto U = at::zeros({B, L}, em.options());
+  auto V = at::empty({B, L}, em.options());
+  auto c_in = at::zeros({L}, em.options());  // sum over steps of g_b * gamma_t(j) in the scaled columns
   AT_DISPATCH_FLOATING_TYPES(em.scalar_type(), "crf_backward", [&] {
     const scalar_t* E = em.data_ptr<scalar_t>();
     const scalar_t* Ap = A.data_ptr<scalar_t>();
-    const scalar_t* cp = c.data_ptr<scalar_t>();
-    const scalar_t* rp = r.data_ptr<scalar_t>();
     const scalar_t* en = end.data_ptr<scalar_t>();
     const scalar_t* al = alpha.data_ptr<scalar_t>();
     const scalar_t* Sp = S.data_ptr<scalar_t>();
-    const scalar_t* lz = logZ.data_ptr<scalar_t>();
     const scalar_t* g = g_.data_ptr<scalar_t>();
-    scalar_t* be = beta.data_ptr<scalar_t>();
     scalar_t* de = d_em.data_ptr<scalar_t>();
     scalar_t* dA = d_A.data_ptr<scalar_t>();
-    scalar_t* Qp = Q.data_ptr<scalar_t>();
-    const scalar_t* Rp = R.data_ptr<scalar_t>();
-    const scalar_t* lR = logR.data_ptr<scalar_t>();
-    std::vector<scalar_t> m(B);
-    // beta, backwards in time: beta_{n-1} = end; beta_t(i) = logsumexp_j(A_ij + E_{t+1, j} + beta_{t+1, j})
-    for (int64_t t = T - 1; t >= 0; --t) {
-      bool any = false;
-      for (int64_t b = 0; b < B; ++b) {
-        scalar_t* q = Qp + b * L;
-        if (t + 1 < len[b]) {
-          const scalar_t* e = E + (b * T + t + 1) * L;
-          const scalar_t* nb = be + (b * T + t + 1) * L;
-          scalar_t mx = e[0] + nb[0];
-          for (int64_t j = 1; j < L; ++j) mx = std::max(mx, e[j] + nb[j]);
-          m[b] = mx;
-          for (int64_t j = 0; j < L; ++j) q[j] = std::max<scalar_t>(e[j] + nb[j] - mx, kFloor);
-          any = true;
-        } else {
-          for (int64_t j = 0; j < L; ++j) q[j] = -std::numeric_limits<scalar_t>::infinity();  // exp -> 0
-        }
-      }
-      if (any) {
-        Q.exp_();  // vectorised
-        at::mm_out(R, Q, er_t);
-        at::log_out(logR, R);
-      }
-      for (int64_t b = 0; b < B; ++b) {
-        scalar_t* cur = be + (b * T + t) * L;
-        if (t == len[b] - 1) {
-          for (int64_t i = 0; i < L; ++i) cur[i] = en[i];
-        } else if (t + 1 < len[b]) {
-          const scalar_t* e = E + (b * T + t + 1) * L;
-          const scalar_t* nb = be + (b * T + t + 1) * L;
-          std::vector<scalar_t> nxt;
-          for (int64_t i = 0; i < L; ++i) {
-            const scalar_t s = Rp[b * L + i];
-            if (s > kTiny) {
-              cur[i] = lR[b * L + i] + m[b] + rp[i];
-            } else {
-              if (nxt.empty()) {
-                nxt.resize(L);
-                for (int64_t j = 0; j < L; ++j) nxt[j] = e[j] + nb[j];
-              }
-              cur[i] = logsumexp_row(nxt.data(), Ap, L, i);
-            }
-          }
-        }
-      }
-    }
-    // exponents of the unary marginals (d_em), of p (Pm) and w (Wm); exponentiated at once below
-    const scalar_t ninf = -std::numeric_limits<scalar_t>::infinity();
+    scalar_t* Up = U.data_ptr<scalar_t>();
+    const scalar_t* Vp = V.data_ptr<scalar_t>();
     scalar_t* pmp = Pm.data_ptr<scalar_t>();
     scalar_t* wmp = Wm.data_ptr<scalar_t>();
-    scalar_t* gr = grow.data_ptr<scalar_t>();
-    int64_t row = 0;
+    scalar_t* cin = c_in.data_ptr<scalar_t>();
+    // the rows of Pm / Wm: sentence b's steps t = 1 .. len-1 at offset[b] + t - 1
+    std::vector<int64_t> offset(B);
+    for (int64_t b = 0, o = 0; b < B; ++b) offset[b] = o, o += len[b] - 1;
+    // gamma at each sentence's last step: softmax(alpha + end), as log Z's own logsumexp
     for (int64_t b = 0; b < B; ++b) {
-      for (int64_t t = 0; t < T; ++t) {
-        const scalar_t* a = al + (b * T + t) * L;
-        const scalar_t* bt = be + (b * T + t) * L;
-        scalar_t* d = de + (b * T + t) * L;
+      const scalar_t* last = al + (b * T + len[b] - 1) * L;
+      scalar_t* gm = de + (b * T + len[b] - 1) * L;
+      scalar_t mx = -std::numeric_limits<scalar_t>::infinity();
+      for (int64_t j = 0; j < L; ++j) mx = std::max(mx, last[j] + en[j]);
+      scalar_t s = 0;
+      for (int64_t j = 0; j < L; ++j) s += (gm[j] = std::exp(last[j] + en[j] - mx));
+      for (int64_t j = 0; j < L; ++j) gm[j] /= s;
+    }
+    for (int64_t t = T - 1; t >= 1; --t) {
+      bool any = false;
+      for (int64_t b = 0; b < B; ++b) {
+        scalar_t* u = Up + b * L;
         if (t >= len[b]) {
-          for (int64_t j = 0; j < L; ++j) d[j] = ninf;
+          for (int64_t j = 0; j < L; ++j) u[j] = 0;
           continue;
         }
-        for (int64_t j = 0; j < L; ++j) d[j] = a[j] + bt[j] - lz[b];
-        if (t == 0) continue;
-        const scalar_t* prev = al + (b * T + t - 1) * L;
-        const scalar_t* e = E + (b * T + t) * L;
+        any = true;
+        const scalar_t* gm = de + (b * T + t) * L;
         const scalar_t* s = Sp + (b * T + t) * L;
+        for (int64_t j = 0; j < L; ++j) u[j] = s[j] > kTiny ? gm[j] / s[j] : scalar_t(0);
+      }
+      if (!any) continue;
+      at::mm_out(V, U, et_t);
+      for (int64_t b = 0; b < B; ++b) {
+        if (t >= len[b]) continue;
+        const scalar_t* prev = al + (b * T + t - 1) * L;
+        const scalar_t* cur = al + (b * T + t) * L;
+        const scalar_t* e = E + (b * T + t) * L;
+        const scalar_t* gm = de + (b * T + t) * L;
+        const scalar_t* s = Sp + (b * T + t) * L;
+        const scalar_t* v = Vp + b * L;
+        scalar_t* gp = de + (b * T + t - 1) * L;
+        scalar_t* pm = pmp + (offset[b] + t - 1) * L;
+        scalar_t* wm = wmp + (offset[b] + t - 1) * L;
         scalar_t mx = prev[0];
         for (int64_t i = 1; i < L; ++i) mx = std::max(mx, prev[i]);
-        scalar_t* pm = pmp + row * L;
-        scalar_t* wm = wmp + row * L;
-        gr[row] = g[b];
-        for (int64_t i = 0; i < L; ++i) pm[i] = std::max<scalar_t>(prev[i] - mx, kFloor);
+        scalar_t in = 0, out = 0, ties = 0;  // the shift m's adjoint: sum of gamma_t over the scaled
+        for (int64_t i = 0; i < L; ++i) {    // columns minus what reached alpha_{t-1} through p
+          const scalar_t d = prev[i] - mx;
+          const scalar_t p = std::exp(std::max<scalar_t>(d, kFloor));
+          gp[i] = d > kFloor ? p * v[i] : scalar_t(0);  // a clamped entry passes no gradient
+          out += gp[i];
+          ties += d == 0;
+          pm[i] = g[b] * p;
+        }
+        const scalar_t* u = Up + b * L;
         for (int64_t j = 0; j < L; ++j) {
-          if (s[j] > kTiny) {
-            wm[j] = mx + cp[j] + e[j] + bt[j] - lz[b];
-          } else {  // the forward used the exact logsumexp here: exact pairwise terms too
-            wm[j] = ninf;
-            for (int64_t i = 0; i < L; ++i)
-              dA[i * L + j] += g[b] * std::exp(prev[i] + Ap[i * L + j] + e[j] + bt[j] - lz[b]);
+          const scalar_t gj = s[j] > kTiny ? gm[j] : scalar_t(0);
+          wm[j] = u[j];
+          in += gj;
+          cin[j] += g[b] * gj;
+        }
+        // 0 in exact arithmetic; in floats it is the rounding of the step, and handing it to the
+        // arg-max entries (evenly among ties), as autograd does through m = max(alpha), keeps
+        // sum(gamma) = 1 step by step: the marginal near 1 of a well-fitted sentence stays accurate
+        const scalar_t fix = (in - out) / ties;
+        for (int64_t i = 0; i < L; ++i) if (prev[i] == mx) gp[i] += fix;
+        for (int64_t j = 0; j < L; ++j) {
+          if (s[j] > kTiny) continue;  // the forward used the exact logsumexp here: exact terms too
+          for (int64_t i = 0; i < L; ++i) {
+            const scalar_t w = gm[j] * std::exp(prev[i] + Ap[i * L + j] + e[j] - cur[j]);
+            gp[i] += w;
+            dA[i * L + j] += g[b] * w;
           }
         }
-        ++row;
       }
     }
+    scalar_t* ds = d_start.data_ptr<scalar_t>();
+    scalar_t* dn = d_end.data_ptr<scalar_t>();
+    for (int64_t b = 0; b < B; ++b) {
+      const scalar_t* g0 = de + (b * T) * L;
+      const scalar_t* gl = de + (b * T + len[b] - 1) * L;
+      for (int64_t j = 0; j < L; ++j) ds[j] += g[b] * g0[j], dn[j] += g[b] * gl[j];
+    }
   });
-  d_em.exp_().mul_(g_.view({B, 1, 1}));
-  d_start.copy_(d_em.select(1, 0).sum(0));
-  d_end.copy_(d_em.gather(1, (lengths - 1).view({B, 1, 1}).expand({B, 1, L})).squeeze(1).sum(0));
+  d_em.mul_(g_.view({B, 1, 1}));
   if (N > 0) {
-    Pm.exp_().mul_(grow.unsqueeze(1));
-    Wm.exp_();
+    // through et = exp(A - c) (a clamped entry passes nothing), and through the column maxima c
+    // as autograd does: their adjoint, 0 up to rounding, goes to each column's arg-max entries
+    auto live = (A - c.view({1, L})).gt(kFloor).logical_and(allowed.to(at::kBool));
+    auto through = (et * at::mm(Pm.t(), Wm)).masked_fill(live.logical_not(), 0);
+    auto at_max = A.eq(c.view({1, L}));
+    auto c_adj = (c_in - through.sum(0)) / at_max.sum(0).to(em.scalar_type());
+    d_A += through + at_max.to(em.scalar_type()) * c_adj.view({1, L});
   }
-  if (N > 0) d_A += et * at::mm(Pm.t(), Wm);
   return {d_em, d_A, d_start, d_end};
 }
 
