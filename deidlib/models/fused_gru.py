@@ -7,7 +7,8 @@ that dispatch, not the arithmetic, is most of the time: the word-level GRU layer
 ahmed taggers reached 37-41 % of the single-thread matmul peak in training (stop 21,
 ``benchmarks/taggers.py``), against 70 % for oneDNN's fused LSTM, and a hand-written
 autograd function in Python was no faster (``benchmarks/gru_manual.py``). Here
-(``csrc/gru.cpp``) a step is one ``mm`` (MKL/oneDNN) and three plain loops over the
+(``csrc/gru.cpp``) a step is one matrix product (torch's own ``sgemm_`` called directly on
+MKL builds, :func:`direct_blas`; ``at::mm_out`` otherwise, the same bits) and three plain loops over the
 gates (torch's vectorised ``sigmoid_``/``tanh_`` for the non-linearities); the backward
 through time is one ``mm`` and one loop per step, and the weight gradients are two large
 products after the loop. Same equations and gate order as ``nn.GRU`` (r, z, n;
@@ -24,7 +25,7 @@ import torch
 
 from .compiled import Kernel, wrapped
 
-__all__ = ["available", "enabled", "disabled", "gru_layer"]
+__all__ = ["available", "enabled", "disabled", "gru_layer", "direct_blas"]
 
 KERNEL = Kernel("deidlib_fused_gru", "gru.cpp", "GRU", "GRU layers use torch.gru (slower on the CPU)")
 _extension = KERNEL.module
@@ -103,3 +104,11 @@ def gru_layer(x: torch.Tensor, h0: torch.Tensor, w_ih: torch.Tensor, w_hh: torch
     ``(outputs [B, T, H], h_T [B, H])``, differentiable in every argument. CPU tensors,
     ``available()`` must be true."""
     return _GRUFunction.apply(x, h0, w_ih, w_hh, b_ih, b_hh)
+
+
+def direct_blas(allow: bool = True) -> bool:
+    """Whether the kernel's per-step products call torch's own ``sgemm_``/``dgemm_`` directly
+    (MKL builds; the operands ``at::mm_out`` would pass, so the same bits without a tensor
+    view and a dispatch per step). ``allow=False`` forces ``at::mm_out`` (tests compare the
+    two); returns whether direct calls are in use now."""
+    return bool(KERNEL.module().direct_blas(allow))

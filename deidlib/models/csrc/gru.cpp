@@ -7,7 +7,53 @@
 //   r = s(W_ir x + b_ir + W_hr h + b_hr),  z = s(W_iz x + b_iz + W_hz h + b_hz)
 //   n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),  h' = (1 - z) * n + z * h
 #include <torch/extension.h>
+#include <algorithm>
+#include <type_traits>
 #include <vector>
+
+#if defined(__linux__) && defined(__x86_64__)
+// torch's own Fortran gemm symbols (MKL's LP64 interface, exported by libtorch_cpu; weak: null
+// where absent), called per step with the operands at::mm_out passes them for these layouts,
+// so the products are the same bits without building a tensor view and dispatching each step
+// (as in rnn_infer.cpp). Only used when at::hasMKL() (so the int width is the LP64 one).
+extern "C" {
+void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
+            const float*, const int*, const float*, float*, const int*) __attribute__((weak));
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
+            const double*, const int*, const double*, double*, const int*) __attribute__((weak));
+}
+#define DEID_BLAS 1
+#endif
+
+namespace {
+bool use_blas = true;  // tests switch it off to run the at::mm_out path
+
+bool blas_ok() {
+#ifdef DEID_BLAS
+  static const bool ok = at::hasMKL() && sgemm_ != nullptr && dgemm_ != nullptr;
+  return ok && use_blas;
+#else
+  return false;
+#endif
+}
+
+// C [m, n] (row-major) = A [m, k] (row-major) x op(W) with W row-major: trans 'T' for W [n, k]
+// (C = A W^T, the forward's h W_hh^T), 'N' for W [k, n] (C = A W, the backward's dgh W_hh).
+template <typename scalar_t>
+void gemm_rows(char trans, int m, int n, int k, const scalar_t* A, const scalar_t* W, scalar_t* C) {
+#ifdef DEID_BLAS
+  const int ldw = trans == 'T' ? k : n;
+  const char tr[2] = {trans, 0};
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    const float one = 1.0f, zero = 0.0f;
+    sgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);  // column-major C^T = op(W)^T A^T
+  } else {
+    const double one = 1.0, zero = 0.0;
+    dgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);
+  }
+#endif
+}
+}  // namespace
 
 
 // One batch row of the backward step: from the gradient reaching h_t (carry + hz + grad_out)
@@ -59,15 +105,21 @@ std::vector<at::Tensor> gru_forward(const at::Tensor& x, const at::Tensor& h0, c
   auto n = at::empty({T, B, H}, opts);
   auto gh = at::empty({T, B, 3 * H}, opts);
   auto whh_t = w_hh.t();
+  const bool blas = blas_ok() && std::max({B, 3 * H}) < (int64_t{1} << 30);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "gru_forward", [&] {
     const scalar_t* __restrict__ gi_p = gi.data_ptr<scalar_t>();
     const scalar_t* __restrict__ bh = b_hh.data_ptr<scalar_t>();
+    const scalar_t* whh = w_hh.data_ptr<scalar_t>();
     for (int64_t t = 0; t < T; ++t) {
-      auto gh_t = gh[t];
-      auto rz_t = rz[t];
-      auto n_t = n[t];
-      at::mm_out(gh_t, hs[t], whh_t);
-      const scalar_t* __restrict__ gh_p = gh_t.data_ptr<scalar_t>();
+      auto rz_t = rz.select(0, t);
+      auto n_t = n.select(0, t);
+      scalar_t* __restrict__ gh_p = gh.data_ptr<scalar_t>() + t * B * 3 * H;
+      if (blas) {
+        gemm_rows<scalar_t>('T', B, 3 * H, H, hs.data_ptr<scalar_t>() + t * B * H, whh, gh_p);
+      } else {
+        auto gh_t = gh[t];
+        at::mm_out(gh_t, hs[t], whh_t);
+      }
       scalar_t* __restrict__ rz_p = rz_t.data_ptr<scalar_t>();
       scalar_t* __restrict__ n_p = n_t.data_ptr<scalar_t>();
       const scalar_t* __restrict__ hp = hs.data_ptr<scalar_t>() + t * B * H;
@@ -109,6 +161,8 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
                                      const at::Tensor& gh) {
   at::NoGradGuard no_grad;
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2), H = w_hh.size(1);
+  TORCH_CHECK(w_hh.is_contiguous() && hs.is_contiguous() && rz.is_contiguous() && n.is_contiguous() &&
+              gh.is_contiguous(), "w_hh and the saved tensors must be contiguous");
   auto go = grad_out.contiguous();
   // the gradient reaching h_{t}: carry = dgh_{t+1} @ W_hh (a product) + hz = g_{t+1} * z_{t+1} (a loop)
   TORCH_CHECK(grad_out.sizes() == at::IntArrayRef({B, T, H}) && grad_hT.sizes() == at::IntArrayRef({B, H}),
@@ -119,7 +173,9 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
   auto hz = at::zeros({B, H}, x.options());
   auto dgi = at::empty({B, T, 3 * H}, x.options());
   auto dgh = at::empty({T, B, 3 * H}, x.options());
+  const bool blas = blas_ok() && std::max({B, 3 * H}) < (int64_t{1} << 30);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "gru_backward", [&] {
+    const scalar_t* whh = w_hh.data_ptr<scalar_t>();
     const scalar_t* __restrict__ go_p = go.data_ptr<scalar_t>();
     scalar_t* __restrict__ dgi_p = dgi.data_ptr<scalar_t>();
     const scalar_t* __restrict__ bn = b_hh.data_ptr<scalar_t>() + 2 * H;
@@ -144,8 +200,12 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
         scalar_t* __restrict__ dq = dgh_p + b * 3 * H;
         gate_grads(H, c, e, gout, r, z, nn, hp, ghn, bn, di, dq);
       }
-      auto carry_t = carry;
-      at::mm_out(carry_t, dgh[t], w_hh);
+      if (blas) {
+        gemm_rows<scalar_t>('N', B, H, 3 * H, dgh_p, whh, carry_p);
+      } else {
+        auto carry_t = carry;
+        at::mm_out(carry_t, dgh[t], w_hh);
+      }
     }
   });
   auto dh0 = carry + hz;
@@ -160,7 +220,16 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
   return {dx, dh0, dw_ih, dw_hh, db_ih, db_hh};
 }
 
+// Whether the per-step products call BLAS directly (else at::mm_out); `allow` false forces
+// at::mm_out (tests compare the two).
+bool direct_blas(bool allow) {
+  use_blas = allow;
+  return blas_ok();
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("forward", &gru_forward, "GRU layer forward, one direction (deidlib)");
   m.def("backward", &gru_backward, "GRU layer backward through time, one direction (deidlib)");
+  m.def("direct_blas", &direct_blas, "whether the step products call BLAS directly (allow=False: never)",
+        pybind11::arg("allow"));
 }
