@@ -278,9 +278,10 @@ def test_float32_gradient_of_a_well_fitted_long_sentence_is_accurate(compiled):
         em.requires_grad_(True)
         with contextlib.nullcontext() if compiled else fused_crf.disabled():
             loss = crf.nll(em, gold, mask, reduction="sum")
-            (d_em,) = torch.autograd.grad(loss, em)
-        grads[dtype] = d_em.double()
-    ref, got = grads[torch.float64], grads[torch.float32]
+            d = torch.autograd.grad(loss, [em, crf.transitions, crf.start, crf.end])
+        grads[dtype] = [x.double() for x in d]
+    ref = grads[torch.float64][0]
     assert 1e-6 < float(ref.norm()) < 1e-2  # the case is what it claims: a tiny gradient
-    rel = float((got - ref).norm() / ref.norm())
-    assert rel < 1e-3, f"float32 NLL gradient {rel:.2e} off float64 (relative norm)"
+    for name, r, got in zip(["emissions", "transitions", "start", "end"], grads[torch.float64], grads[torch.float32]):
+        rel = float((got - r).norm() / r.norm())
+        assert rel < 1e-3, f"float32 NLL gradient of the {name} {rel:.2e} off float64 (relative norm)"
