@@ -14,6 +14,7 @@ compiler gives the same figures up to that rounding, not bit for bit.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from collections.abc import Iterator
@@ -24,6 +25,16 @@ import torch
 __all__ = ["Kernel", "wrapped"]
 
 _CSRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc")
+
+
+def _headers_hash() -> str:
+    """A short hash of the contents of every header in ``csrc`` (see :class:`Kernel`)."""
+    h = hashlib.sha1()
+    for f in sorted(os.listdir(_CSRC)):
+        if f.endswith(".h"):
+            with open(os.path.join(_CSRC, f), "rb") as fh:
+                h.update(f.encode() + b"\0" + fh.read())
+    return h.hexdigest()[:12]
 
 
 def wrapped(t: torch.Tensor) -> bool:
@@ -40,7 +51,9 @@ class Kernel:
 
     def __init__(self, name: str, source: str, what: str, fallback: str, cflags: tuple[str, ...] = ()) -> None:
         self.name, self.source, self.what, self.fallback = name, os.path.join(_CSRC, source), what, fallback
-        self.cflags = ["-O3", *cflags]
+        # torch's loader rebuilds when a source or a flag changes, not when a header does: the
+        # headers' hash goes into the flags (every kernel, so an edit to a shared header rebuilds all)
+        self.cflags = ["-O3", *cflags, f"-DDEID_HEADERS_HASH=0x{_headers_hash()}"]
         self._module = None
         self._tried = False
         self._disabled = 0

@@ -1,60 +1,17 @@
 // One direction of a one-layer GRU over a padded batch-first input, forward and backward
 // through time, for the CPU (deidlib.models.fused_gru). torch has no fused CPU GRU kernel:
 // torch.gru runs a per-step loop of small autograd-recorded ops. Here each step is one
-// matrix product (ATen mm, i.e. MKL/oneDNN) and plain loops over the gates; the
+// matrix product (torch's own sgemm_/dgemm_ called directly where reachable, blas_direct.h; else
+// at::mm_out, the same bits) and plain loops over the gates; the
 // backward is one product and one loop per step, and the weight gradients are two large
 // products after the loop. Gate order and equations are torch's nn.GRU:
 //   r = s(W_ir x + b_ir + W_hr h + b_hr),  z = s(W_iz x + b_iz + W_hz h + b_hz)
 //   n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),  h' = (1 - z) * n + z * h
 #include <torch/extension.h>
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
-#if defined(__linux__) && defined(__x86_64__)
-// torch's own Fortran gemm symbols (MKL's LP64 interface, exported by libtorch_cpu; weak: null
-// where absent), called per step with the operands at::mm_out passes them for these layouts,
-// so the products are the same bits without building a tensor view and dispatching each step
-// (as in rnn_infer.cpp). Only used when at::hasMKL() (so the int width is the LP64 one).
-extern "C" {
-void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
-            const float*, const int*, const float*, float*, const int*) __attribute__((weak));
-void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
-            const double*, const int*, const double*, double*, const int*) __attribute__((weak));
-}
-#define DEID_BLAS 1
-#endif
-
-namespace {
-bool use_blas = true;  // tests switch it off to run the at::mm_out path
-
-bool blas_ok() {
-#ifdef DEID_BLAS
-  static const bool ok = at::hasMKL() && sgemm_ != nullptr && dgemm_ != nullptr;
-  return ok && use_blas;
-#else
-  return false;
-#endif
-}
-
-// C [m, n] (row-major) = A [m, k] (row-major) x op(W) with W row-major: trans 'T' for W [n, k]
-// (C = A W^T, the forward's h W_hh^T), 'N' for W [k, n] (C = A W, the backward's dgh W_hh).
-template <typename scalar_t>
-void gemm_rows(char trans, int m, int n, int k, const scalar_t* A, const scalar_t* W, scalar_t* C) {
-#ifdef DEID_BLAS
-  const int ldw = trans == 'T' ? k : n;
-  const char tr[2] = {trans, 0};
-  if constexpr (std::is_same_v<scalar_t, float>) {
-    const float one = 1.0f, zero = 0.0f;
-    sgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);  // column-major C^T = op(W)^T A^T
-  } else {
-    const double one = 1.0, zero = 0.0;
-    dgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);
-  }
-#endif
-}
-}  // namespace
-
+#include "blas_direct.h"
 
 // One batch row of the backward step: from the gradient reaching h_t (carry + hz + grad_out)
 // and the step's saved gates, the gradients of the input-side pre-activations (di: r, z, n)
@@ -105,7 +62,7 @@ std::vector<at::Tensor> gru_forward(const at::Tensor& x, const at::Tensor& h0, c
   auto n = at::empty({T, B, H}, opts);
   auto gh = at::empty({T, B, 3 * H}, opts);
   auto whh_t = w_hh.t();
-  const bool blas = blas_ok() && std::max({B, 3 * H}) < (int64_t{1} << 30);
+  const bool blas = deid_blas::blas_ok() && std::max({B, 3 * H}) < (int64_t{1} << 30);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "gru_forward", [&] {
     const scalar_t* __restrict__ gi_p = gi.data_ptr<scalar_t>();
     const scalar_t* __restrict__ bh = b_hh.data_ptr<scalar_t>();
@@ -115,7 +72,7 @@ std::vector<at::Tensor> gru_forward(const at::Tensor& x, const at::Tensor& h0, c
       auto n_t = n.select(0, t);
       scalar_t* __restrict__ gh_p = gh.data_ptr<scalar_t>() + t * B * 3 * H;
       if (blas) {
-        gemm_rows<scalar_t>('T', B, 3 * H, H, hs.data_ptr<scalar_t>() + t * B * H, whh, gh_p);
+        deid_blas::gemm('T', B, 3 * H, H, hs.data_ptr<scalar_t>() + t * B * H, whh, gh_p);
       } else {
         auto gh_t = gh[t];
         at::mm_out(gh_t, hs[t], whh_t);
@@ -173,7 +130,7 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
   auto hz = at::zeros({B, H}, x.options());
   auto dgi = at::empty({B, T, 3 * H}, x.options());
   auto dgh = at::empty({T, B, 3 * H}, x.options());
-  const bool blas = blas_ok() && std::max({B, 3 * H}) < (int64_t{1} << 30);
+  const bool blas = deid_blas::blas_ok() && std::max({B, 3 * H}) < (int64_t{1} << 30);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "gru_backward", [&] {
     const scalar_t* whh = w_hh.data_ptr<scalar_t>();
     const scalar_t* __restrict__ go_p = go.data_ptr<scalar_t>();
@@ -201,7 +158,7 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
         gate_grads(H, c, e, gout, r, z, nn, hp, ghn, bn, di, dq);
       }
       if (blas) {
-        gemm_rows<scalar_t>('N', B, H, 3 * H, dgh_p, whh, carry_p);
+        deid_blas::gemm('N', B, H, 3 * H, dgh_p, whh, carry_p);
       } else {
         auto carry_t = carry;
         at::mm_out(carry_t, dgh[t], w_hh);
@@ -223,8 +180,8 @@ std::vector<at::Tensor> gru_backward(const at::Tensor& grad_out, const at::Tenso
 // Whether the per-step products call BLAS directly (else at::mm_out); `allow` false forces
 // at::mm_out (tests compare the two).
 bool direct_blas(bool allow) {
-  use_blas = allow;
-  return blas_ok();
+  deid_blas::use_blas = allow;
+  return deid_blas::blas_ok();
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

@@ -34,18 +34,7 @@
 #endif
 #define DEID_INLINE inline __attribute__((always_inline))
 
-#if defined(__linux__) && defined(__x86_64__)
-// torch's x86-64 builds link MKL's LP64 interface (32-bit ints) into libtorch_cpu and export its
-// Fortran gemm symbols; torch's own matmul calls them. Weak: where they are absent the pointer is
-// null and at::mm_out is used. Only used when at::hasMKL() (so the int width is the LP64 one).
-extern "C" {
-void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
-            const float*, const int*, const float*, float*, const int*) __attribute__((weak));
-void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
-            const double*, const int*, const double*, double*, const int*) __attribute__((weak));
-}
-#define DEID_BLAS 1
-#endif
+#include "blas_direct.h"
 
 namespace {
 
@@ -174,33 +163,7 @@ void step_any(bool lstm, int64_t n, int64_t H, const double* const* g, const dou
   }
 }
 
-// ---------------------------------------------------------------- products
-bool use_blas = true;  // tests switch it off to run the at::mm_out path here too
-
-bool blas_ok() {
-#ifdef DEID_BLAS
-  static const bool ok = at::hasMKL() && sgemm_ != nullptr && dgemm_ != nullptr;
-  return ok && use_blas;
-#else
-  return false;
-#endif
-}
-
-// C [m, N] (row-major, contiguous) = A [m, K] (row-major, contiguous) x B [K, N] (row-major, contiguous):
-// the call at::mm_out makes for these layouts, without building tensors each step.
-void gemm_rows(int m, int N, int K, const float* A, const float* Bm, float* C) {
-#ifdef DEID_BLAS
-  const float one = 1.0f, zero = 0.0f;
-  sgemm_("N", "N", &N, &m, &K, &one, Bm, &N, A, &K, &zero, C, &N);  // column-major C^T = B^T A^T
-#endif
-}
-void gemm_rows(int m, int N, int K, const double* A, const double* Bm, double* C) {
-#ifdef DEID_BLAS
-  const double one = 1.0, zero = 0.0;
-  dgemm_("N", "N", &N, &m, &K, &one, Bm, &N, A, &K, &zero, C, &N);
-#endif
-}
-
+// ---------------------------------------------------------------- buffers
 at::Tensor& kept(at::Tensor& buf, int64_t need, const at::TensorOptions& opts) {
   // buffers kept between calls (a fresh multi-megabyte tensor page-faults on every call)
   if (!buf.defined() || buf.scalar_type() != opts.dtype().toScalarType() || buf.numel() < need) {
@@ -265,7 +228,7 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
   auto c = at::empty({B, H}, opts);
   auto gh = at::empty({B, G * H}, opts);
   auto P = at::empty({4 * B * H}, opts);
-  const bool blas = blas_ok() && std::max({B, G * H, H}) < (int64_t{1} << 30);
+  const bool blas = deid_blas::blas_ok() && std::max({B, G * H, H}) < (int64_t{1} << 30);
   const int64_t steps = B ? len[order[0]] : 0;
   auto order_t = at::empty({B}, lengths.options());  // h's row r is batch row order[r]
   std::copy(order.begin(), order.end(), order_t.data_ptr<int64_t>());
@@ -294,7 +257,7 @@ std::vector<at::Tensor> rnn_infer(const at::Tensor& x, const at::Tensor& lengths
       for (int64_t s = 0; s < steps; ++s) {
         while (n > 0 && len[order[n - 1]] <= s) --n;  // rows that have ended keep their final state
         if (blas) {
-          gemm_rows(static_cast<int>(n), static_cast<int>(G * H), static_cast<int>(H), hp, wt, gh_p);
+          deid_blas::gemm('N', static_cast<int>(n), static_cast<int>(G * H), static_cast<int>(H), hp, wt, gh_p);
         } else {
           auto ghn = gh.narrow(0, 0, n);
           at::mm_out(ghn, h.narrow(0, 0, n), whh_t);
@@ -332,8 +295,8 @@ std::vector<at::Tensor> gate_math(const at::Tensor& x) {
 // Whether the per-step products call BLAS directly (else at::mm_out); `allow` false forces
 // at::mm_out (tests), true restores the default.
 bool direct_blas(bool allow) {
-  use_blas = allow;
-  return blas_ok();
+  deid_blas::use_blas = allow;
+  return deid_blas::blas_ok();
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
