@@ -14,6 +14,7 @@ compiler gives the same figures up to that rounding, not bit for bit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import warnings
@@ -27,8 +28,10 @@ __all__ = ["Kernel", "wrapped"]
 _CSRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc")
 
 
+@functools.cache
 def _headers_hash() -> str:
-    """A short hash of the contents of every header in ``csrc`` (see :class:`Kernel`)."""
+    """A short hash of the contents of every header in ``csrc`` (see :meth:`Kernel.module`);
+    read once, when the first kernel is built."""
     h = hashlib.sha1()
     for f in sorted(os.listdir(_CSRC)):
         if f.endswith(".h"):
@@ -51,9 +54,7 @@ class Kernel:
 
     def __init__(self, name: str, source: str, what: str, fallback: str, cflags: tuple[str, ...] = ()) -> None:
         self.name, self.source, self.what, self.fallback = name, os.path.join(_CSRC, source), what, fallback
-        # torch's loader rebuilds when a source or a flag changes, not when a header does: the
-        # headers' hash goes into the flags (every kernel, so an edit to a shared header rebuilds all)
-        self.cflags = ["-O3", *cflags, f"-DDEID_HEADERS_HASH=0x{_headers_hash()}"]
+        self.cflags = ["-O3", *cflags]
         self._module = None
         self._tried = False
         self._disabled = 0
@@ -66,7 +67,10 @@ class Kernel:
             try:
                 from torch.utils.cpp_extension import load
 
-                self._module = load(name=self.name, sources=[self.source], extra_cflags=self.cflags, verbose=False)
+                # torch's loader rebuilds when a source or a flag changes, not when a header does: the
+                # headers' hash goes into the flags (every kernel, so an edit to a shared header rebuilds all)
+                flags = [*self.cflags, f"-DDEID_HEADERS_HASH=0x{_headers_hash()}"]
+                self._module = load(name=self.name, sources=[self.source], extra_cflags=flags, verbose=False)
             except Exception as e:  # no compiler, no headers, no ninja, a failed build
                 warnings.warn(f"deidlib: the compiled {self.what} could not be built ({type(e).__name__}: "
                               f"{str(e)[:200]}); {self.fallback}", RuntimeWarning, stacklevel=3)

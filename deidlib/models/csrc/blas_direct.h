@@ -9,6 +9,8 @@
 #pragma once
 #include <ATen/Context.h>
 
+#include <type_traits>
+
 #if defined(__linux__) && defined(__x86_64__)
 extern "C" {
 void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
@@ -34,22 +36,20 @@ inline bool blas_ok() {
 }
 
 // C [m, n] (row-major, contiguous) = A [m, k] (row-major, contiguous) x op(W), W row-major and
-// contiguous: trans 'N' for W [k, n] (C = A W), 'T' for W [n, k] (C = A W^T). Call only when
-// blas_ok() (and every size below 2^31).
-inline void gemm(char trans, int m, int n, int k, const float* A, const float* W, float* C) {
+// contiguous: trans 'N' for W [k, n] (C = A W), 'T' for W [n, k] (C = A W^T). float or double
+// (sgemm_ / dgemm_). Call only when blas_ok() (and every size below 2^31).
+template <typename T>
+inline void gemm(char trans, int m, int n, int k, const T* A, const T* W, T* C) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
 #ifdef DEID_BLAS
   const int ldw = trans == 'T' ? k : n;
   const char tr[2] = {trans, 0};
-  const float one = 1.0f, zero = 0.0f;
-  sgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);  // column-major C^T = op(W)^T A^T
-#endif
-}
-inline void gemm(char trans, int m, int n, int k, const double* A, const double* W, double* C) {
-#ifdef DEID_BLAS
-  const int ldw = trans == 'T' ? k : n;
-  const char tr[2] = {trans, 0};
-  const double one = 1.0, zero = 0.0;
-  dgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);
+  const T one = 1, zero = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    sgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);  // column-major C^T = op(W)^T A^T
+  } else {
+    dgemm_(tr, "N", &n, &m, &k, &one, W, &ldw, A, &k, &zero, C, &n);
+  }
 #endif
 }
 
