@@ -206,7 +206,8 @@ class CRF(nn.Module):
         if T and emissions.dtype == transitions.dtype and _fused_crf.usable(emissions, transitions):  # compiled: same recursion, same ties
             lengths = mask.long().sum(1)
             if bool((lengths >= 1).all()):
-                rows = _fused_crf.viterbi(emissions, lengths, transitions, start, end).tolist()
+                allowed = (self.trans_bias >= 0) if self.constrained else None  # only a speed-up: same paths
+                rows = _fused_crf.viterbi(emissions, lengths, transitions, start, end, allowed).tolist()
                 return [row[:n] for row, n in zip(rows, lengths.tolist())]
         trans_t = transitions.t().contiguous()  # [cur, prev]
         score = start + emissions[:, 0]

@@ -29,7 +29,9 @@ gradcheck, constrained BIOES transitions, ragged lengths, forced underflow).
 The same source holds the Viterbi decode (:func:`viterbi`, used by :meth:`CRF.decode`):
 with 113 labels the Python decode's [B, L, L] broadcast sum and maximum per step took 45 % of
 the GRU tagger's inference pass (``torch.profiler``, one thread); compiled, it is a
-compare-and-select loop with the identical arithmetic and tie rule, so paths are unchanged.
+compare-and-select loop with the identical arithmetic and tie rule, so paths are unchanged;
+for a constrained BIOES CRF it maximises over the allowed predecessors only, with an exact check
+that no disallowed one could win (stop 26: 3.8x fewer candidates with 113 labels).
 
 Built on first use (:mod:`.compiled`); where it cannot be built, with
 ``DEIDLIB_COMPILED=0``, on other devices or inside ``torch.func`` transforms, the CRF keeps
@@ -100,11 +102,21 @@ def log_partition(emissions: torch.Tensor, lengths: torch.Tensor, transitions: t
 
 
 def viterbi(emissions: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: torch.Tensor,
-            end: torch.Tensor) -> torch.Tensor:
+            end: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
     """Best tag path [B, T] (int64, 0 after each length) of emissions [B, T, L] for sentences of
     ``lengths`` [B] (int64, 1 ≤ length ≤ T) under (effective) ``transitions`` [L, L] (from →
     to), ``start`` and ``end`` [L]: :meth:`CRF.decode`'s recursion and tie rule (the first
     maximal predecessor, as ``argmax``), so the paths equal the Python decode's exactly
-    (``tests/models/test_fused_crf.py``). Not differentiable (a path is discrete)."""
+    (``tests/models/test_fused_crf.py``). Not differentiable (a path is discrete).
+
+    ``allowed`` [L, L] (bool or uint8; a constrained CRF's moves that are not constrained
+    away) only makes it faster: where at most half of the moves are allowed, each step's
+    maximum runs over the allowed predecessors and falls back to all of them wherever a
+    disallowed one could reach that maximum (a bound check, exact in floating point), so the
+    scores and paths are the same with or without it. A constrained BIOES CRF with 113 labels
+    has 3,361 allowed moves of 12,769 (a GRU-CRF tagger's prediction pass 1.045x, A/B in one
+    process); a BIO one 1,709 of 3,249, above half, and decodes as without the mask (the
+    grouped maximum measured 0.98x there)."""
+    ok = torch.empty(0, dtype=torch.uint8) if allowed is None else allowed.detach().to("cpu", torch.uint8)
     return KERNEL.module().viterbi(emissions.detach().contiguous(), lengths, transitions.detach(), start.detach(),
-                                   end.detach())
+                                   end.detach(), ok)

@@ -139,6 +139,46 @@ def test_viterbi_paths_equal_the_python_decode(scheme, dtype, ties):
     assert (raw[~mask] == 0).all()
 
 
+@pytest.mark.parametrize("scheme", ["BIOES", "BIO"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("case", ["plain", "ties", "disallowed_wins", "non_finite"])
+def test_constrained_viterbi_equals_the_full_maximum(scheme, dtype, case):
+    """With the constraint mask the decode maximises over the allowed predecessors and falls
+    back to all of them where a disallowed one could win: the paths must equal the decode
+    without the mask in every case, including emissions large enough (1e5, against the
+    disallowed moves' -1e4) that a disallowed move is the true best, and NaN/inf scores.
+    (BIOES takes the grouped maximum; BIO, with over half its moves allowed, the plain one.)"""
+    crf, em, mask = _case(scheme, 1.0, dtype, seed=7)
+    B, T, L = em.shape
+    if case == "ties":
+        with torch.no_grad():
+            crf.transitions.copy_(torch.randint(-1, 2, crf.transitions.shape).to(dtype))
+        em = torch.randint(-1, 2, em.shape).to(dtype)
+    elif case == "disallowed_wins":  # spikes on I-/E- tags that no allowed path reaches cheaply
+        labels = tag_set("i2b2", scheme)
+        inside = [k for k, lab in enumerate(labels) if lab[:2] in ("I-", "E-")]
+        em = em.clone()
+        em[:, :, inside] += torch.where(torch.rand(B, T, len(inside)) < 0.3, 1e5, -1e5).to(dtype)
+    elif case == "non_finite":
+        em = em.clone()
+        em[0, 3, 5] = float("nan")
+        em[3, 2, :7] = float("inf")
+        em[4, 1, 2] = -float("inf")
+    lengths = mask.long().sum(1)
+    transitions, start, end = crf._scores()
+    allowed = crf.trans_bias >= 0
+    assert crf.constrained and not bool(allowed.all())
+    fast = fused_crf.viterbi(em, lengths, transitions, start, end, allowed)
+    full = fused_crf.viterbi(em, lengths, transitions, start, end)
+    assert torch.equal(fast, full)
+    if case == "disallowed_wins":  # the check must have fired: the best path takes a disallowed move
+        moves = [(a, b) for row, n in zip(full.tolist(), lengths.tolist()) for a, b in zip(row[:n - 1], row[1:n])]
+        assert any(not bool(allowed[a, b]) for a, b in moves)
+    if case in ("plain", "ties"):
+        with fused_crf.disabled():
+            assert crf.decode(em, mask) == [row[:n] for row, n in zip(fast.tolist(), lengths.tolist())]
+
+
 def test_viterbi_finds_the_best_path_by_brute_force():
     torch.manual_seed(5)
     labels = tag_set("i2b2", "IO")[:4]
