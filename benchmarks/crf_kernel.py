@@ -3,6 +3,10 @@ recursion under autograd, side by side: the CRF negative log-likelihood, forward
 over the length-bucketed batches of ``benchmarks/taggers.py`` (same corpus, batch 32), with
 random emissions of each tagger kind's label set (friedrich BIO: 57 labels; the ahmed kinds
 BIOES: 113). Rounds alternate the two sides; medians per side and of the per-round ratios.
+Then the compiled Viterbi decode of the same emissions with the mask :meth:`CRF.decode` passes
+(``crf.viterbi_mask``: the grouped maximum over allowed predecessors, given only where at most
+half of the moves are allowed) and without it (every predecessor), alternating likewise; the
+paths must be identical.
 
     OMP_NUM_THREADS=1 python benchmarks/crf_kernel.py --kinds gru friedrich
 """
@@ -62,6 +66,28 @@ def main() -> None:
               f"{1e3 * statistics.median(times['python']):7.1f} ms, compiled {1e3 * statistics.median(times['compiled']):7.1f} ms "
               f"per pass; python / compiled {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f})",
               flush=True)
+        scores = [x.detach() for x in crf._scores()]
+        allowed = crf.viterbi_mask  # what CRF.decode passes: None where over half the moves are allowed
+        moves = crf.trans_bias >= 0 if crf.constrained else None
+        cases = [(e.detach(), b.mask.long().sum(1)) for b, e in zip(batches, ems)]
+
+        def decode(mask, scores=scores, cases=cases):
+            return [fused_crf.viterbi(e, lengths, *scores, mask) for e, lengths in cases]
+
+        same = all(torch.equal(x, y) for x, y in zip(decode(allowed), decode(None)))
+        vt: dict[str, list[float]] = {"masked": [], "full": []}
+        for r in range(a.rounds + 1):
+            for side in (("masked", "full") if r % 2 else ("full", "masked")):
+                t0 = time.perf_counter()
+                decode(allowed if side == "masked" else None)
+                if r:
+                    vt[side].append(time.perf_counter() - t0)
+        vr = [f / m for f, m in zip(vt["full"], vt["masked"])]
+        share = "unconstrained" if moves is None else f"{int(moves.sum())} of {moves.numel()} moves allowed" + (
+            "" if allowed is not None else ", mask not used")
+        print(f"{'':10s} Viterbi ({share}): every predecessor {1e3 * statistics.median(vt['full']):6.1f} ms, "
+              f"with the mask {1e3 * statistics.median(vt['masked']):6.1f} ms per pass; "
+              f"{statistics.median(vr):.2f}x (range {min(vr):.2f}-{max(vr):.2f}); identical paths: {same}", flush=True)
 
 
 if __name__ == "__main__":

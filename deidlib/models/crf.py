@@ -83,6 +83,12 @@ class CRF(nn.Module):
                 self.register_buffer(name, bias, persistent=False)
             else:
                 setattr(self, name, None)
+        # the moves the compiled Viterbi may restrict its maximum to (only a speed-up, same paths):
+        # given where at most half are allowed (BIOES), where more are (BIO) it would only cost
+        if self.constrained and 2 * int(masks[0].sum()) <= num_tags * num_tags:
+            self.register_buffer("viterbi_mask", masks[0].to(torch.uint8), persistent=False)
+        else:
+            self.viterbi_mask = None
 
     def _scores(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Learned transition/start/end scores plus the fixed constraint scores."""
@@ -206,8 +212,7 @@ class CRF(nn.Module):
         if T and emissions.dtype == transitions.dtype and _fused_crf.usable(emissions, transitions):  # compiled: same recursion, same ties
             lengths = mask.long().sum(1)
             if bool((lengths >= 1).all()):
-                allowed = (self.trans_bias >= 0) if self.constrained else None  # only a speed-up: same paths
-                rows = _fused_crf.viterbi(emissions, lengths, transitions, start, end, allowed).tolist()
+                rows = _fused_crf.viterbi(emissions, lengths, transitions, start, end, self.viterbi_mask).tolist()
                 return [row[:n] for row, n in zip(rows, lengths.tolist())]
         trans_t = transitions.t().contiguous()  # [cur, prev]
         score = start + emissions[:, 0]

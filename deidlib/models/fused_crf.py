@@ -101,6 +101,9 @@ def log_partition(emissions: torch.Tensor, lengths: torch.Tensor, transitions: t
     return _LogPartition.apply(emissions, lengths, transitions, start, end, allowed)
 
 
+_NO_MASK = torch.empty(0, dtype=torch.uint8)
+
+
 def viterbi(emissions: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: torch.Tensor,
             end: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
     """Best tag path [B, T] (int64, 0 after each length) of emissions [B, T, L] for sentences of
@@ -114,9 +117,10 @@ def viterbi(emissions: torch.Tensor, lengths: torch.Tensor, transitions: torch.T
     maximum runs over the allowed predecessors and falls back to all of them wherever a
     disallowed one could reach that maximum (a bound check, exact in floating point), so the
     scores and paths are the same with or without it. A constrained BIOES CRF with 113 labels
-    has 3,361 allowed moves of 12,769 (a GRU-CRF tagger's prediction pass 1.045x, A/B in one
-    process); a BIO one 1,709 of 3,249, above half, and decodes as without the mask (the
-    grouped maximum measured 0.98x there)."""
-    ok = torch.empty(0, dtype=torch.uint8) if allowed is None else allowed.detach().to("cpu", torch.uint8)
+    has 3,361 allowed moves of 12,769 (the decode 1.6-1.7x, a GRU-CRF tagger's prediction pass
+    1.045x: ``benchmarks/crf_kernel.py``, A/B in one process); a BIO one 1,709 of 3,249, above
+    half, so :meth:`CRF.decode` passes no mask there (``crf.viterbi_mask`` is None; the grouped
+    maximum measured 0.98x)."""
+    ok = _NO_MASK if allowed is None else allowed.detach().to("cpu", torch.uint8)
     return KERNEL.module().viterbi(emissions.detach().contiguous(), lengths, transitions.detach(), start.detach(),
                                    end.detach(), ok)
