@@ -113,14 +113,14 @@ def viterbi(emissions: torch.Tensor, lengths: torch.Tensor, transitions: torch.T
     (``tests/models/test_fused_crf.py``). Not differentiable (a path is discrete).
 
     ``allowed`` [L, L] (bool or uint8; a constrained CRF's moves that are not constrained
-    away) only makes it faster: where at most half of the moves are allowed, each step's
-    maximum runs over the allowed predecessors and falls back to all of them wherever a
-    disallowed one could reach that maximum (a bound check, exact in floating point), so the
-    scores and paths are the same with or without it. A constrained BIOES CRF with 113 labels
-    has 3,361 allowed moves of 12,769 (the decode 1.6-1.7x, a GRU-CRF tagger's prediction pass
-    1.045x: ``benchmarks/crf_kernel.py``, A/B in one process); a BIO one 1,709 of 3,249, above
-    half, so :meth:`CRF.decode` passes no mask there (``crf.viterbi_mask`` is None; the grouped
-    maximum measured 0.98x)."""
+    away) changes only the speed: each step's maximum runs over the allowed predecessors and
+    falls back to all of them wherever a disallowed one could reach that maximum (a bound
+    check, exact in floating point), so the scores and paths are the same with or without it.
+    It pays where few moves are allowed: a constrained BIOES CRF with 113 labels has 3,361 of
+    12,769 (the decode 1.6-1.7x, a GRU-CRF tagger's prediction pass 1.045x:
+    ``benchmarks/crf_kernel.py``, A/B in one process); a BIO one 1,709 of 3,249, where the
+    grouped maximum measured 0.98x, so :meth:`CRF.decode` passes its ``viterbi_mask``, given
+    only where at most half of the moves are allowed."""
     ok = _NO_MASK if allowed is None else allowed.detach().to("cpu", torch.uint8)
     return KERNEL.module().viterbi(emissions.detach().contiguous(), lengths, transitions.detach(), start.detach(),
                                    end.detach(), ok)

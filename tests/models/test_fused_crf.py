@@ -147,7 +147,8 @@ def test_constrained_viterbi_equals_the_full_maximum(scheme, dtype, case):
     back to all of them where a disallowed one could win: the paths must equal the decode
     without the mask in every case, including emissions large enough (1e5, against the
     disallowed moves' -1e4) that a disallowed move is the true best, and NaN/inf scores.
-    (BIOES takes the grouped maximum; BIO, with over half its moves allowed, the plain one.)"""
+    (Both schemes take the grouped maximum here, as the mask is given; CRF.decode gives it
+    only for BIOES, ``crf.viterbi_mask``.)"""
     crf, em, mask = _case(scheme, 1.0, dtype, seed=7)
     B, T, L = em.shape
     if case == "ties":
