@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     f_cpu, f_dev = rows["cpu"]["dev_f1"], rows[str(dev)]["dev_f1"]
     check("train on the device learns", f_dev > 0.5 * f_cpu and f_dev > 0.1, f"dev F1 {f_dev:.3f} (cpu {f_cpu:.3f})")
 
-    # 1b. training's padded fused-kernel RNN path (run_rnn_padded, stop 19) against the packed path
+    # 1b. training's padded fused-kernel RNN path (run_rnn_padded) against the packed path
     # on the device, per RNN tagger kind: same loss and gradients (dropout off, TF32 off); and fused
     # Adam (make_optimizer's default on CUDA) against the for-loop Adam for one step
     for kind in ("gru", "festag", "lstm_gru", "gru_gru"):

@@ -1,4 +1,4 @@
-"""DP-SGD recipes on real notes (issue 14): binary-token F1 at ε ∈ {1, 2, 4, 8} (and ∞: the
+"""DP-SGD recipes on real notes: binary-token F1 at ε ∈ {1, 2, 4, 8} (and ∞: the
 same lots and optimiser without noise or clipping) for each recipe of
 :mod:`deidlib.studies.dp_recipes`, per seed and as medians, beside the thesis' points
 (F1 80.5 at ε 343, 79.6 at ε 8.41 on the nursing notes, sentence unit, δ 1e-5).

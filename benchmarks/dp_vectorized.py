@@ -1,4 +1,4 @@
-"""Per-sentence gradients of the frozen-encoder tagger (issue 14): ``vectorized`` (one
+"""Per-sentence gradients of the frozen-encoder tagger: ``vectorized`` (one
 ``torch.func.vmap`` pass per chunk of the lot) against ``micro`` (one forward/backward per
 sentence), side by side on the same lots.
 

@@ -1,4 +1,4 @@
-"""DP-SGD step time / non-private step time per tagger (issue targets: transformer-CRF <= 2.5x,
+"""DP-SGD step time / non-private step time per tagger (targets: transformer-CRF <= 2.5x,
 BiLSTM-CRF <= 6x).
 
 For every tagger kind (paper-size presets of :mod:`deidlib.models.taggers`, vocabulary from a
@@ -17,7 +17,7 @@ BiLSTM + CRF); the ahmed "transformer" is the transformer-CRF.
 
     python benchmarks/dpsgd.py                          # all kinds, 1 thread
     python benchmarks/dpsgd.py --kinds friedrich transformer --repeats 5 --freeze-embeddings
-    python benchmarks/dpsgd.py --kinds friedrich gru --packed-rnns   # RNNs packed, as before stop 19
+    python benchmarks/dpsgd.py --kinds friedrich gru --packed-rnns   # RNNs on packed sequences
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--packed-rnns", action="store_true",
-                    help="run every RNN on packed sequences (deidlib.models.layers.packed_rnns), the path before stop 19")
+                    help="run every RNN on packed sequences (deidlib.models.layers.packed_rnns) instead of the padded path")
     a = ap.parse_args()
     if a.packed_rnns:
         from deidlib.models.layers import packed_rnns

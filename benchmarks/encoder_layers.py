@@ -1,4 +1,4 @@
-"""What dropping the encoder's unread top layers saves (``EncoderTagger``, issue 18/19).
+"""What dropping the encoder's unread top layers saves (``EncoderTagger``).
 
 The ``minilm`` tagger keeps only the transformer layers up to the highest hidden state it
 reads (:mod:`deidlib.models.encoder_tagger`, "What runs"). This script times, side by side in
@@ -9,7 +9,7 @@ times every lot once with each encoder, alternating; the table shows medians per
 ratio full / kept.
 
     python benchmarks/encoder_layers.py                                   # the transfer recipe
-    python benchmarks/encoder_layers.py --finetune-layers 0 --layers 3    # issue 14's frozen head (no cache)
+    python benchmarks/encoder_layers.py --finetune-layers 0 --layers 3    # the minilm DP recipe's frozen encoder (no cache)
 """
 
 from __future__ import annotations

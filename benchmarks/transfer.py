@@ -1,4 +1,4 @@
-"""Synthetic-to-real transfer (issue 19): train on synthetic notes only, test on real ones.
+"""Synthetic-to-real transfer: train on synthetic notes only, test on real ones.
 
 For each seed, :func:`deidlib.studies.transfer.run_study` trains the profile's tagger (binary
 labels, BIOES; cpu and paper: public MiniLM with the layer that makes the states it reads
@@ -6,12 +6,12 @@ fine-tuned, + BiGRU-CRF head; smoke: a word-level GRU-CRF) on the profile's synt
 and scores binary-token precision / recall / F1 on the synthetic test split and on every
 real corpus present (PhysioNet nursing notes: 486 test notes of the thesis' document split;
 i2b2 2014 when ``--data-dir`` or ``$DEIDLIB_DATA_DIR`` has it).
-Printed: per seed and as medians, with the rules-based peers (issue 19's measurements on
+Printed: per seed and as medians, with the rules-based peers (their scores on
 the same 486 notes) and the F1 ratio to the best of them; then the diagnostics of the
 median seed: false positives by kind of token, missed PHI by type, the most frequent
 false-positive tokens (non-PHI words of the real notes, by the gold standard). At cpu and
 paper the test split is also scored at a threshold chosen on the real dev split
-(``dev_target_recall``), with how many seeds meet issue 19's goal there.
+(``dev_target_recall``), with how many seeds meet the target (``transfer.TARGET``) there.
 
     python benchmarks/transfer.py                                # cpu profile, seed 0
     python benchmarks/transfer.py --seeds 0 1 2 --threads 1
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             if name == "physionet":
                 met = [c["test"]["f1"] >= transfer.TARGET["f1"] and c["test"]["recall"] >= transfer.TARGET["recall"]
                        for c in chosen]
-                print(f"    issue 19's goal (F1 >= {transfer.TARGET['f1']}, R >= {transfer.TARGET['recall']}) met by "
+                print(f"    target (F1 >= {transfer.TARGET['f1']}, R >= {transfer.TARGET['recall']}) met by "
                       f"{sum(met)} of {len(met)} seeds at the dev-chosen threshold")
     syn = statistics.median(r["synthetic"]["f1"] for r in runs)
     print(f"  {'synthetic':12s} F1 {syn:.3f}  (the gap to the real corpora stays visible)")

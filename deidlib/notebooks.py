@@ -4,7 +4,7 @@ The manifest ``notebooks/manifest.toml`` lists the notebooks in order with the f
 each must write and the tables (CSV: the papers' table analogs). A run goes to the
 git-ignored ``runs/<profile>/<name>/`` (executed notebook, figures, tables, result JSON);
 figures and tables of cpu/paper runs on the synthetic corpus are then copied into
-``figures/<name>/`` for the README gallery. Runs on real corpora never
+``figures/<name>/`` for the README and the docs. Runs on real corpora never
 copy anything into the repository.
 """
 
@@ -210,7 +210,7 @@ def default_jobs(profile: str, device: str = "cpu", threads: int | None = None, 
     smoke and cpu profiles on the CPU when each kernel runs one thread
     (:func:`kernel_threads` is 1), else 1 (a multi-threaded or GPU kernel already uses the
     machine). Why 2 and not every core: measured on the 2-core machines this project targets
-    (README, "Status": the cpu profile's notebooks end to end in about half the time of one at
+    (CHANGELOG.md, development log: the cpu profile's notebooks end to end in about half the time of one at
     a time, with the same tables); more jobs on larger machines are ``jobs=N``, not measured
     here. ``cores`` defaults to the cores this process may run on (its CPU affinity, else
     ``os.cpu_count()``)."""
@@ -247,7 +247,7 @@ def reproduce(
     ``threads``: intra-op threads of the notebook kernels (``OMP_NUM_THREADS``/``MKL_NUM_THREADS``).
     ``None`` means 1 for the smoke and cpu profiles on the CPU and the library default
     otherwise; a value already set in the environment wins. These models are small: thread
-    synchronisation costs more than it saves (README, "Measurements behind design choices").
+    synchronisation costs more than it saves (CHANGELOG.md, "Measurements behind design choices").
 
     ``parameters``: extra papermill parameters given to every selected notebook (e.g.
     ``{"n_seeds": 3}``); a name that a notebook does not declare raises ``ValueError``

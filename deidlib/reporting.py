@@ -3,7 +3,7 @@ synthetic note, and :class:`~deidlib.results.Result` records with provenance.
 
 Notebooks call these instead of writing files themselves, so every study's outputs have the
 same shape: ``out_dir/<name>.csv`` (the manifest's ``tables``, copied next to the figures
-by ``deidlib reproduce``), ``out_dir/<name>.md`` for tables shown in the README, and
+by ``deidlib reproduce``), ``out_dir/<name>.md`` for tables quoted in documentation, and
 ``out_dir/<study>_result.json``.
 """
 

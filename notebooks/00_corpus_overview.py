@@ -21,7 +21,7 @@
 # including PHI-sparse ICU nursing notes) and, when it is on this machine, the **PhysioNet
 # deid** nursing notes (counts only: no real text is shown). The last section asks what the
 # synthetic corpus is worth on real notes: a model trained on synthetic notes only, scored
-# on the real test notes (issue 19's transfer benchmark).
+# on the real test notes (the transfer benchmark).
 #
 # Library calls: `deidlib.datasets.load_corpus`, `deidlib.corpus.physionet.read_physionet`,
 # `deidlib.studies.corpus_overview`, `deidlib.studies.transfer`.
@@ -113,7 +113,7 @@ write_table(note_types, "synthetic_note_types", out, index=True)
 note_types
 
 # %% [markdown]
-# ## Synthetic-to-real transfer (issue 19)
+# ## Synthetic-to-real transfer
 #
 # A tagger (binary labels) trained on the synthetic training notes **only**, scored on the
 # synthetic test split and on the test split of each real corpus present. At the cpu and
@@ -126,7 +126,7 @@ note_types
 # without the generic word after them). The training corpus weights ICU nursing notes 3x
 # (`icu_weight`). Besides the model's own decision, fixed thresholds on P(PHI) give an
 # operating-point curve, and (cpu, paper) one threshold is chosen on the real corpus' *dev*
-# split for issue 19's recall goal, 0.85, and reported on its test split. Everything computed on real notes stays in this run's folder;
+# split for the target recall, 0.85, and reported on its test split. Everything computed on real notes stays in this run's folder;
 # nothing of it is copied into `figures/`.
 
 # %%

@@ -119,7 +119,7 @@ curve.round({"epsilon": 3, "precision": 3, "recall": 3, "f1": 3, "seconds": 1})
 # private corpus is itself synthetic, as here by default, the public corpus comes from the same generator,
 # so its curve starts near the top and stays flat: it shows what public data of the same kind is worth,
 # not how hard the task is. Its test on real notes (`--corpus physionet`, or
-# `python benchmarks/dp_recipes.py -r synthetic_minilm`) is in the README, "DP recipes beyond the thesis".
+# `python benchmarks/dp_recipes.py -r synthetic_minilm`) is described in docs/dp-recipes.md.
 
 # %%
 rc = res["recipe_curves"]

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 09 · Privacy audits: every method attacked the same way, next to its utility (issue 16)
+# # 09 · Privacy audits: every method attacked the same way, next to its utility
 #
 # Each paper argues its privacy in its own terms (ε for DP-SGD, θ_u for DSSGD, ε·d for surrogates).
 # Here every method is attacked on one synthetic corpus and shown next to its utility

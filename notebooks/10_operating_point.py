@@ -22,7 +22,7 @@
 # the **dev** split for a target recall (as `deidlib train --target-recall R` does) and the
 # **test** split is scored at that threshold and at the model's own decision.
 #
-# Target (issue 18), on the PhysioNet nursing notes' 486 test notes: recall ≥ 0.92 at precision
+# Target, on the PhysioNet nursing notes' 486 test notes: recall ≥ 0.92 at precision
 # ≥ 0.85 (Philter, rules: recall 0.90 at precision 0.06). On the synthetic corpus both
 # decisions are near 1 and the curve says little; run with `--corpus physionet` (results stay
 # in `runs/`).

@@ -172,8 +172,8 @@ def test_no_import_cycles_between_modules():
 
 
 def test_the_check_sees_an_upward_import(tmp_path):
-    """The checker itself: a corpus module importing the generator (what corpus/datasets.py
-    did before datasets moved up) and a features <-> taggers cycle are both reported."""
+    """The checker itself: a corpus module importing the generator and a features <-> taggers
+    cycle are both reported."""
     pkg = tmp_path / "deidlib"
     for sub in ("corpus", "synthetic", "models"):
         (pkg / sub).mkdir(parents=True)

@@ -2,7 +2,7 @@
 (two ``History`` or two ``PrivacyLedger`` classes made imports ambiguous to read).
 
 ``deidlib/studies`` is left out for now: its two ``StudyData`` classes (festag, ahmed_models)
-go away with the studies' split onto one parameter/data layer (issue 11, studies half);
+would go away if the studies shared one parameter/data layer;
 drop ``EXCLUDE`` then."""
 
 import ast

@@ -1,4 +1,4 @@
-"""Privacy audits: every privacy method of the package attacked the same way (issue 16).
+"""Privacy audits: every privacy method of the package attacked the same way.
 
 * :mod:`.canary` — canary exposure (Carlini et al. 2019, "The Secret Sharer");
 * :mod:`.membership` — membership inference per sentence and per patient: loss threshold

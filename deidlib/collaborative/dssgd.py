@@ -27,7 +27,7 @@ Choices and deviations (the paper is silent or ambiguous on these):
   a fraction of *all* parameters), drawn uniformly without replacement among the non-zero
   entries left after the τ threshold; if fewer than ``k`` entries are non-zero, all of them
   are uploaded. ``base="eligible"`` instead uploads ``round(θ_u · nnz)`` entries, i.e. the
-  fraction θ_u *of the non-zero entries* (the reading of the project's issue text).
+  fraction θ_u *of the non-zero entries* (another reading of the paper's θ_u).
 * **Rounding.** Fractions of a count are rounded half up; a positive fraction selects at
   least one entry.
 * **Download ties.** At the start all update counts are 0, so "the parameters with the

@@ -144,8 +144,8 @@ positive_float = _number(float, lambda v: v > 0 and v == v and v != float("inf")
 unit_float = _number(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
-#: default thread count: 1. Measured on the shared 2-core development machine under load
-#: (issue 18): a GRU-CRF epoch took 14 s with one intra-op thread and 121 s with torch's
+#: default thread count: 1. Measured on the shared 2-core development machine under load:
+#: a GRU-CRF epoch took 14 s with one intra-op thread and 121 s with torch's
 #: default of 2; festag 2.1 s against no epoch in 240 s. These models are small, thread
 #: synchronisation costs more than it saves when the cores are busy.
 DEFAULT_THREADS = 1

@@ -1,4 +1,4 @@
-"""Pre-trained sentence encoders from local files: the public MiniLM of issue 14.
+"""Pre-trained sentence encoders from local files: the public MiniLM of the DP recipes.
 
 Why. A DP tagger trained from scratch must learn its whole input representation from
 noisy gradients; DP practice since the ahmed thesis starts from *public* pre-trained parts,

@@ -1,4 +1,4 @@
-"""What a tagger gets wrong, by kind of token (issue 19's transfer diagnostics; pure functions).
+"""What a tagger gets wrong, by kind of token (the transfer study's diagnostics; pure functions).
 
 Binary-token errors are counted on the scorer's own token keys (:func:`.keys.token_keys`:
 ``[a-zA-Z0-9]+`` pieces of a span), so the counts add up to the FP and FN of

@@ -18,7 +18,7 @@ score and Viterbi (as AllenNLP's ``allowed_transitions``; Lample et al.'s CRF le
 Why: with the thesis's 113 BIOES×TYPE labels the char-GRU-CRF taggers sat in an all-``O``
 phase at cpu scale; the CRF had to learn ~12k (113²) transition scores before a PHI path
 could beat ``O…O``. With the constraints the same model leaves that phase within a few
-epochs (the measurements are in the README, "Measurements behind design choices"). IO
+epochs (the measurements are in CHANGELOG.md, "Measurements behind design choices"). IO
 label sets have nothing to constrain. The constraint is a buffer, so per-sample gradients (DP-SGD) are unchanged in
 form: disallowed entries receive (numerically) zero gradient.
 """
@@ -144,9 +144,9 @@ class CRF(nn.Module):
         The last step is ``max + log Σ exp(· − max)`` written out with the maximum detached:
         ``torch.logsumexp``'s value, but the gradient ``exp(x − max) / Σ`` instead of
         ``exp(x − log Z)``, whose argument loses |log Z|·eps to cancellation (a long sentence
-        has |log Z| ~ 10³: a marginal near 1 was ~1e-5 off, the size of the whole gradient
-        ``marginal − gold`` of a well-fitted sentence; float32 per-sentence gradients were
-        up to 17 % off float64, now 0.3 %, ``tests/models/test_crf.py``).
+        has |log Z| ~ 10³: a marginal near 1 comes out ~1e-5 off, the size of the whole gradient
+        ``marginal − gold`` of a well-fitted sentence, and float32 per-sentence gradients up to 17 %
+        off float64; this form keeps them within 0.3 %, ``tests/models/test_crf.py``).
         On CPU float tensors the same recursion and its forward–backward gradient run
         compiled (:mod:`deidlib.models.fused_crf`) where that is built.
         """

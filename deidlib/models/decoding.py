@@ -9,7 +9,7 @@ token is the label with the largest marginal mass (summed over its B/I/E/S tags)
 consecutive marked tokens of one type become one chunk, re-encoded in the tagger's encoding
 (so adjacent same-type entities merge; binary-token scores are unaffected by that).
 
-This is the "decision threshold on the PHI marginal" of issue 18; the thesis' δ_p (ahmed
+This is a "decision threshold on the PHI marginal", which trades precision for recall; the thesis' δ_p (ahmed
 §4.2, eq. 4.7–4.8) changes training instead, and an ensemble's k-of-n rule (ahmed §5.3)
 changes the aggregation; the three are complementary.
 """

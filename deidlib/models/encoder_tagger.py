@@ -1,4 +1,4 @@
-"""A tagger on a pre-trained transformer encoder (issue 14: ``--model minilm``).
+"""A tagger on a pre-trained transformer encoder (``--model minilm``).
 
 Architecture. Sub-word pieces of each sentence (the encoder's own WordPiece vocabulary,
 :func:`deidlib.embeddings.encoders.align_subwords`) → the pre-trained encoder

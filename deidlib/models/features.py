@@ -45,7 +45,7 @@ class Featurizer:
         """``lowercase_chars``: the character encoder reads ``token.lower()`` (the casing
         feature, when a tagger uses it, still sees the case). A tagger trained on notes whose
         upper-case words are mostly abbreviations otherwise learns that an unknown upper-case
-        word is not a name, and misses the names of upper-case notes (issue 19: on the nursing
+        word is not a name, and misses the names of upper-case notes (on the nursing
         notes, binary-token F1 0.585 -> 0.65 for a synthetic-trained GRU-CRF)."""
         if list(words[:2]) != ["<pad>", "<unk>"]:
             raise ValueError("the word list must start with '<pad>', '<unk>'")

@@ -53,11 +53,11 @@ def _padded_ok(rnn: nn.RNNBase) -> bool:
     side on one thread (``benchmarks/taggers.py``; packed → padded tokens/s, idle 2-core
     Xeon with AVX-512): training is 1.3-1.8x faster for every RNN tagger (the fused oneDNN
     LSTM forward *and* backward; a GRU, which has no fused CPU kernel in torch, saved the
-    packed path's per-step slicing in autograd, and since stop 22 runs on the compiled GRU of
+    packed path's per-step slicing in autograd, and runs on the compiled GRU of
     :mod:`deidlib.models.fused_gru`), while inference is not faster
     (0.85-1.06x: the oneDNN call re-lays out its weights each time, and without a backward
     pass the packed loop is cheap), so prediction does not use it: it runs the compiled
-    inference kernel of :mod:`deidlib.models.fused_infer` (stop 23), or the packed path."""
+    inference kernel of :mod:`deidlib.models.fused_infer`, or the packed path."""
     if _PACKED_ONLY or type(rnn) not in (nn.LSTM, nn.GRU) or rnn.num_layers != 1 or not rnn.batch_first:
         return False
     if getattr(rnn, "proj_size", 0):

@@ -1,4 +1,4 @@
-"""An ensemble of taggers that averages their PHI posteriors (issue 18's recall operating point).
+"""An ensemble of taggers that averages their PHI posteriors (for a recall-oriented operating point).
 
 Each member computes its posterior tag marginals ``P(y_t = k | x)`` (CRF forward-backward,
 or softmax; :meth:`deidlib.models.taggers.BaseTagger.marginals`); the ensemble's marginal is

@@ -24,7 +24,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                      input_dropout=0.5, cells=("lstm", "gru"), hidden=150, between_dropout=0.5, ff_dim=150, crf=True),
     "transformer": dict(char="gru", char_onehot=False, char_emb_dim=25, char_hidden=25, word_dim=128, casing=True,
                         layers=2, heads=4, ff_hidden=256, input_dropout=0.1, attn_dropout=0.1, crf=True),
-    # issue 14: the pre-trained all-MiniLM-L6-v2 encoder, fine-tuned, + casing -> linear -> CRF
+    # the pre-trained all-MiniLM-L6-v2 encoder, fine-tuned, + casing -> linear -> CRF
     # (deidlib.models.encoder_tagger; word_dim 0: no word embedding, the encoder reads sub-words)
     "minilm": dict(encoder="minilm", finetune_layers=None, casing=True, input_dropout=0.1, hidden=0, word_dim=0,
                    crf=True),
@@ -37,7 +37,7 @@ ALIASES: dict[str, str] = {"char_dim": "char_emb_dim", "token_hidden": "hidden",
 
 #: optimiser hints the trainer applies unless told otherwise. festag: the paper's plain SGD
 #: with learning rate 0.9; our loss sums token losses per sentence (NeuroNER's is a per-token
-#: mean), so without a bound the first steps diverge (README, "Measurements behind design
+#: mean), so without a bound the first steps diverge (CHANGELOG.md, "Measurements behind design
 #: choices") -- we add a gradient-norm clip of 5.0 (NeuroNER clips each entry to ±5). The
 #: festag study itself trains with NeuroNER's token-mean loss and no clip
 #: (``deidlib.collaborative.tagger_trainer(loss="token_mean")``).

@@ -24,7 +24,7 @@ Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values)
     hidden size are parameters; a small one trained from scratch is the CPU default)
     over word + character features and sinusoidal positions → CRF or softmax.
 ``minilm``
-    issue 14: the pre-trained all-MiniLM-L6-v2 encoder (public, loaded from local files)
+    the pre-trained all-MiniLM-L6-v2 encoder (public, loaded from local files)
     fine-tuned, or frozen (``finetune_layers=0``), + casing → linear (or a GRU) → CRF
     (:mod:`.encoder_tagger`).
 

@@ -1,4 +1,4 @@
-"""De-identification in one call (``deidlib deidentify``; issue 20, part 2).
+"""De-identification in one call (``deidlib deidentify``).
 
 * :mod:`.formats` — read .txt folders, i2b2 XML, JSONL/CSV with a text column and PhysioNet
   deid folders; write the de-identified notes back in the same format.

@@ -1,14 +1,14 @@
 """The default de-identification model of ``deidlib deidentify``: trained on the embedded
 synthetic corpus only, so it contains no real data, built on first use and cached.
 
-**Choice (issue 20).** The model is not shipped in the repository: it is a function of the
+**Choice.** The model is not shipped in the repository: it is a function of the
 code (the synthetic generator, the tagger, the trainer) and of :data:`DEFAULT_MODEL_RECIPE`,
 so it is rebuilt, not downloaded. The cache folder's name holds a fingerprint of the recipe,
 the package version and the source of :mod:`deidlib.synthetic`, so a change of the
-generator (e.g. the more realistic corpus of issue 19) or of the recipe builds a new model
+generator (e.g. a new note type) or of the recipe builds a new model
 automatically. Retrain it by editing :data:`DEFAULT_MODEL_RECIPE` (one dict) or call
-:func:`build_default_model` with another recipe. Its size, build time and its scores on the
-PhysioNet nursing notes are in the README ("De-identify a folder").
+:func:`build_default_model` with another recipe. How it decides and what it is worth on
+real notes: docs/deidentify.md ("The default model") and docs/limitations.md.
 
 **What it contains.** The featurizer's word and character vocabularies come from the
 synthetic training notes (generated from Faker identities and public word lists), the word
@@ -44,7 +44,7 @@ __all__ = [
 #: a GRU-CRF (Ahmed 2020, thesis ch. 4) with BIOES labels over the i2b2 2014 types, so
 #: that surrogates can be chosen per type, on the cpu-profile synthetic corpus (300
 #: patients at 5 sites, 806 training notes, 16,720 sentences), word2vec vectors on its
-#: training notes, learning-rate decay as for the nursing-notes GRU of the README. Two
+#: training notes, learning-rate decay as for the nursing-notes GRU of docs/cli.md (``train``). Two
 #: epochs: the synthetic dev F1 is 0.99 after the first (the synthetic notes are easy; more
 #: epochs only fit them closer), and an epoch took 7 minutes on the loaded 2-core machine.
 #: ``phi_threshold``: the model replaces a token when its PHI marginal 1 - P(O) exceeds this
@@ -53,10 +53,10 @@ __all__ = [
 #: the nursing test notes through verbatim. It was chosen from the grid 0.3 / 0.1 / 0.03, fixed
 #: beforehand, as the highest threshold reaching binary-token recall 0.85 on the nursing notes'
 #: *dev* split (0.03: recall 0.895; 0.1: 0.840): one scalar of the recipe was chosen with real
-#: notes, the weights contain none. The synthetic-to-real transfer recipe (issue 19:
+#: notes, the weights contain none. The synthetic-to-real transfer recipe (docs/transfer.md:
 #: ``"hparams": {"word_dropout": 0.3, "lowercase_chars": True, "casing": True}, "note_scale":
 #: {"icu_nursing_note": 3.0}``) was measured as the default and not adopted: it reaches recall
-#: 0.85 on the dev split at none of the thresholds (0.826 at 0.03). Numbers: README.
+#: 0.85 on the dev split at none of the thresholds (0.826 at 0.03).
 DEFAULT_MODEL_RECIPE: dict = {
     "model": "gru",
     "corpus": "synthetic",

@@ -23,7 +23,7 @@ thesis does not state its accountant (TF-Privacy / Opacus both used RDP in 2020)
 
 What the solver finds for the thesis' rows (which accountant fits, the N per data set, the
 cross-check against our tokenizer on the PhysioNet nursing notes) is a measurement, kept
-with the other measurements in the README ("Measurements behind design choices") and
+with the other measurements in CHANGELOG.md ("Measurements behind design choices") and
 recomputed by notebook 04 (``thesis_sequence_counts``).
 """
 
@@ -233,7 +233,7 @@ def solve_sequences(
     bisect on log N between ``n_min`` (default: the batch size, q = 1) and ``n_max`` until
     the bracket is within ``rel_tol``; the answer is the smallest N with ε(N) <= target.
     Raises ``ValueError`` when the target is outside [ε(n_max), ε(n_min)]. PRV evaluations
-    are slow (seconds each), so ``accountant="prv"`` is much slower than RDP/GDP (README,
+    are slow (seconds each), so ``accountant="prv"`` is much slower than RDP/GDP (CHANGELOG.md,
     "Measurements behind design choices").
     """
     lo = max(batch_size, n_min or batch_size)

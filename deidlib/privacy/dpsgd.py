@@ -41,7 +41,7 @@ methods (tests check them against each other and against single-sentence batches
     is_grads_batched=True)``, ``vmap`` over the backward with the rows of the identity as
     output gradients). A character encoding shared by several sentences contributes
     ``∂L_u/∂h · ∂h/∂θ`` to each unit separately. Exact, but each row back-propagates
-    through the whole lot (G × a full backward; cost in the README, "Measurements behind design choices").
+    through the whole lot (G × a full backward; cost in CHANGELOG.md, "Measurements behind design choices").
 ``loop``
     the same Jacobian rows with one backward pass per unit (a cross-check).
 ``vectorized``
@@ -52,8 +52,8 @@ methods (tests check them against each other and against single-sentence batches
     units are processed in length-sorted chunks of at most ``chunk`` sentences and
     ``chunk_tokens`` padded tokens: a recurrent head loops over the chunk's longest sentence,
     so one long sentence in a chunk of 256 made every step pay for its length (a lot of
-    nursing sentences reaches 300+ words). Speed against ``micro``: README "DP recipes beyond
-    the thesis" (``benchmarks/dp_vectorized.py``, ``--head conv`` and ``--head gru``).
+    nursing sentences reaches 300+ words). Speed against ``micro``: measured by
+    ``benchmarks/dp_vectorized.py`` (``--head conv`` and ``--head gru``; docs/dp-recipes.md).
 
 All three require only that no sentence's loss depends on another sentence's data in the
 forward pass, which holds for all taggers (padding is masked; dropout masks are per

@@ -1,4 +1,4 @@
-"""A differentially private word vocabulary for DP-SGD taggers (issue 12, item 2).
+"""A differentially private word vocabulary for DP-SGD taggers.
 
 A tagger's word list ships with the model (``model/config.json``); built from the training
 text it names the training PHI (rare surnames, IDs) whatever DP-SGD guarantees for the

@@ -129,7 +129,7 @@ class DPParams(StudyParams):
     embeddings: str | None = None  # None: random init (word2vec would read the training text)
     table_noises: tuple[float, ...] = (0.25, 0.45, 0.55)
     fine_tune_per_target: int | None = None  # pre-trained members fine-tuned per target (None: all others)
-    #: issue 14: train the members (Tables 5.1/5.2/A.3) with this recipe of dp_recipes at ``member_epsilon``
+    #: train the members (Tables 5.1/5.2/A.3) with this recipe of dp_recipes at ``member_epsilon``
     #: (None: the thesis' tagger at σ = ``member_noise``, lot ``batch_size``)
     member_recipe: str | None = None
     member_epsilon: float = 8.0
@@ -491,7 +491,7 @@ class DPStudyResults(TypedDict):
     epsilon_table: pd.DataFrame  #: Table 5.3 analog
     thesis_sequences: pd.DataFrame
     curve: pd.DataFrame  #: F1 vs ε
-    recipe_curves: pd.DataFrame  #: F1 vs ε per recipe and seed (issue 14)
+    recipe_curves: pd.DataFrame  #: F1 vs ε per recipe and seed (docs/dp-recipes.md)
     members: dict[str, dict[str, Any]]  #: per site: epsilon, ledger (dict), sentences, seconds
     scenario_a: pd.DataFrame  #: Table 5.1 analog
     scenario_b: pd.DataFrame  #: Table 5.2 analog

@@ -1,4 +1,4 @@
-"""Issue 16 / notebook ``09_privacy_frontier``: every privacy method of the package attacked the
+"""Notebook ``09_privacy_frontier``: every privacy method of the package attacked the
 same way on one corpus, and its utility next to the attack's success.
 
 One synthetic corpus (``load_corpus("synthetic")``, split by patient); the training split's

@@ -1,4 +1,4 @@
-"""DP-SGD recipes a hospital would use (issue 14): the thesis' recipe beside what DP practice
+"""DP-SGD recipes a hospital would use: the thesis' recipe beside what DP practice
 has learned since, on one harness (:func:`deidlib.privacy.dpsgd.train_dp`) and one scorer.
 
 The thesis (ahmed, §5.1.2) trains a self-attention tagger *from scratch* with DP-SGD: lot 16,
@@ -101,7 +101,7 @@ class Recipe:
     pretrain_profile: str = "cpu"
     pretrain_epochs: int = 3
     pretrain_lr: float = 1e-3
-    #: weight of ICU nursing notes in the public corpus (as the transfer study, issue 19)
+    #: weight of ICU nursing notes in the public corpus (as the transfer study)
     pretrain_icu_weight: float = 3.0
     #: annotation guideline of the *private* corpus: the public spans are aligned to it
     #: (:func:`deidlib.corpus.conventions.align_spans`; "physionet" for the nursing notes,
@@ -122,7 +122,7 @@ class Recipe:
 #: per-sentence gradients vectorise, the GRU's do not); then DP at ε = 8 — lot 2048, 5 epochs, no
 #: thinning: 0.00 (48 steps: all-O); lot 1024, 10 epochs, thinned to 20 %: 0.69 (0.70 without
 #: noise); lot 512, lr 3e-3: 0.50; lot 1024, 20 epochs, lr 3e-2: 0.69; lot 1024, 30 epochs, lr 1e-2:
-#: 0.75 (README, "DP recipes").
+#: 0.75 (``benchmarks/dp_recipes.py``).
 #: How ``synthetic_minilm`` was chosen (same dev split, seed 0): fine-tuned on the nursing notes without
 #: DP, a head pre-trained on synthetic notes reaches dev F1 0.79 when only its output layer and CRF
 #: train, 0.90-0.92 when the whole head trains, so DP fine-tunes the whole head; lot, thinning and 30
@@ -192,7 +192,7 @@ def pretrain_public(recipe: Recipe, *, seed: int = 0, progress: bool = False):
     DP-SGD's guarantee for the fine-tuned model covers everything private it saw. What the
     guarantee does *not* cover, as for every recipe's hyperparameters: the generator's design
     and the recipe's settings were chosen with the nursing notes' *dev* split in view
-    (issue 19, README "DP recipes beyond the thesis"); a release would choose them on other
+    (the transfer study; docs/dp-recipes.md); a release would choose them on other
     data or pay for the choice (Papernot & Steinke, ICLR 2022)."""
     if recipe.pretrain != "synthetic":
         raise ValueError(f"recipe {recipe.name!r} has no public pre-training (pretrain={recipe.pretrain!r})")

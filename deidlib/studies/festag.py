@@ -32,8 +32,8 @@ Deviations and choices, all visible in the returned parameters:
   makes every step about a sentence length (~15x) larger than the paper's: measured at the
   cpu profile (seed 0, 15 epochs, batch 1, no clipping), A's test F1 then jumped between
   0.01 and 0.54 from epoch to epoch, against 0.84-0.90 from epoch 9 on with the token mean.
-  Before stop 17 the cpu profile used the summed loss with batch 4 and a gradient-norm clip
-  of 5 instead; its curves were still rising at epoch 15.
+  With the summed loss at batch 4 and a gradient-norm clip of 5 instead, the cpu profile's
+  curves were still rising at epoch 15.
 * **Word vectors.** The paper used Word2Vec trained on English Wikipedia; no such
   vectors can be downloaded here, so the vocabulary and gensim Word2Vec vectors are
   trained on the union of the training sentences (a shared, agreed input of the
@@ -51,7 +51,7 @@ Deviations and choices, all visible in the returned parameters:
 * **Sparse PHI** (``negatives_per_positive``, default off). In the PhysioNet nursing notes
   only 4 % of training sentences (875 of 21,228) hold PHI, 0.4 % of tokens; a cpu-profile
   site of 300 random sentences then holds about a dozen PHI sentences and no experiment
-  learns (the README's results section has the measured scores). With
+  learns (CHANGELOG.md has the measured scores). With
   ``negatives_per_positive=k`` each site keeps all of its sentences with PHI and a seeded
   random ``k`` per such sentence of those without, before the ``max_site_sentences`` cap.
   The global test set is never down-sampled (only capped), so the precision cost of

@@ -1,4 +1,4 @@
-"""Recall-oriented operating point (notebook ``10_operating_point``; issue 18).
+"""Recall-oriented operating point (notebook ``10_operating_point``).
 
 A de-identifier is judged by the PHI it lets through. The taggers' own decision (Viterbi for
 the CRF) is an F1-oriented point: on the PhysioNet nursing notes (document split, 486 test
@@ -8,7 +8,7 @@ binary-token precision–recall curve over thresholds on the PHI marginal 1 − 
 (:mod:`deidlib.models.decoding`), chooses the threshold on the **dev** split for a target
 recall (``deidlib train --target-recall``: the grid brackets it, the dev tokens' PHI
 probabilities refine it, :func:`deidlib.training.choose_threshold`) and reports the **test** split at that threshold
-and at the model's own decision. The target of issue 18 is recall ≥ 0.92 at precision ≥ 0.85
+and at the model's own decision. The target (:data:`TARGET`) is recall ≥ 0.92 at precision ≥ 0.85
 on the nursing notes.
 
 Choices: one tagger kind and one seed per run (the curve of one released model is what a
@@ -35,9 +35,9 @@ __all__ = ["OperatingPointParams", "PROFILE_PARAMS", "params_for", "run_study", 
 
 #: PHI-marginal thresholds traced (high to low)
 THRESHOLDS = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
-#: Philter (UCSF, rules) on the nursing notes' 486 test notes, binary-token (issue 18's measurement)
+#: Philter (UCSF, rules) on the nursing notes' 486 test notes, binary-token
 PHILTER_NURSING = {"precision": 0.06, "recall": 0.90}
-#: issue 18's target on the nursing notes: recall >= 0.92 at precision >= 0.85
+#: the target on the nursing notes: recall >= 0.92 at precision >= 0.85
 TARGET = {"recall": 0.92, "precision": 0.85}
 
 
@@ -121,7 +121,7 @@ def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_d
 
 def summary_rows(res: OperatingPointResults) -> list[dict]:
     """Test P/R/F1 at the model's own decision and at the dev-chosen threshold (with its dev
-    numbers), and whether issue 18's target is met on test."""
+    numbers), and whether the target (:data:`TARGET`) is met on test."""
     rows = []
     for name, th in (("model decision", None), ("dev-chosen threshold", res["chosen_threshold"])):
         if name != "model decision" and th is None:
@@ -140,7 +140,7 @@ def summary_rows(res: OperatingPointResults) -> list[dict]:
 
 def plot_curve(res: OperatingPointResults):
     """Test precision vs recall over the thresholds; the model's own decision, the dev-chosen
-    threshold, issue 18's target region and (nursing notes only) Philter's point."""
+    threshold, the target region and (nursing notes only) Philter's point."""
     apply_style()
     fig, ax = plt.subplots(figsize=(6, 4.4))
     pts = [p for p in res["test_curve"] if p["threshold"] is not None]
@@ -165,7 +165,7 @@ def plot_curve(res: OperatingPointResults):
         ax.plot(c["recall"], c["precision"], "r*", ms=12,
                 label=f"dev-chosen for recall ≥ {res['params']['target_recall']:g} (T={c['threshold']:g})")
     ax.fill_between([TARGET["recall"], 1.0], TARGET["precision"], 1.0, color="g", alpha=0.12,
-                    label="issue-18 target on the nursing notes: R ≥ 0.92, P ≥ 0.85")
+                    label="target on the nursing notes: R ≥ 0.92, P ≥ 0.85")
     if others:
         ax.plot(PHILTER_NURSING["recall"], PHILTER_NURSING["precision"], "D", color="tab:orange",
                 label="Philter (rules), same test notes")

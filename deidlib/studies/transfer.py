@@ -1,4 +1,4 @@
-"""Synthetic-to-real transfer (issue 19; notebook ``00_corpus_overview``, ``benchmarks/transfer.py``).
+"""Synthetic-to-real transfer (notebook ``00_corpus_overview``, ``benchmarks/transfer.py``).
 
 The question a hospital asks of the embedded corpus: *a model trained only on synthetic
 notes — how well does it de-identify our real notes?* This study trains one tagger on the
@@ -31,28 +31,28 @@ Choices:
   Why an encoder: its vectors were learned on public text, so a surname or a town that no
   synthetic note has still gets a vector that says "name"; a vocabulary learned from
   synthetic notes has none. Why one layer fine-tuned: on the real dev split it beat the
-  frozen encoder (:data:`FROZEN_ENCODER_RECIPE`, ``lr=1e-3``, the default of stop 15) in each
+  frozen encoder (:data:`FROZEN_ENCODER_RECIPE`, ``lr=1e-3``) in each
   of 3 seeds at first, and in the median of 7 runs (0.763 against 0.727), not in every run
-  (README, "Synthetic-to-real transfer"); it costs about 2x the frozen encoder's training time.
+  (``benchmarks/transfer.py``); it costs about 2x the frozen encoder's training time.
   The pre-trained weights are public and everything trained saw synthetic notes only: the
   model holds no real text.
-* **A threshold chosen on the real dev split** (``dev_target_recall``, cpu and paper: issue
-  19's recall goal, 0.85): besides the model's own decision, the study reports the test split
+* **A threshold chosen on the real dev split** (``dev_target_recall``, cpu and paper: the
+  target's recall, 0.85): besides the model's own decision, the study reports the test split
   at the highest threshold on P(PHI) of :data:`deidlib.training.THRESHOLD_GRID` whose recall on
   the real *dev* notes reaches the goal (``deidlib train --target-recall`` refines the grid's
-  answer on the dev tokens since stop 23; this study keeps the grid's, as measured). This one
+  answer on the dev tokens; this study keeps the grid's, as measured). This one
   scalar is learned from real notes; a user shipping the model sets it on their own dev notes.
-* **The word-level recipe** (:data:`WORD_RECIPE`, the smoke profile's and the default up to
-  stop 14: ``-p model="'gru'" -p hparams=...``): the GRU-CRF of ``deidlib train`` (Ahmed 2020,
+* **The word-level recipe** (:data:`WORD_RECIPE`, the smoke profile's; at the other
+  profiles: ``-p model="'gru'" -p hparams=...``): the GRU-CRF of ``deidlib train`` (Ahmed 2020,
   ch. 4), word2vec on the synthetic training notes, and:
 * **Word dropout 0.3** (``hparams["word_dropout"]``, :class:`deidlib.models.layers.TokenEncoder`):
   in a synthetic corpus the words seen once are mostly PHI, so without it ``<unk>`` means
   "PHI" and every unseen word of a real note is flagged; replacing known words by
-  ``<unk>`` in training breaks that link (measured in the README).
+  ``<unk>`` in training breaks that link (measured with ``benchmarks/transfer.py``).
 * **Case-blind characters + casing feature** (``hparams["lowercase_chars"]``,
   :class:`deidlib.models.Featurizer`; ``hparams["casing"]``): with case-sensitive characters
   an unknown upper-case word looked like an abbreviation, and names in upper-case notes were
-  missed (README).
+  missed (measured with ``benchmarks/transfer.py``).
 * **ICU nursing notes weighted 3x** in the training corpus (``icu_weight``, through
   ``load_corpus(note_scale=...)``); the corpus of the other studies is unchanged.
 * **Choosing with the real dev split.** The model never sees a real note, so the real
@@ -102,9 +102,9 @@ __all__ = ["TransferParams", "PROFILE_PARAMS", "params_for", "run_study", "Trans
 
 #: real corpora tried, in order (each is skipped with a note when not on this machine)
 REAL_CORPORA = ("physionet", "i2b2")
-#: rules-based peers on the nursing notes' 486 test notes, binary-token F1 (issue 19's measurement)
+#: rules-based peers on the nursing notes' 486 test notes, binary-token F1
 PEERS_NURSING = {"Philter (UCSF)": 0.118, "Presidio": 0.100}
-#: issue 19's goal on the nursing notes, trained on synthetic notes only
+#: the target on the nursing notes, trained on synthetic notes only
 TARGET = {"f1": 0.70, "recall": 0.85}
 
 
@@ -138,10 +138,10 @@ class TransferParams(StudyParams):
     #: share of synthetic *training* notes written in upper case before training (seeded; dev
     #: and test unchanged): a case augmentation against names missed in upper-case real notes.
     #: Measured and not adopted: the case-blind character encoder (``lowercase_chars``) fixed
-    #: the same failure better (README).
+    #: the same failure better (``benchmarks/transfer.py``).
     upper_share: float = 0.0
     #: factor on every site's weight of ICU nursing notes in the synthetic training corpus
-    #: (1: the corpus every study uses; 3 measured better on the nursing notes, see the README)
+    #: (1: the corpus every study uses; 3 measured better on the nursing notes with ``benchmarks/transfer.py``)
     icu_weight: float = 3.0
     #: fixed thresholds on the PHI marginal (:mod:`deidlib.models.decoding`) scored on the real
     #: corpora next to the model's own decision: an operating-point curve, chosen before any run
@@ -154,7 +154,7 @@ class TransferParams(StudyParams):
     dev_target_recall: float | None = None
     #: the dev-chosen threshold never exceeds this (None: the whole grid). A recall-oriented
     #: operating point only *lowers* the threshold below the model's own decision; above 0.5 the
-    #: dev recall's margin over the target is sold for precision and, measured (stop 20,
+    #: dev recall's margin over the target is sold for precision and, measured (cpu profile,
     #: ``patients=600``, seed 4: dev-chosen 0.9, dev recall 0.865, test recall 0.817 against 0.879
     #: at 0.5), the test split falls below the target
     dev_threshold_cap: float | None = 0.5
@@ -199,14 +199,14 @@ WORD_RECIPE = {"word_dropout": 0.3, "lowercase_chars": True, "casing": True}
 #: the encoder recipe (cpu and paper profiles; lr 3e-4): MiniLM, mean of hidden states 2-4 (so of the
 #: three trainable top layers only the 4th gets a gradient), casing, BiGRU 64, CRF
 ENCODER_RECIPE = {"finetune_layers": 3, "layers": [2, 3, 4], "hidden": 64, "casing": True}
-#: stop 15's default (lr 1e-3): the same with the encoder frozen; about half the training time
+#: lr 1e-3: the same with the encoder frozen; about half the training time
 FROZEN_ENCODER_RECIPE = {**ENCODER_RECIPE, "finetune_layers": 0}
 
 PROFILE_PARAMS = profiles(TransferParams, {
     "smoke": TransferParams(epochs=2, lr_decay=0.0, batch_size=8, max_test_documents=60,
                             hparams={"word_dim": 16, "char_emb_dim": 8, "char_hidden": 8, "hidden": 16, "ff_dim": 16,
                                      **WORD_RECIPE}),
-    # twice the cpu profile's 300 patients (stop 20; README "Synthetic-to-real transfer")
+    # twice the cpu profile's 300 patients (docs/transfer.md)
     "cpu": TransferParams(model="minilm", epochs=3, lr=3e-4, hparams=dict(ENCODER_RECIPE), patients=600,
                           dev_target_recall=TARGET["recall"]),
     "paper": TransferParams(model="minilm", epochs=3, lr=3e-4, hparams=dict(ENCODER_RECIPE),
@@ -354,7 +354,7 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
 
 
 def score_rows(res: TransferResults) -> list[dict]:
-    """One row per test set: documents, P/R/F1 (synthetic first), and issue 19's goal for the nursing notes;
+    """One row per test set: documents, P/R/F1 (synthetic first), and the target for the nursing notes;
     with ``dev_target_recall``, one more row per real corpus at the threshold chosen on its dev split."""
     s = res["synthetic"]
     rows = [{"test set": "synthetic (test split)", "documents": s["test_documents"], "precision": s["precision"],

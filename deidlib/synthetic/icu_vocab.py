@@ -1,11 +1,11 @@
-"""Vocabulary of ICU nursing notes (issue 19): systems, telegraphic findings, devices, drips.
+"""Vocabulary of ICU nursing notes: systems, telegraphic findings, devices, drips.
 
 Real ICU nursing notes (the PhysioNet deid "nursing notes" are the example a user meets)
 are written system by system in a telegraphic register: ``NEURO: A&O X3, MAE. CV: SR 80S,
 NO ECTOPY. BP 110-140/50-60 ...`` — in upper case, lower case or mixed, with vital-sign
 ranges, drip rates, times, lab runs and misspellings, and with very little PHI (about 4 %
-of sentences). The synthetic corpus had none of this, so a model trained on it flagged
-nearly every token of a real note (issue 19).
+of sentences). Without such notes in the synthetic corpus, a model trained on it flagged
+nearly every token of a real note.
 
 **Where the words come from.** Every phrase below was written for this package from
 general clinical nursing knowledge (standard ICU abbreviations, generic and brand drug
@@ -15,7 +15,7 @@ here is drawn from the PhysioNet deid package's own word lists (its ``dict/`` an
 ``lists/`` folders are deliberately not used: they were built around that corpus). The
 *statistics* a generator should match (share of upper-case notes, PHI per sentence,
 which PHI types occur) were measured on the nursing notes' training split as counts only
-and are stated in the README.
+and notebook ``00_corpus_overview`` shows them.
 
 Placeholders: ``{SLOT}`` upper case writes PHI (see :mod:`deidlib.synthetic.notes.icu`),
 ``{slot}`` lower case writes non-PHI values (vital ranges, doses, times, lab values).

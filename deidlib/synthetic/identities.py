@@ -223,7 +223,7 @@ def wide_names(kind: str) -> tuple[str, ...]:
 
     A site's pools hold a few hundred frequent names, so a tagger can memorise them; real
     notes (and their surrogates) name people the training notes never saw, from every
-    origin (issue 19). ICU nursing notes draw care providers and
+    origin. ICU nursing notes draw care providers and
     wards from this pool so that only the context can tell a name is PHI.
     """
     attrs = {"last": ("last_names",), "first": ("first_names_male", "first_names_female", "first_names")}[kind]

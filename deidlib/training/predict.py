@@ -186,8 +186,8 @@ def choose_threshold(tagger, dev_docs: Sequence[Document], target_recall: float,
     no threshold of ``grid`` does), and the dev curve it was read from (row 0: the model's own
     decision; then ``grid``, and the refined threshold in its place when it is new).
 
-    ``refine=False``: the highest threshold of ``grid``. ``refine=True`` (the default, added at
-    stop 23 after the coarse grid's step from 0.3 to 0.2 cost the nursing-notes ensemble 6 points
+    ``refine=False``: the highest threshold of ``grid``. ``refine=True`` (the default,
+    because the coarse grid's step from 0.3 to 0.2 cost the nursing-notes ensemble 6 points
     of precision): the grid only brackets the answer, between the chosen ``g`` and the next
     grid value above it, which misses the target (when the grid's highest value reaches the
     target there is no bracket and it is kept: a search above it would trade recall the model

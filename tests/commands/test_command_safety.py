@@ -1,6 +1,4 @@
-"""Issue 12, items 13-14: no command destroys its input; bad input is a one-line error.
-
-Every test here failed on main at 8193f99 (see the branch's commit message for the run)."""
+"""No command destroys its input; bad input is a one-line error."""
 
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ def _doc(i: int) -> Document:
     return Document(f"00{i}-01", T, [Span.of(T, 12, 17, "DOCTOR"), Span.of(T, 21, 31, "DATE")])
 
 
-#: keeps a run short where main's code would train instead of refusing
+#: keeps a run short where a command that failed to refuse would train
 TINY = ["--epochs", "1", "--embeddings", "none", "--scheme", "binary", "--set", "word_dim=8", "--set", "hidden=8",
         "--set", "char_hidden=4", "--set", "char_emb_dim=4", "--set", "ff_dim=8"]
 
@@ -56,7 +54,7 @@ def model_dir(tmp_path_factory):
     return out
 
 
-# ---- item 13: outputs never overwrite inputs -------------------------------------------------
+# ---- outputs never overwrite inputs -------------------------------------------------
 
 def test_predict_in_dir_as_out_dir_is_refused_and_gold_tags_survive(model_dir, gold, capsys):
     before = _snapshot(gold)
@@ -131,7 +129,7 @@ def test_staged_dir_leaves_no_partial_output_on_failure(tmp_path):
     assert (out / "a.xml").read_text() == "whole" and [p.name for p in tmp_path.iterdir()] == ["o"]
 
 
-# ---- item 14: one-line errors ------------------------------------------------------------------
+# ---- one-line errors ------------------------------------------------------------------
 
 def test_evaluate_negative_bootstrap_is_a_one_line_error(gold, capsys):
     assert main(["evaluate", str(gold), str(gold), "--bootstrap", "-5"]) == 2

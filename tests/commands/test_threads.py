@@ -1,4 +1,4 @@
-"""Issue 18 (threads): every long-running command takes ``--threads N``, set by one helper,
+"""Every long-running command takes ``--threads N``, set by one helper,
 default one thread (measured faster than torch's default 2 on the loaded 2-core machine)."""
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def test_thin_negatives_keeps_positives_and_decides_each_negative_by_its_own_coi
 
 @pytest.mark.parametrize("drop", [0, 1, 999, 1999])
 def test_thin_negatives_removing_any_sentence_changes_no_other_decision(drop):
-    # issue 12 item 5: coins by position flipped 160 other decisions when sentence 0 was removed
+    # coins drawn by position flipped 160 other decisions when sentence 0 was removed
     sents = _sentences(2000)
     out = thin_negatives(sents, 0.25, seed=3)
     fewer = sents[:drop] + sents[drop + 1 :]

@@ -1,4 +1,4 @@
-"""Issue 12 item 15: system (and gold) files whose tags overlap are scored as the official
+"""System (and gold) files whose tags overlap are scored as the official
 i2b2 2014 script scores them, by comparing sets of tag keys; ``--strict-spans`` refuses them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pre-trained encoder tagger (issue 14, ``minilm``): sub-word alignment, frozen-encoder
+"""The pre-trained encoder tagger (``minilm``): sub-word alignment, frozen-encoder
 cache, padding and window invariance, save/load, and DP-SGD's per-unit gradients over it."""
 
 from __future__ import annotations

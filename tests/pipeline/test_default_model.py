@@ -12,7 +12,7 @@ from deidlib.pipeline import default_model as dm
 
 from .conftest import TINY_HPARAMS
 
-#: a recipe small enough for the suite (the real one trains minutes: README)
+#: a recipe small enough for the suite (the real one trains minutes)
 TINY_RECIPE = {**dm.DEFAULT_MODEL_RECIPE, "profile": "smoke", "epochs": 1, "embeddings": None, "scheme": "category",
                "encoding": "BIO", "lr_decay": 0.0, "batch_size": 8, "hparams": dict(TINY_HPARAMS)}
 

@@ -1,4 +1,4 @@
-"""``deidlib deidentify IN OUT`` (issue 20, part 2): every format end to end, refusals,
+"""``deidlib deidentify IN OUT``: every format end to end, refusals,
 patient-consistent surrogates, worker-count independence, Dask == single process, and the
 count of gold PHI that survives."""
 

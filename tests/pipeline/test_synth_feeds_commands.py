@@ -1,4 +1,4 @@
-"""Issue 20: ``deidlib synth`` output feeds every command as it is (its per-site folders are
+"""``deidlib synth`` output feeds every command as it is (its per-site folders are
 read recursively), and it exports plain text."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Behavioural checks of DP-SGD's privacy mechanics, and a mutation test showing that each
-check catches the privacy bug it is meant to catch (issue 12, item 4).
+check catches the privacy bug it is meant to catch.
 
 The checks observe ``train_dp`` from the outside, never through its ledger alone:
 
@@ -13,7 +13,7 @@ The checks observe ``train_dp`` from the outside, never through its ledger alone
 
 Each check compares what it observes with what the ledger claims (steps, σ, C, q, unit).
 The mutation test patches a copy of :mod:`deidlib.privacy.dpsgd` (source text replaced,
-executed as a separate module) with each of the six bugs of the issue and asserts that the
+executed as a separate module) with each of six privacy bugs and asserts that the
 matching check fails on the mutant while it passes on the real module.
 """
 

@@ -134,7 +134,7 @@ def test_guarantee():
 
 
 def test_guarantee_states_the_members_unit():
-    # issue 12 item 6: members DP per sentence must not give a guarantee "per person"
+    # members DP per sentence must not give a guarantee "per person"
     g = ensemble_guarantee([(8.41, 1e-5, "sentence"), (9.15, 1e-5, "sentence")])
     assert g.unit == "sentence" and str(g) == "(9.15, 1e-05)-DP per sentence by parallel composition"
     p = ensemble_guarantee([(1.0, 1e-6, "patient"), (2.0, 1e-6, "patient")], disjoint=False)

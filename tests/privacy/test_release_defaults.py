@@ -1,4 +1,4 @@
-"""What a DP-SGD run releases by default (issue 12, items 1, 3, 5, 7): noise not derivable
+"""What a DP-SGD run releases by default: noise not derivable
 from the seed, nothing un-noised in the history, subsampling that keeps the add/remove
 guarantee, and privacy units that never merge two people."""
 
@@ -19,7 +19,7 @@ def _weights(tagger):
 
 
 def test_train_dp_default_noise_does_not_come_from_the_seed(make_tagger):
-    # item 1: by default the same seed must not give the same noise (main: seeded generators)
+    # by default the same seed must not give the same noise (seeded noise is known to whoever holds the seed)
     runs, ledgers = [], []
     for _ in range(2):
         sents, tg = make_tagger("gru")
@@ -32,7 +32,7 @@ def test_train_dp_default_noise_does_not_come_from_the_seed(make_tagger):
 
 
 def test_train_dp_history_holds_no_unnoised_statistic_of_the_training_lots(make_tagger, dp_splits):
-    # item 3: train_loss (and step timings) are un-noised statistics of the private lots
+    # train_loss (and step timings) would be un-noised statistics of the private lots
     sents, tg = make_tagger("gru")
     hist, led = train_dp(tg, sents[:60], dp_splits.dev[:1], epochs=0.3, batch_size=6, noise_multiplier=1.0,
                          accountant="rdp", progress=False)
@@ -43,7 +43,7 @@ def test_train_dp_history_holds_no_unnoised_statistic_of_the_training_lots(make_
 
 
 def test_patient_units_documents_without_patient_id_are_their_own_units():
-    # item 7: main merged every document with patient_id "" into one unit
+    # documents with patient_id "" must not merge into one unit
     docs = [Document("a", "x", patient_id=""), Document("b", "y", patient_id=""),
             Document("c", "z", patient_id="P1"), Document("d", "w", patient_id="P1"),
             Document("e", "v", patient_id=None), Document("f", "u", patient_id="a")]
@@ -58,7 +58,7 @@ def test_patient_units_documents_without_patient_id_are_their_own_units():
 
 
 def test_ahmed_dp_training_subset_adding_one_sentence_changes_no_other_decision(dp_splits):
-    # item 5: main's _cap took a fixed-size seeded subset (one more sentence swaps others in)
+    # a fixed-size seeded subset fails this (one more sentence swaps others in)
     sents = ad._sentences(dp_splits.train, None, 0)
     assert len(sents) > 100
     base = ad._thin_and_subsample(sents, 0.3, 0, 0.5)

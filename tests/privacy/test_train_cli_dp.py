@@ -1,4 +1,4 @@
-"""``deidlib train --dp-*`` as a user runs it (issue 12, items 1 and 2, and σ = 0): the default
+"""``deidlib train --dp-*`` as a user runs it (and σ = 0): the default
 is secure randomness and a DP vocabulary; the printed guarantee is what holds."""
 
 import json
@@ -35,7 +35,7 @@ def _vocabulary(out):
 
 
 def test_default_dp_noise_is_secure_not_derived_from_the_seed(tmp_path, capsys):
-    # item 1: main drew noise from seeded generators and wrote the seed to scores.json
+    # noise from seeded generators, with the seed in scores.json, would be known to anyone reading it
     a, sa = _run(tmp_path / "a", *FEW_STEPS, "--seed", "4")
     b, _ = _run(tmp_path / "b", *FEW_STEPS, "--seed", "4")
     assert a["secure_rng"] and a["guarantee"]["randomness"] == "os-csprng" and "rng_note" not in a
@@ -61,7 +61,7 @@ def test_seeded_dp_noise_needs_a_flag_and_says_the_guarantee_fails_for_seed_hold
 
 def _training_only_phi_words():
     """Normalised tokens of NAME/ID/CONTACT/LOCATION spans of the CLI's training split that are
-    seen at least twice in training (main's vocabulary keeps those) and never in dev/test."""
+    seen at least twice in training (a non-private count-threshold vocabulary keeps those) and never in dev/test."""
     sp = load_corpus("synthetic", profile="smoke", seed=0)
 
     def phi_words(docs):
@@ -81,9 +81,9 @@ def _training_only_phi_words():
 
 
 def test_default_vocabulary_is_dp_and_holds_no_training_only_phi(tmp_path, capsys):
-    # item 2: main shipped every training word seen twice (240 of 491 PHI tokens) under "(ε, δ)-DP"
+    # a vocabulary of every training word seen twice ships training PHI (240 of 491 PHI tokens) under "(ε, δ)-DP"
     rare_phi = _training_only_phi_words()
-    assert len(rare_phi) > 50  # the training split has PHI that main's vocabulary would ship
+    assert len(rare_phi) > 50  # the training split has PHI that a count-threshold vocabulary would ship
     priv, scores = _run(tmp_path / "dp", *FEW_STEPS)
     vocab = set(_vocabulary(tmp_path / "dp"))
     assert not (vocab & rare_phi), sorted(vocab & rare_phi)[:10]

@@ -1,4 +1,4 @@
-"""DP recipes of issue 14 (deidlib.studies.dp_recipes): public inputs, lot caps, thinning,
+"""DP recipes (deidlib.studies.dp_recipes): public inputs, lot caps, thinning,
 units, ε at the target, the recipe members of the ahmed_dp study, and the vectorised DP step's
 noise and clipping (attacked: a wrong noise scale or an unclipped unit must fail here)."""
 

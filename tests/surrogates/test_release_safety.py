@@ -1,7 +1,7 @@
-"""Issue 12, items 8-12: what a surrogate release guarantees with the defaults, measured.
+"""What a surrogate release guarantees with the defaults, measured.
 
-Each test measures the property over many draws (seeds), so a regression to the old
-behaviour (DOBs over 89 kept within days, seeded default, state drawn apart from the city,
+Each test measures the property over many draws (seeds), so a release with any of these
+weaknesses (DOBs over 89 kept within days, seeded default, state drawn apart from the city,
 first names after titles, holiday noise, invalid NANP numbers) makes it fail.
 """
 
@@ -45,7 +45,7 @@ def surrogates_of(doc, seed, **kw) -> list[str]:
     return [s.text for s in res.document.spans]
 
 
-# ---------------------------------------------------------------- item 8: HIPAA birth dates
+# ---------------------------------------------------------------- HIPAA birth dates
 
 def test_birth_dates_implying_age_over_89_are_aggregated_to_90():
     """DOB 05/03/1918 at a 2010 visit (age 92): no surrogate may imply an age over 90, and the
@@ -75,7 +75,7 @@ def test_birth_date_detection():
     assert found == {"1/2/1915", "3/4/1915", "5/6/1915", "9/10/1915"}
 
 
-# ---------------------------------------------------------------- item 9: equality is disclosed, and said
+# ---------------------------------------------------------------- equality is disclosed, and said
 
 def test_equal_values_are_disclosed_and_the_statement_says_so():
     same = doc_of("In 03/04/2009 and 03/04/2009.", [("DATE", "DATE", "03/04/2009")] * 2)
@@ -92,7 +92,7 @@ def test_equal_values_are_disclosed_and_the_statement_says_so():
     assert "equality of values is disclosed" in eng.__doc__
 
 
-# ---------------------------------------------------------------- item 10: locations
+# ---------------------------------------------------------------- locations
 
 CITY_TEXT = "Lives in Fargo, ND; moved from Fargo, North Dakota."
 
@@ -130,7 +130,7 @@ def test_stated_mean_city_distance_matches_measurement():
     assert eng.expected_city_km(j, 50.0) < 0.8 * eng.expected_city_km(j, 0.25)
 
 
-# ---------------------------------------------------------------- item 11: secure by default
+# ---------------------------------------------------------------- secure by default
 
 @pytest.fixture(scope="module")
 def corpus_dir(tmp_path_factory):
@@ -150,7 +150,7 @@ def test_engine_and_cli_default_to_secure_randomness(corpus_dir, tmp_path, capsy
     assert main(["surrogate", str(corpus_dir), str(out)]) == 0
     printed = capsys.readouterr().out
     assert "secure (OS CSPRNG)" in printed and "seed=" not in printed and "holding the seed" not in printed
-    assert "which values are equal is disclosed" in printed  # item 9: the CLI prints what holds
+    assert "which values are equal is disclosed" in printed  # the CLI prints what holds
     meta = read_i2b2_dir(out)[0].metadata["surrogates"]
     assert meta["secure"] is True and "which values are equal is disclosed" in meta["guarantee"]
     out2 = tmp_path / "out2"
@@ -170,7 +170,7 @@ def test_cli_prints_city_distance(tmp_path, capsys):
     assert {r["method"] for r in recs} == {"fixed", "city_state"}
 
 
-# ---------------------------------------------------------------- item 12: realism
+# ---------------------------------------------------------------- realism
 
 def test_surname_after_title_outside_span_stays_a_surname():
     doc = doc_of("Seen by Dr. Taylor and Mrs. Jordan today.", [("NAME", "DOCTOR", "Taylor"), ("NAME", "PATIENT", "Jordan")])

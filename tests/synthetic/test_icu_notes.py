@@ -1,4 +1,4 @@
-"""The ICU nursing notes of issue 19: exact spans, PHI-sparse, real casing mix, telegraphic form."""
+"""The ICU nursing notes: exact spans, PHI-sparse, real casing mix, telegraphic form."""
 
 import re
 from collections import Counter

@@ -1,4 +1,4 @@
-"""The posterior-averaging ensemble (issue 18's recall operating point): the mean of the
+"""The posterior-averaging ensemble (a recall-oriented operating point): the mean of the
 members' marginals, its threshold decision, ``deidlib ensemble`` and ``deidlib predict`` on it."""
 
 import json

@@ -5,7 +5,7 @@ Starts one ``flower-superlink``, one ``flower-supernode`` per site (``--node-con
 submits the app with ``flwr run --stream``; prints the server's log (per round: what it
 received from each site), writes the run as JSON (``--out``) and stops every process it
 started. Everything binds to 127.0.0.1; a private ``FLWR_HOME`` keeps Flower's state
-out of the user's home. The same commands, one terminal each, are in the README.
+out of the user's home. The same commands, one terminal each, are in docs/flower.md.
 """
 
 from __future__ import annotations

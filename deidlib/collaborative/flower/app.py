@@ -21,7 +21,7 @@ next to this module, overridable with ``flwr run --run-config``) selects the str
 ==================  ==============================================================
 
 The server logs, per round, what it received from each site (``values`` /
-``indices``). See the README ("Collaborative training on Flower") for the commands.
+``indices``). See docs/flower.md for the commands.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Notebook ``02_ahmed_models`` calls :func:`run_study` and turns its JSON-able res
   tagger (Table 4.4; §4.1.5, eq. 4.7–4.9, implemented in :mod:`deidlib.models.taggers`);
 * :func:`table_vocabulary` — the same models' P/R/F1 on the test tokens out of the training
   vocabulary (only the character encoder sees them) and in it: where character features
-  should matter (issue 18);
+  should matter;
 * :func:`table_4_10` — training seconds per epoch, prediction seconds on the test split
   and trainable parameter count (Table 4.10);
 * :func:`table_a1` — per-category P/R/F1 of the best Table 4.2 model (Table A.1);
@@ -67,7 +67,7 @@ Deviations and choices (also visible in the returned ``params``):
   (16 in the smoke/cpu profiles, for more steps on little data).
 * **Threads.** smoke and cpu run torch on one intra-op thread (``num_threads=1``, restored
   afterwards): on a shared 2-core machine, two threads under load were several times
-  slower than one (busy-waiting threads; measured in the README). Table 4.10 timings are
+  slower than one (busy-waiting threads; measured in CHANGELOG.md). Table 4.10 timings are
   therefore single-thread CPU seconds (``results["torch_threads"]``), not GPU seconds.
 * **Best model** for Table A.1 is the Table 4.2 configuration with the highest mean dev
   F1 (the thesis shows its self-attention model); with no dev split, the highest mean

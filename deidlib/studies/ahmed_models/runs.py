@@ -205,8 +205,8 @@ def run_config(
 def vocabulary_counts(gold_docs, system_docs, featurizer) -> dict[str, dict[str, float]]:
     """Binary-token counts and P/R/F1 of test tokens in and out of the training vocabulary
     (``"in-vocabulary"`` / ``"oov"``: the token's normalised key has no word id, so only
-    character features can tell it apart; issue 18 asks for the character-feature effect
-    where it should matter). :func:`deidlib.evaluation.diagnostics.grouped_token_counts`."""
+    character features can tell it apart: the character features' effect where it should
+    matter). :func:`deidlib.evaluation.diagnostics.grouped_token_counts`."""
 
     def group(token: str) -> str:
         return "oov" if featurizer.word_index.get(featurizer.word_key(token), UNK) == UNK else "in-vocabulary"

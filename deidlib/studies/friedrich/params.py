@@ -8,8 +8,8 @@ gradient norm 1.0), N ∈ {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} (Figure 4),
 20 for the DANN statement of section 7.3). The paper does not give the number of training
 epochs; ``epochs`` is a cap with early stopping on the validation binary F1, ties broken by
 the validation loss (``patience``; :func:`~deidlib.studies.friedrich.common.train_deid`).
-``smoke`` and ``cpu`` shrink the corpus, the models, the N grid and the seeds (the README
-and the notebooks state each profile's scale); they never change an algorithm.
+``smoke`` and ``cpu`` shrink the corpus, the models, the N grid and the seeds (the
+notebooks state each profile's scale); they never change an algorithm.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 * :mod:`.templates`: sentence templates (``{SLOT}`` placeholders) and phrase lists;
 * :mod:`.context`: :class:`NoteContext`, one note's patient, site, dates and writing helpers;
 * :mod:`.slots`: one function per template slot, and template rendering;
-* :mod:`.icu`: the ICU nursing note (issue 19), system by system and PHI-sparse;
+* :mod:`.icu`: the ICU nursing note, system by system and PHI-sparse;
 * :mod:`.note_types`: the five note types and :func:`render_note`.
 """
 

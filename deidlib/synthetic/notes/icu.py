@@ -1,4 +1,4 @@
-"""ICU nursing notes (issue 19): system-by-system, telegraphic, PHI-sparse.
+"""ICU nursing notes: system-by-system, telegraphic, PHI-sparse.
 
 The fifth note type, ``icu_nursing_note``. It is written the way ICU nurses write: a
 header per system (``NEURO:``, ``CV-``, ``resp=``), telegraphic findings with vital-sign

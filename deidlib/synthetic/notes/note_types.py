@@ -1,6 +1,6 @@
 """The five note types: discharge summary, progress note, nursing note, pathology report
 (the latter with primary-site / subsite content for the registry study), built from a
-shared header and sections, and the ICU nursing note (:mod:`.icu`, issue 19); :func:`render_note` picks the renderer of ``ctx.note_type``.
+shared header and sections, and the ICU nursing note (:mod:`.icu`); :func:`render_note` picks the renderer of ``ctx.note_type``.
 """
 
 from __future__ import annotations
