@@ -94,20 +94,42 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
+def hidden_cell(outputs: list, execution_count: int | None):
+    """A code cell that shows only ``outputs`` (its source, a comment, removed from the page;
+    MyST-NB skips cells with no source at all)."""
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("# outputs of the cell above", metadata={"tags": ["remove-input"]})
+    cell.outputs, cell.execution_count = outputs, execution_count
+    return cell
+
+
 def prepare(nb, entry, profile: str, why: str = ""):
     """A copy of the executed notebook ``nb`` for its page: manifest figures labelled, streams as
     a terminal shows them, a banner (smoke) or a note on the run after the title cell."""
     import nbformat
 
     nb = copy.deepcopy(nb)
+    cells = []
     for cell in nb.cells:
+        cells.append(cell)
         if cell.cell_type != "code":
             continue
         cell.outputs = merge_streams(cell.get("outputs", []))
         names = [n for n in SAVEFIG.findall(cell.source) if n in entry.figures]
-        has_image = any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
-        if len(names) == 1 and has_image:
-            cell.metadata.setdefault("mystnb", {})["figure"] = {"name": figure_label(names[0])}
+        images = [i for i, o in enumerate(cell.outputs) if "image/png" in o.get("data", {})]
+        if len(names) == 1 and len(images) == 1:
+            # MyST-NB wraps every rich output of a cell in its figure: the image gets a cell of its own
+            # (source hidden), and so do the outputs after it, in their order
+            i = images[0]
+            after = cell.outputs[i + 1:]
+            figure = hidden_cell([cell.outputs[i]], cell.get("execution_count"))
+            figure.metadata["mystnb"] = {"figure": {"name": figure_label(names[0])}}
+            cell.outputs = cell.outputs[:i]
+            cells.append(figure)
+            if after:
+                cells.append(hidden_cell(after, cell.get("execution_count")))
+    nb.cells = cells
     if profile == "smoke":
         text = SMOKE_BANNER.format(why=why)
     else:

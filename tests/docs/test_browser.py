@@ -68,8 +68,11 @@ def _free_port() -> int:
 def served_site(built_site):
     """The built site over http on localhost (as a web server would serve it)."""
     html, _ = built_site
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield html, f"http://127.0.0.1:{server.server_address[1]}"

@@ -79,9 +79,20 @@ def test_staging_labels_a_figure_only_where_the_notebook_shows_it(tmp_path, site
     nb = nbformat.read(d / f"{entry.name}.ipynb", as_version=4)
     cell = nbformat.v4.new_code_cell(f'savefig(fig, "{hidden}", out)')  # saved, never displayed
     nb.cells.append(cell)
+    table = nbformat.v4.new_output("execute_result", data={"text/html": "<table></table>", "text/plain": "t"},
+                                   execution_count=1)
+    note = nbformat.v4.new_output("stream", name="stdout", text="done\n")
+    nb.cells[1].outputs = [table, *nb.cells[1].outputs, note]  # a table, the figure, a print
     out = sitetools.prepare(nb, entry, "smoke", "")
     labels = [c.metadata.get("mystnb", {}).get("figure", {}).get("name") for c in out.cells]
     assert sitetools.figure_label(shown) in labels and sitetools.figure_label(hidden) not in labels
+    # MyST-NB wraps every rich output of a labelled cell: the figure's cell holds the image alone,
+    # and the outputs keep their order
+    fig_cell = out.cells[labels.index(sitetools.figure_label(shown))]
+    assert [list(o.get("data", {})) for o in fig_cell.outputs] == [["image/png", "text/plain"]]
+    assert "remove-input" in fig_cell.metadata["tags"] and fig_cell.source.startswith("#")
+    flat = [o for c in out.cells if c.cell_type == "code" for o in c.outputs]
+    assert [o.output_type for o in flat] == ["execute_result", "display_data", "stream"]
     assert "Smoke-scale toy run" in out.cells[1].source and out.cells[0].source.startswith("# ")
     assert not nb.cells[1].metadata.get("mystnb")  # the executed notebook itself is left alone
     cpu = sitetools.prepare(nb, entry, "cpu", "")
