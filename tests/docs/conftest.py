@@ -1,9 +1,9 @@
 """Fixtures of the documentation-site tests: executed smoke notebooks and the site built from them.
 
-The smoke notebooks are executed once per session here (``tests/test_notebooks.py`` executes
-each into its own per-test folder, possibly on another xdist worker, so its outputs cannot be
-shared); ``DEIDLIB_DOCS_SMOKE_RUNS=DIR`` reuses an existing folder of executed smoke notebooks
-(e.g. ``runs/smoke`` after ``make smoke``) instead.
+The smoke notebooks come from the session fixture ``smoke_notebook`` (tests/conftest.py): each
+is executed once per test session, by whichever of this fixture and ``tests/test_notebooks.py``
+asks first, on any xdist worker. ``DEIDLIB_DOCS_SMOKE_RUNS=DIR`` uses an existing folder of
+executed smoke notebooks instead (e.g. ``runs/smoke`` after ``make smoke``).
 """
 
 from __future__ import annotations
@@ -46,22 +46,20 @@ def docs_tree(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def smoke_runs(tmp_path_factory, sitetools):
+def smoke_runs(tmp_path_factory, sitetools, smoke_notebook):
     """A folder whose ``smoke/`` holds every manifest notebook executed under the smoke profile."""
     given = os.environ.get("DEIDLIB_DOCS_SMOKE_RUNS")
     entries = sitetools._manifest()
+    root = tmp_path_factory.mktemp("smoke-runs")
     if given:
         runs = Path(given).resolve()
         missing = sitetools.missing_runs(runs, entries)
         assert not missing, f"DEIDLIB_DOCS_SMOKE_RUNS={given} lacks executed notebooks {missing}"
-        root = tmp_path_factory.mktemp("smoke-runs")
         (root / "smoke").symlink_to(runs)
         return root
-    from deidlib.notebooks import reproduce
-
-    root = tmp_path_factory.mktemp("smoke-runs")
-    # one kernel at a time: under `make test` the other xdist worker keeps the second core busy
-    reproduce("smoke", runs_dir=root / "smoke", copy_figures=False, jobs=1, threads=1)
+    (root / "smoke").mkdir()
+    for e in entries:  # each executed once per session, shared with tests/test_notebooks.py
+        (root / "smoke" / e.name).symlink_to(smoke_notebook(e))
     return root
 
 
