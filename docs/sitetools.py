@@ -116,6 +116,8 @@ def prepare(nb, entry, profile: str, why: str = ""):
         if cell.cell_type != "code":
             continue
         cell.outputs = merge_streams(cell.get("outputs", []))
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.source = cell.source.replace(str(ROOT) + "/", "")  # runs/<profile>/..., not this machine's path
         names = [n for n in SAVEFIG.findall(cell.source) if n in entry.figures]
         images = [i for i, o in enumerate(cell.outputs) if "image/png" in o.get("data", {})]
         if len(names) == 1 and len(images) == 1:

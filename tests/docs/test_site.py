@@ -83,7 +83,11 @@ def test_staging_labels_a_figure_only_where_the_notebook_shows_it(tmp_path, site
                                    execution_count=1)
     note = nbformat.v4.new_output("stream", name="stdout", text="done\n")
     nb.cells[1].outputs = [table, *nb.cells[1].outputs, note]  # a table, the figure, a print
+    injected = nbformat.v4.new_code_cell(f'profile = "smoke"\nout_dir = "{ROOT}/runs/smoke/{entry.name}"',
+                                         metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(1, injected)
     out = sitetools.prepare(nb, entry, "smoke", "")
+    assert f'out_dir = "runs/smoke/{entry.name}"' in out.cells[2].source and str(ROOT) not in out.cells[2].source
     labels = [c.metadata.get("mystnb", {}).get("figure", {}).get("name") for c in out.cells]
     assert sitetools.figure_label(shown) in labels and sitetools.figure_label(hidden) not in labels
     # MyST-NB wraps every rich output of a labelled cell: the figure's cell holds the image alone,
@@ -94,7 +98,7 @@ def test_staging_labels_a_figure_only_where_the_notebook_shows_it(tmp_path, site
     flat = [o for c in out.cells if c.cell_type == "code" for o in c.outputs]
     assert [o.output_type for o in flat] == ["execute_result", "display_data", "stream"]
     assert "Smoke-scale toy run" in out.cells[1].source and out.cells[0].source.startswith("# ")
-    assert not nb.cells[1].metadata.get("mystnb")  # the executed notebook itself is left alone
+    assert not nb.cells[2].metadata.get("mystnb") and str(ROOT) in nb.cells[1].source  # the executed notebook is left alone
     cpu = sitetools.prepare(nb, entry, "cpu", "")
     assert "Smoke-scale" not in cpu.cells[1].source and "--profile cpu" in cpu.cells[1].source
 
