@@ -9,7 +9,7 @@ JOBS   ?=
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install reproduce smoke test test-slow test-all figures lint clean
+.PHONY: install reproduce smoke test test-slow test-all figures lint docs docs-check clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,8 +38,25 @@ test-slow: install
 test-all: install
 	$(PY) -m pytest $(PYTEST_ARGS) -m "slow or not slow"
 
+## documentation site (Sphinx + MyST-NB + furo) into docs/_build/html, offline; its notebook pages are the
+## executed notebooks of runs/$(DOCS_PROFILE)/ (after `make reproduce`), else of the smoke profile
+## (executed first when runs/smoke/ is incomplete; the pages then carry a smoke banner)
+DOCS_PROFILE ?= $(PROFILE)
+DOCS_OUT ?= docs/_build/html
+
+docs: install
+	$(PY) docs/sitetools.py stage --profile $(DOCS_PROFILE)
+	$(PY) -m sphinx -b html -q docs $(DOCS_OUT)
+	@echo "docs: open $(DOCS_OUT)/index.html"
+
+## the site with warnings as errors, then its internal links and notebook figures checked
+docs-check: install
+	$(PY) docs/sitetools.py stage --profile $(DOCS_PROFILE)
+	$(PY) -m sphinx -b html -q -W --keep-going docs $(DOCS_OUT)
+	$(PY) docs/sitetools.py check $(DOCS_OUT)
+
 lint: install
 	$(PY) -m ruff check deidlib tests benchmarks scripts
 
 clean:
-	rm -rf runs .pytest_cache .ruff_cache
+	rm -rf runs .pytest_cache .ruff_cache docs/_build docs/notebooks

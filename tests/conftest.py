@@ -28,3 +28,41 @@ def physionet_dir():
     if d is None:
         pytest.skip(f"{PHYSIONET_DEID} not found (set DEIDLIB_DATA_DIR or place it in ../shared/data)")
     return d
+
+
+@pytest.fixture(scope="session")
+def smoke_notebook(tmp_path_factory):
+    """``run(entry) -> folder``: the manifest notebook ``entry`` executed under the smoke profile,
+    once per test session. Its first caller executes it (under a file lock) and later callers, on
+    any xdist worker, get the same folder: the notebook tests and the documentation-site test
+    share one execution of each notebook."""
+    import os
+    from pathlib import Path
+
+    from filelock import FileLock
+
+    from deidlib.notebooks import run_notebook
+
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "smoke-notebooks"
+    shared.mkdir(parents=True, exist_ok=True)
+
+    def run(entry) -> Path:
+        out = shared / entry.name
+        with FileLock(str(shared / f"{entry.name}.lock")):
+            if not (out / ".complete").is_file():
+                # one intra-op thread per kernel, as `deidlib reproduce` uses for smoke (xdist runs two at once)
+                old = {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+                os.environ.update({v: "1" for v in old})
+                try:
+                    run_notebook(entry, profile="smoke", out_dir=out)
+                finally:
+                    for v, value in old.items():
+                        if value is None:
+                            os.environ.pop(v, None)
+                        else:
+                            os.environ[v] = value
+                (out / ".complete").touch()
+        return out
+
+    return run

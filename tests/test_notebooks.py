@@ -16,11 +16,8 @@ ENTRIES = load_manifest()
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
-def test_notebook_runs_under_smoke(entry, tmp_path, monkeypatch):
-    # one intra-op thread per kernel, as `deidlib reproduce` uses for smoke (xdist runs two at once)
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.setenv("MKL_NUM_THREADS", "1")
-    out = run_notebook(entry, profile="smoke", out_dir=tmp_path)
+def test_notebook_runs_under_smoke(entry, smoke_notebook):
+    out = smoke_notebook(entry)  # executed once per session (shared with tests/docs)
     for f in entry.figures:
         png = out / f"{f}.png"
         assert png.stat().st_size > 1000, f"{png} is empty"

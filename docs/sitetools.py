@@ -1,0 +1,297 @@
+"""Build-time tools of the documentation site (``make docs``; not part of the package).
+
+``stage``: copy the executed notebooks of one profile (``runs/<profile>/<name>/<name>.ipynb``,
+written by ``deidlib reproduce``) into the git-ignored staging folder ``docs/notebooks/``,
+ready for Sphinx + MyST-NB, which renders their stored outputs and never executes them.
+When that profile's runs are incomplete, the smoke profile's notebooks are used instead
+(executed first when ``runs/smoke`` is incomplete too) and every page says so in a banner.
+Each code cell that saves a manifest figure (``savefig(fig, "NAME", ...)``) has its image
+output wrapped in a figure labelled ``fig-NAME`` (HTML id ``fig-NAME``, ``_`` as ``-``), so that
+a page without its figures is caught (``check``, tests/docs).
+
+``check``: every relative ``href``/``src`` of the built HTML points to an existing file (and
+anchor), and every notebook page shows each figure the manifest promises as an ``<img>``.
+
+    python docs/sitetools.py stage --profile cpu [--runs-dir runs] [--dest docs/notebooks]
+    python docs/sitetools.py check docs/_build/html
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import shutil
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+SAVEFIG = re.compile(r"""savefig\(\s*\w+\s*,\s*["']([\w.-]+)["']""")
+
+SMOKE_BANNER = """\
+```{{warning}}
+**Smoke-scale toy run.** This page shows the notebook executed under the `smoke` profile
+(tiny corpus, one or two epochs: a check that the code runs, not a result). {why}
+Run `make reproduce` (cpu profile), then `make docs`, for the pages with the study's numbers.
+```
+"""
+
+RUN_NOTE = """\
+```{{note}}
+Executed with `deidlib reproduce --profile {profile}`{when}; the figures and tables below are
+that run's stored outputs.
+```
+"""
+
+
+def _manifest():
+    sys.path.insert(0, str(ROOT))
+    from deidlib.notebooks import load_manifest
+
+    return load_manifest(ROOT / "notebooks" / "manifest.toml")
+
+
+def missing_runs(runs: Path, entries) -> list[str]:
+    """Names of the manifest notebooks without a complete executed copy (notebook + figures) in ``runs``."""
+    return [
+        e.name
+        for e in entries
+        if not (runs / e.name / f"{e.name}.ipynb").is_file()
+        or any(not (runs / e.name / f"{f}.png").is_file() for f in e.figures)
+    ]
+
+
+def figure_label(name: str) -> str:
+    """The label of manifest figure ``name`` on its page (prefixed: a section may have the bare name's id)."""
+    return f"fig-{name}"
+
+
+def figure_id(name: str) -> str:
+    """The HTML id docutils gives the figure of manifest figure ``name``."""
+    return re.sub(r"[^a-z0-9]+", "-", figure_label(name).lower()).strip("-")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it: of each line, what follows its last carriage return
+    (a progress bar's final state instead of every update)."""
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+def merge_streams(outputs: list) -> list:
+    """Consecutive outputs of the same stream joined into one, as a terminal shows them."""
+    merged = []
+    for o in outputs:
+        if o.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream" \
+                and merged[-1].get("name") == o.get("name"):
+            merged[-1]["text"] += o["text"]
+        else:
+            merged.append(copy.deepcopy(o))
+    for o in merged:
+        if o.get("output_type") == "stream":
+            o["text"] = terminal_text(o["text"])
+    return merged
+
+
+def hidden_cell(outputs: list, execution_count: int | None):
+    """A code cell that shows only ``outputs`` (its source, a comment, removed from the page;
+    MyST-NB skips cells with no source at all)."""
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("# outputs of the cell above", metadata={"tags": ["remove-input"]})
+    cell.outputs, cell.execution_count = outputs, execution_count
+    return cell
+
+
+def prepare(nb, entry, profile: str, why: str = ""):
+    """A copy of the executed notebook ``nb`` for its page: manifest figures labelled, streams as
+    a terminal shows them, a banner (smoke) or a note on the run after the title cell."""
+    import nbformat
+
+    nb = copy.deepcopy(nb)
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        cell.outputs = merge_streams(cell.get("outputs", []))
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.source = cell.source.replace(str(ROOT) + "/", "")  # runs/<profile>/..., not this machine's path
+        names = [n for n in SAVEFIG.findall(cell.source) if n in entry.figures]
+        images = [i for i, o in enumerate(cell.outputs) if "image/png" in o.get("data", {})]
+        if len(names) == 1 and len(images) == 1:
+            # MyST-NB wraps every rich output of a cell in its figure: the image gets a cell of its own
+            # (source hidden), and so do the outputs after it, in their order
+            i = images[0]
+            after = cell.outputs[i + 1:]
+            figure = hidden_cell([cell.outputs[i]], cell.get("execution_count"))
+            figure.metadata["mystnb"] = {"figure": {"name": figure_label(names[0])}}
+            cell.outputs = cell.outputs[:i]
+            cells.append(figure)
+            if after:
+                cells.append(hidden_cell(after, cell.get("execution_count")))
+    nb.cells = cells
+    if profile == "smoke":
+        text = SMOKE_BANNER.format(why=why)
+    else:
+        started = nb.metadata.get("papermill", {}).get("start_time") or ""
+        text = RUN_NOTE.format(profile=profile, when=f" on {started[:10]}" if started else "")
+    first_md = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+    nb.cells.insert(first_md + 1, nbformat.v4.new_markdown_cell(text))
+    return nb
+
+
+def index_page(entries, profile: str, why: str) -> str:
+    lines = [
+        "# Notebooks",
+        "",
+        "One page per study notebook of `notebooks/manifest.toml`, each the notebook as executed by "
+        f"`deidlib reproduce --profile {profile}`, with its own text, figures and tables. The notebooks "
+        "run on the embedded synthetic corpus; re-run one with `deidlib reproduce --only STUDY`.",
+        "",
+    ]
+    if profile == "smoke":
+        lines += [SMOKE_BANNER.format(why=why), ""]
+    lines += ["```{toctree}", ":maxdepth: 1", ""] + [e.name for e in entries] + ["```", ""]
+    return "\n".join(lines)
+
+
+def stage(profile: str, runs_dir: Path, dest: Path, fallback: str | None = "smoke", execute: bool = True) -> str:
+    """Stage the executed notebooks into ``dest``; return the profile whose notebooks were staged."""
+    import nbformat
+
+    entries = _manifest()
+    runs = runs_dir / profile
+    missing = missing_runs(runs, entries)
+    why = ""
+    if missing and fallback and fallback != profile:
+        print(f"docs: {runs} lacks {len(missing)} executed notebook(s) ({', '.join(missing[:3])}"
+              f"{', ...' if len(missing) > 3 else ''}); using the {fallback} profile", file=sys.stderr)
+        why = f"The {profile} profile's executed notebooks were not found in `runs/{profile}/`."
+        profile, runs = fallback, runs_dir / fallback
+        missing = missing_runs(runs, entries)
+    if missing:
+        if not execute or profile != "smoke":
+            raise SystemExit(f"docs: {runs} lacks executed notebooks: {', '.join(missing)} "
+                             f"(run `make reproduce PROFILE={profile}`)")
+        from deidlib.notebooks import reproduce
+
+        print(f"docs: executing the {profile} notebooks into {runs} (a few minutes)", file=sys.stderr)
+        reproduce(profile, only=missing, runs_dir=runs, copy_figures=False)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for e in entries:
+        nb = nbformat.read(runs / e.name / f"{e.name}.ipynb", as_version=4)
+        nbformat.write(prepare(nb, e, profile, why), dest / f"{e.name}.ipynb")
+    (dest / "index.md").write_text(index_page(entries, profile, why), encoding="utf-8")
+    (dest / "PROFILE").write_text(profile + "\n", encoding="utf-8")
+    print(f"docs: staged {len(entries)} executed {profile} notebook(s) from {runs} into {dest}", file=sys.stderr)
+    return profile
+
+
+class _Page(HTMLParser):
+    """Ids, links and images of one HTML page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.images: list[str] = []
+        self.figures: dict[str, int] = {}  # figure id -> <img> inside it
+        self._open: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("id", "name"):
+            if a.get(key) and (key == "id" or tag == "a"):
+                self.ids.add(a[key])
+        for key in ("href", "src"):
+            if a.get(key) is not None:
+                self.links.append(a[key])
+        if tag == "img":
+            self.images.append(a.get("src") or "")
+            for _, fid in self._open:
+                if fid is not None:
+                    self.figures[fid] = self.figures.get(fid, 0) + 1
+        if tag == "figure":
+            self.figures.setdefault(a.get("id") or "", 0)
+        if tag not in ("img", "link", "meta", "br", "hr", "input", "source", "wbr"):
+            self._open.append((tag, a.get("id") if tag == "figure" else None))
+
+    def handle_endtag(self, tag):
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i][0] == tag:
+                del self._open[i:]
+                break
+
+
+def parse(path: Path) -> _Page:
+    p = _Page()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def broken_links(site: Path) -> list[str]:
+    """``page: href`` for every relative link or source of the built site that points to no file or anchor."""
+    pages = {p: parse(p) for p in site.rglob("*.html")}
+    bad = []
+    for page, parsed in sorted(pages.items()):
+        for link in parsed.links:
+            u = urlsplit(link)
+            if u.scheme or u.netloc or link.startswith("//"):
+                continue
+            target = (page.parent / unquote(u.path)).resolve() if u.path else page
+            if u.path.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                bad.append(f"{page.relative_to(site)}: {link} (no such file)")
+                continue
+            if u.fragment and target.suffix == ".html":
+                ids = pages[target].ids if target in pages else parse(target).ids
+                if unquote(u.fragment) not in ids:
+                    bad.append(f"{page.relative_to(site)}: {link} (no such anchor)")
+    return bad
+
+
+def missing_figures(site: Path, folder: str = "notebooks") -> list[str]:
+    """``page: figure`` for each manifest figure that is not an ``<img>`` on its notebook page."""
+    bad = []
+    for e in _manifest():
+        page = site / folder / f"{e.name}.html"
+        if not page.is_file():
+            bad.append(f"{folder}/{e.name}.html: page missing")
+            continue
+        figs = parse(page).figures
+        for f in e.figures:
+            if figs.get(figure_id(f), 0) < 1:
+                bad.append(f"{folder}/{e.name}.html: figure {f}")
+    return bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="docs/sitetools.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("stage", help="copy executed notebooks into the staging folder")
+    s.add_argument("--profile", default="cpu")
+    s.add_argument("--runs-dir", type=Path, default=ROOT / "runs")
+    s.add_argument("--dest", type=Path, default=ROOT / "docs" / "notebooks")
+    s.add_argument("--fallback", default="smoke", help="profile to use when PROFILE's runs are incomplete ('' for none)")
+    s.add_argument("--no-execute", dest="execute", action="store_false", help="never execute notebooks")
+    c = sub.add_parser("check", help="broken internal links and missing notebook figures of a built site")
+    c.add_argument("site", type=Path, nargs="?", default=ROOT / "docs" / "_build" / "html")
+    args = ap.parse_args(argv)
+    if args.cmd == "stage":
+        stage(args.profile, args.runs_dir, args.dest, args.fallback or None, args.execute)
+        return 0
+    problems = broken_links(args.site) + missing_figures(args.site)
+    for p in problems:
+        print(p, file=sys.stderr)
+    n = len(list(args.site.rglob("*.html")))
+    print(f"docs: {n} page(s), {len(problems)} problem(s)", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

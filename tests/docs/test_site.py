@@ -1,0 +1,148 @@
+"""The documentation site: built from executed notebooks without broken internal links, every
+notebook page shows its manifest figures, and the checks themselves catch what they guard."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from deidlib.notebooks import load_manifest
+
+ENTRIES = load_manifest()
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT_PAGES = ["cli", "deidentify", "dp-recipes", "flower", "transfer", "benchmarks", "audits", "design",
+                 "data", "limitations", "changelog"]
+
+
+@pytest.mark.docs
+@pytest.mark.notebook
+def test_built_site_has_no_broken_internal_links(built_site, sitetools):
+    html, _ = built_site
+    assert len(list(html.rglob("*.html"))) >= len(CONTENT_PAGES) + len(ENTRIES) + 2
+    bad = sitetools.broken_links(html)
+    assert not bad, "broken internal links:\n" + "\n".join(bad[:40])
+
+
+@pytest.mark.docs
+@pytest.mark.notebook
+def test_every_notebook_page_shows_its_manifest_figures_and_the_smoke_banner(built_site, sitetools):
+    html, _ = built_site
+    assert not sitetools.missing_figures(html)
+    for e in ENTRIES:
+        page = (html / "notebooks" / f"{e.name}.html").read_text(encoding="utf-8")
+        assert "Smoke-scale toy run" in page, e.name
+        assert 'class="admonition warning"' in page
+        # its own markdown: the notebook's title is the page's heading
+        nb = nbformat.read(ROOT / "notebooks" / f"{e.name}.ipynb", as_version=4)
+        title = next(c.source for c in nb.cells if c.cell_type == "markdown").splitlines()[0].lstrip("# ")
+        assert re.sub(r"\s+", " ", title.split("·")[-1].strip()) in page, e.name
+    assert "Smoke-scale toy run" in (html / "notebooks" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.docs
+@pytest.mark.notebook
+def test_front_page_lists_every_content_page_and_every_notebook(built_site):
+    html, _ = built_site
+    front = (html / "index.html").read_text(encoding="utf-8")
+    for page in CONTENT_PAGES:
+        assert (html / f"{page}.html").is_file() and f'href="{page}.html"' in front, page
+    nb_index = (html / "notebooks" / "index.html").read_text(encoding="utf-8")
+    for e in ENTRIES:
+        assert f'href="{e.name}.html"' in nb_index, e.name
+
+
+def _executed(tmp: Path, name: str, figures: list[str], show: bool = True) -> Path:
+    """A fake executed notebook that saves ``figures`` (and shows them when ``show``)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"# {name}\n\ntext"))
+    for f in figures:
+        cell = nbformat.v4.new_code_cell(f'fig = plot()\nsavefig(fig, "{f}", out)\nplt.show()')
+        if show:
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]
+        cell.execution_count = 1
+        nb.cells.append(cell)
+    d = tmp / name
+    d.mkdir(parents=True)
+    nbformat.write(nb, d / f"{name}.ipynb")
+    for f in figures:
+        (d / f"{f}.png").write_bytes(b"\x89PNG")
+    return d
+
+
+def test_staging_labels_a_figure_only_where_the_notebook_shows_it(tmp_path, sitetools):
+    entry = next(e for e in ENTRIES if len(e.figures) >= 2)
+    shown, hidden = entry.figures[0], entry.figures[1]
+    d = _executed(tmp_path, entry.name, [shown])
+    nb = nbformat.read(d / f"{entry.name}.ipynb", as_version=4)
+    cell = nbformat.v4.new_code_cell(f'savefig(fig, "{hidden}", out)')  # saved, never displayed
+    nb.cells.append(cell)
+    table = nbformat.v4.new_output("execute_result", data={"text/html": "<table></table>", "text/plain": "t"},
+                                   execution_count=1)
+    note = nbformat.v4.new_output("stream", name="stdout", text="done\n")
+    nb.cells[1].outputs = [table, *nb.cells[1].outputs, note]  # a table, the figure, a print
+    injected = nbformat.v4.new_code_cell(f'profile = "smoke"\nout_dir = "{ROOT}/runs/smoke/{entry.name}"',
+                                         metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(1, injected)
+    out = sitetools.prepare(nb, entry, "smoke", "")
+    assert f'out_dir = "runs/smoke/{entry.name}"' in out.cells[2].source and str(ROOT) not in out.cells[2].source
+    labels = [c.metadata.get("mystnb", {}).get("figure", {}).get("name") for c in out.cells]
+    assert sitetools.figure_label(shown) in labels and sitetools.figure_label(hidden) not in labels
+    # MyST-NB wraps every rich output of a labelled cell: the figure's cell holds the image alone,
+    # and the outputs keep their order
+    fig_cell = out.cells[labels.index(sitetools.figure_label(shown))]
+    assert [list(o.get("data", {})) for o in fig_cell.outputs] == [["image/png", "text/plain"]]
+    assert "remove-input" in fig_cell.metadata["tags"] and fig_cell.source.startswith("#")
+    flat = [o for c in out.cells if c.cell_type == "code" for o in c.outputs]
+    assert [o.output_type for o in flat] == ["execute_result", "display_data", "stream"]
+    assert "Smoke-scale toy run" in out.cells[1].source and out.cells[0].source.startswith("# ")
+    assert not nb.cells[2].metadata.get("mystnb") and str(ROOT) in nb.cells[1].source  # the executed notebook is left alone
+    cpu = sitetools.prepare(nb, entry, "cpu", "")
+    assert "Smoke-scale" not in cpu.cells[1].source and "--profile cpu" in cpu.cells[1].source
+
+
+def test_stage_falls_back_to_complete_smoke_runs_and_refuses_incomplete_ones(tmp_path, sitetools):
+    runs = tmp_path / "runs"
+    for e in ENTRIES:
+        _executed(runs / "smoke", e.name, list(e.figures))
+    _executed(runs / "cpu", ENTRIES[0].name, list(ENTRIES[0].figures))  # cpu: one notebook only
+    dest = tmp_path / "stage"
+    assert sitetools.stage("cpu", runs, dest, fallback="smoke", execute=False) == "smoke"
+    assert sorted(p.stem for p in dest.glob("*.ipynb")) == sorted(e.name for e in ENTRIES)
+    assert "not found in `runs/cpu/`" in (dest / "index.md").read_text()
+    with pytest.raises(SystemExit, match="lacks executed notebooks"):
+        sitetools.stage("cpu", runs, dest, fallback=None, execute=False)
+    (runs / "smoke" / ENTRIES[-1].name / f"{ENTRIES[-1].figures[0]}.png").unlink()  # a figure missing
+    assert sitetools.missing_runs(runs / "smoke", ENTRIES) == [ENTRIES[-1].name]
+    with pytest.raises(SystemExit, match=ENTRIES[-1].name):
+        sitetools.stage("cpu", runs, dest, fallback="smoke", execute=False)
+
+
+def test_link_check_catches_missing_files_anchors_and_figures(tmp_path, sitetools):
+    site = tmp_path / "html"
+    (site / "notebooks").mkdir(parents=True)
+    (site / "a.html").write_text('<a href="b.html#top">ok</a><img src="img/x.png"><a href="https://x.org/n">ext</a>'
+                                 '<a href="b.html#nowhere">bad anchor</a><a href="#here">self</a><p id="here"></p>')
+    (site / "b.html").write_text('<h1 id="top">b</h1><a href="a.html">back</a><a href="gone.html">gone</a>')
+    (site / "img").mkdir()
+    (site / "img" / "x.png").write_bytes(b"")
+    bad = sitetools.broken_links(site)
+    assert sorted(bad) == ["a.html: b.html#nowhere (no such anchor)", "b.html: gone.html (no such file)"]
+    e = ENTRIES[0]
+    fid = sitetools.figure_id(e.figures[0])
+    (site / "notebooks" / f"{e.name}.html").write_text(f'<figure id="{fid}"><div></div></figure>')  # no <img>
+    assert f"notebooks/{e.name}.html: figure {e.figures[0]}" in sitetools.missing_figures(site)
+    (site / "notebooks" / f"{e.name}.html").write_text(f'<figure id="{fid}"><div><img src="x.png"></div></figure>')
+    assert not any(m.startswith(f"notebooks/{e.name}.html") for m in sitetools.missing_figures(site))
+
+
+def test_staged_streams_show_a_progress_bar_once_at_its_final_state(sitetools):
+    outputs = [nbformat.v4.new_output("stream", name="stderr", text="\rtrain:   0%|  | 0/10"),
+               nbformat.v4.new_output("stream", name="stderr", text="\rtrain:  50%|# | 5/10"),
+               nbformat.v4.new_output("stream", name="stderr", text="\rtrain: 100%|##| 10/10\n"),
+               nbformat.v4.new_output("stream", name="stdout", text="F1 0.5\n")]
+    merged = sitetools.merge_streams(outputs)
+    assert [(o.name, o.text) for o in merged] == [("stderr", "train: 100%|##| 10/10\n"), ("stdout", "F1 0.5\n")]
+    assert outputs[0].text == "\rtrain:   0%|  | 0/10"  # the executed notebook's outputs are left alone
