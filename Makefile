@@ -9,7 +9,7 @@ JOBS   ?=
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install reproduce smoke test test-slow test-all figures lint docs docs-check clean
+.PHONY: install reproduce smoke test test-slow test-all test-browser figures lint docs docs-check clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test-slow: install
 
 test-all: install
 	$(PY) -m pytest $(PYTEST_ARGS) -m "slow or not slow"
+
+## real-browser checks (headless Chromium: the built docs site, JupyterLab running notebook 00 under smoke);
+## needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)
+test-browser: install
+	$(PY) -m pytest -p no:xdist -m browser tests/docs
 
 ## documentation site (Sphinx + MyST-NB + furo) into docs/_build/html, offline; its notebook pages are the
 ## executed notebooks of runs/$(DOCS_PROFILE)/ (after `make reproduce`), else of the smoke profile
