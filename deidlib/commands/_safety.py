@@ -2,11 +2,14 @@
 
 A command never destroys its input and never prints a traceback for a user mistake:
 
-* :func:`check_output` refuses an output path that is, contains or lies inside an input
-  (after resolving ``..`` and symlinks), an output folder that is an existing file, and a
-  non-empty output folder without ``--force``;
+* :func:`check_output` is the one rule for every path a command writes: it refuses, before
+  any work, an output that is, contains or lies inside an input (after resolving ``..`` and
+  symlinks), an output folder that is an existing file, a non-empty output folder without
+  ``--force``, and an output that cannot be written;
 * :func:`staged_dir` writes a folder's files into a hidden sibling and moves them into
   place only when everything succeeded, so a failure leaves no partial output;
+* :func:`loading` turns any failure to read a user-supplied model or checkpoint into one
+  line (models are read with ``torch.load(weights_only=True)``: a pickle runs no code);
 * :class:`UsageError` carries a one-line message; ``deidlib.cli.main`` prints it as
   ``deidlib COMMAND: message`` and returns its exit code (2 for bad options, as argparse,
   1 for bad data or environment);
@@ -16,6 +19,7 @@ A command never destroys its input and never prints a traceback for a user mista
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import tempfile
@@ -27,9 +31,12 @@ __all__ = [
     "resolve",
     "check_output",
     "staged_dir",
+    "loading",
+    "model_inputs",
     "positive_int",
     "nonneg_int",
     "positive_float",
+    "nonneg_float",
     "unit_float",
     "add_threads_argument",
     "set_threads",
@@ -54,37 +61,63 @@ def _related(a: Path, b: Path) -> bool:
     return a == b or a in b.parents or b in a.parents
 
 
+def _write_problem(o: Path, kind: str) -> str | None:
+    """Why ``o`` cannot be written (``None`` when it can): the nearest existing folder on the
+    way to ``o`` (and ``o`` itself when it is an existing folder) must take a new file."""
+    probe = [o, o.parent] if kind == "dir" and o.is_dir() else []
+    if not probe:
+        p = o.parent
+        while not os.path.lexists(p) and p != p.parent:
+            p = p.parent
+        if not p.is_dir():
+            return f"{p} is a file, not a folder"
+        probe = [p]
+    for d in probe:
+        try:
+            fd, name = tempfile.mkstemp(dir=d, prefix=".deidlib-write-test.")
+        except OSError as e:
+            return f"{d}: {e.strerror or e}"
+        os.close(fd)
+        os.unlink(name)
+    return None
+
+
 def check_output(
     out: str | os.PathLike,
-    inputs: Iterable[str | os.PathLike | None],
+    inputs: Iterable,
     *,
     what: str,
     kind: str = "dir",
     force: bool = False,
     against: str = "the input",
 ) -> Path:
-    """Validate an output path before any work; return it resolved.
+    """The one rule for every path a command writes (OUT, ``--json``, ``--audit``,
+    checkpoints, runs folders), applied before any work; returns the path resolved.
 
     Args:
         out: the output path as the user gave it.
-        inputs: paths the command reads (``None`` entries are ignored).
+        inputs: what the command reads: paths, or ``(name, path)`` pairs naming them in the
+            message (``None`` paths are ignored). Symlinks and ``..`` are resolved on both sides.
         what: how the message names the output, e.g. ``"OUT_DIR"`` or ``"--json FILE"``.
         kind: ``"dir"`` (a folder the command fills) or ``"file"``.
         force: allow a non-empty output folder (``kind="dir"``).
-        against: how the message names ``inputs``.
+        against: how the message names an input given without a name.
 
     Raises:
-        UsageError: the output is, contains or lies inside an input; a folder is needed
-            where a file exists (or the reverse); a non-empty folder without ``force``.
+        UsageError (exit code 2): the output is, contains or lies inside an input; a folder is
+            needed where a file exists (or the reverse); a non-empty folder without ``force``;
+            the output cannot be written (no permission, a path under a file, a read-only or
+            virtual file system such as ``/proc``).
     """
     o = resolve(out)
-    for i in inputs:
+    for item in inputs:
+        name, i = item if isinstance(item, tuple) else (against, item)
         if i is None:
             continue
         r = resolve(i)
         if _related(o, r):
             rel = "is" if o == r else ("lies inside" if r in o.parents else "contains")
-            raise UsageError(f"{what} {out} {rel} {against} {i}; {what} must lie outside {against}")
+            raise UsageError(f"{what} {out} {rel} {name} {i}; {what} must lie outside {name}")
     if kind == "dir":
         if o.exists() and not o.is_dir():
             raise UsageError(f"{what} {out} is an existing file, not a folder")
@@ -93,32 +126,107 @@ def check_output(
     else:
         if o.is_dir():
             raise UsageError(f"{what} {out} is a folder, not a file")
+    problem = _write_problem(o, kind)
+    if problem:
+        raise UsageError(f"{what} {out}: cannot write there ({problem})")
     return o
+
+
+def model_inputs(model_dir: str | os.PathLike | None, name: str = "the model") -> list:
+    """``(name, folder)`` of a saved model and, for an ensemble (``ensemble.json``), of each
+    member folder it reads: the inputs an output must stay clear of. A file that cannot be
+    read yields the folder only (loading it then fails with its own one-line error)."""
+    if model_dir is None:
+        return []
+    import json
+
+    d = Path(model_dir)
+    found = [(name, d)]
+    try:
+        for m in json.loads((d / "ensemble.json").read_text())["members"]:
+            found.append(("an ensemble member", Path(m) if os.path.isabs(m) else d / m))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return found
+
+
+def _first_line(e: BaseException) -> str:
+    import pickle
+
+    text = str(e)
+    if isinstance(e, pickle.UnpicklingError):
+        why = next((ln.strip() for ln in text.splitlines() if "GLOBAL" in ln or "Unsupported" in ln), "")
+        return ("it holds Python objects, not only tensors, and is refused without running them"
+                + (f" ({why})" if why else ""))
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = f"{type(e).__name__}: {line}" if line else type(e).__name__
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+@contextlib.contextmanager
+def loading(path: str | os.PathLike) -> Iterator[None]:
+    """Read a user-supplied model, checkpoint or record: any failure (random bytes, a truncated
+    archive, bad JSON, a shape mismatch, a pickle of anything but tensors) becomes the one line
+    ``cannot load PATH: reason`` (exit code 2). Torch's loader warnings are silenced so that
+    the error stays one line."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    except (UsageError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as e:
+        raise UsageError(f"cannot load {path}: {_first_line(e)}") from None
 
 
 @contextlib.contextmanager
 def staged_dir(out: Path) -> Iterator[Path]:
-    """Yield a fresh hidden folder next to ``out``; on success move its entries into
-    ``out`` (replacing same-named files), on failure delete it. ``out`` thus never holds
-    a partial result of this run."""
+    """Yield a fresh hidden folder next to ``out``; on success publish its entries into
+    ``out``, on failure delete it: ``out`` never holds a partial result of this run.
+
+    Publishing: a missing ``out`` is the staged folder renamed. Into an existing ``out``
+    (``--force``) each same-named entry is first renamed aside (a symlink is moved as a link,
+    its target is never written), then each new entry is renamed in; if a rename fails, the
+    entries are put back as they were."""
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
     try:
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    try:
-        if not out.exists():
-            os.replace(tmp, out)
-            return
-        for entry in sorted(tmp.iterdir()):
-            dest = out / entry.name
-            if dest.is_dir() and not dest.is_symlink():
-                shutil.rmtree(dest)
-            os.replace(entry, dest)
+        _publish(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _publish(tmp: Path, out: Path) -> None:
+    if not os.path.lexists(out):
+        os.replace(tmp, out)
+        return
+    old: Path | None = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+    aside: list[str] = []
+    placed: list[str] = []
+    try:
+        for entry in sorted(tmp.iterdir()):
+            dest = out / entry.name
+            if os.path.lexists(dest):
+                os.replace(dest, old / entry.name)
+                aside.append(entry.name)
+            os.replace(entry, dest)
+            placed.append(entry.name)
+    except BaseException:
+        try:
+            for name in placed:
+                os.replace(out / name, tmp / name)
+            for name in aside:
+                os.replace(old / name, out / name)
+        except OSError:
+            old = None  # keep what was moved aside rather than lose it
+        raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _number(kind, test, desc):
@@ -140,7 +248,8 @@ def _number(kind, test, desc):
 #: argparse ``type=`` validators: a bad value is a one-line usage error (exit 2)
 positive_int = _number(int, lambda v: v >= 1, "an integer >= 1")
 nonneg_int = _number(int, lambda v: v >= 0, "an integer >= 0")
-positive_float = _number(float, lambda v: v > 0 and v == v and v != float("inf"), "a finite number > 0")
+positive_float = _number(float, lambda v: 0 < v < math.inf, "a finite number > 0")
+nonneg_float = _number(float, lambda v: 0 <= v < math.inf, "a finite number >= 0")
 unit_float = _number(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 

@@ -13,7 +13,7 @@ scores the tagging (binary-token P/R/F1). ``--workers N`` runs N local processes
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, positive_float, positive_int
+from ._safety import add_threads_argument, nonneg_int, positive_float, positive_int
 
 HELP = "de-identify notes in one command: tag PHI with a saved model, replace it by surrogates or masks"
 
@@ -46,7 +46,7 @@ def add_arguments(p) -> None:
     p.add_argument("--epsilon", type=positive_float, default=1.0,
                    help="surrogates: privacy budget per note, or per patient when patient ids are given (default 1)")
     p.add_argument("--locale", default="en_US", help="Faker locale of the surrogates (default en_US)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=nonneg_int, default=None,
                    help="seeded surrogates (reproducible, the same for any --workers; NOT for releases: the "
                         "guarantee does not hold against anyone holding the seed); default: OS CSPRNG")
     p.add_argument("--workers", type=positive_int, default=1, metavar="N",
@@ -116,7 +116,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..corpus.document import CorpusError
-    from ._safety import UsageError, check_output, resolve, set_threads, staged_dir
+    from ._safety import UsageError, check_output, loading, model_inputs, resolve, set_threads, staged_dir
 
     src = Path(args.in_path)
     if not src.exists():
@@ -128,15 +128,16 @@ def run(args) -> int:
         raise UsageError(f"--spans input needs tagged input (i2b2 or physionet), not {args.format}")
     if args.gold and args.spans == "input":
         raise UsageError("--gold with --spans input would score the gold tags against themselves")
-    out = check_output(args.out_dir, [src, model], what="OUT", force=args.force,
-                       against="IN" if model is None else "IN or the model")
-    if args.audit:
-        check_output(args.audit, [src], what="--audit", kind="file", against="IN")
-        check_output(args.audit, [args.out_dir], what="--audit", kind="file", against="OUT")
-    if args.gold:
-        if not Path(args.gold).exists():
-            raise UsageError(f"--gold {args.gold}: no such file or folder", code=1)
-        check_output(args.out_dir, [args.gold], what="OUT", force=True, against="--gold")
+    if args.gold and not Path(args.gold).exists():
+        raise UsageError(f"--gold {args.gold}: no such file or folder", code=1)
+    inputs = [("IN", src), *model_inputs(model, "--model"), ("--gold", args.gold)]
+    if args.spans == "model" and model is None:
+        from ..pipeline.default_model import default_model_dir
+
+        inputs.append(("the default model", default_model_dir()))
+    out = check_output(args.out_dir, inputs, what="OUT", force=args.force)
+    if args.audit:  # the audit holds the original PHI: never onto an input, never inside OUT
+        check_output(args.audit, [*inputs, ("OUT", args.out_dir)], what="--audit", kind="file")
     if args.engine == "dask":
         try:
             import dask.distributed  # noqa: F401
@@ -180,11 +181,9 @@ def run(args) -> int:
             model_name = f"default ({model.name}, synthetic notes only)"
         else:
             model_name = str(model)
-        try:
+        with loading(model):  # a broken model fails here, in one line, not in a worker
             blob = ModelBlob.from_dir(model)
-            blob.load()  # a broken model fails here, in one line, not in a worker
-        except (FileNotFoundError, KeyError, ValueError, RuntimeError) as e:
-            raise UsageError(f"--model {model}: cannot load ({str(e).splitlines()[0]})", code=1) from None
+            blob.load()
 
     chunks = chunk_documents(docs)
     if args.engine == "dask":

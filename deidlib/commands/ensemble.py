@@ -12,7 +12,7 @@ to choose). ``deidlib predict OUT_DIR IN_DIR PRED_DIR`` then tags with it.
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, unit_float
+from ._safety import add_threads_argument, nonneg_int, unit_float
 
 HELP = "combine saved taggers into an ensemble that averages their PHI marginals (recall operating point)"
 
@@ -27,7 +27,7 @@ def add_arguments(p) -> None:
     p.add_argument("--profile", default="smoke", choices=("smoke", "cpu", "paper"),
                    help="synthetic corpus size (only with --corpus synthetic)")
     p.add_argument("--split", choices=("patient", "document"), help="split unit (default: the corpus' own)")
-    p.add_argument("--split-seed", type=int, default=0, metavar="S",
+    p.add_argument("--split-seed", type=nonneg_int, default=0, metavar="S",
                    help="the corpus seed the members were trained on ('deidlib train --split-seed', or its --seed); "
                         "members whose scores.json records another corpus or split seed are refused")
     op = p.add_mutually_exclusive_group()
@@ -52,13 +52,16 @@ def _check_member_split(member, corpus: str, split_seed: int) -> None:
     training notes could then be in the test split scored here."""
     import json
 
-    from ._safety import UsageError
+    from ._safety import UsageError, loading
 
     run_dir = member.parent if member.name == "model" else member
     f = run_dir / "scores.json"
     if not f.is_file():
         return
-    rec = json.loads(f.read_text())
+    with loading(f):
+        rec = json.loads(f.read_text())
+        if not isinstance(rec, dict):
+            raise ValueError("not a JSON object")
     seed = rec.get("split_seed", rec.get("seed"))
     if rec.get("corpus") not in (None, corpus) or (seed is not None and seed != split_seed):
         raise UsageError(f"member {run_dir} was trained on corpus {rec.get('corpus')!r} with split seed {seed}, "
@@ -73,7 +76,15 @@ def run(args) -> int:
     from ..corpus.locate import PHYSIONET_DEID, find_data_dir
     from ..datasets import I2B2_2014, load_corpus
     from ..results import atomic_write_text
-    from ._safety import UsageError, check_device, check_output, set_threads, staged_dir
+    from ._safety import (
+        UsageError,
+        check_device,
+        check_output,
+        loading,
+        model_inputs,
+        set_threads,
+        staged_dir,
+    )
 
     if args.corpus == "synthetic" and args.data_dir is not None:
         raise UsageError("--data-dir is only for --corpus physionet or i2b2 (the synthetic corpus is embedded)")
@@ -88,7 +99,8 @@ def run(args) -> int:
             data = find_data_dir(PHYSIONET_DEID if args.corpus == "physionet" else I2B2_2014, args.data_dir)
         except FileNotFoundError as e:
             raise UsageError(f"--data-dir: {e}", code=1) from None
-    out = check_output(args.out_dir, [data, *members], what="OUT_DIR", force=args.force)
+    out = check_output(args.out_dir, [("--data-dir", data), *(i for m in members for i in model_inputs(m, "MODEL_DIR"))],
+                       what="OUT_DIR", force=args.force)
     check_device(args.device)
     set_threads(args.threads)
 
@@ -102,13 +114,17 @@ def run(args) -> int:
         save_ensemble,
     )
 
+    taggers = []
+    for m in members:  # a broken member is refused before the corpus is read
+        with loading(m):
+            taggers.append(load_tagger(m, args.device))
     try:
         splits = load_corpus(args.corpus, args.data_dir, profile=args.profile, seed=args.split_seed, split=args.split)
     except (FileNotFoundError, ValueError) as e:
         print(f"deidlib ensemble: {e}", file=sys.stderr)
         return 1
     try:
-        ens = MarginalEnsemble([load_tagger(m, args.device) for m in members])
+        ens = MarginalEnsemble(taggers)
     except ValueError as e:
         raise UsageError(str(e), code=1) from None
     th, dev_curve = args.phi_threshold, None

@@ -15,7 +15,7 @@ def add_arguments(p) -> None:
     p.add_argument("--fix-hipaa-idnum", action="store_true",
                    help="count ID/IDNUM as HIPAA PHI (the original script's filter never matches it)")
     p.add_argument("--bootstrap", type=nonneg_int, default=0, metavar="N", help="bootstrap resamples for 95%% CIs")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--lenient", action="store_true", help="skip bad tags/files with a warning instead of failing")
     p.add_argument("--strict-spans", action="store_true",
                    help="refuse files with overlapping tags (default: score them as the official script does, "
@@ -47,7 +47,8 @@ def run(args) -> int:
     if not xml_files(args.gold_dir, recursive=True):
         raise UsageError(f"GOLD_DIR {args.gold_dir}: no *.xml files (in it or its subfolders)", code=1)
     if args.json:
-        check_output(args.json, [args.gold_dir, args.system_dir], what="--json", kind="file")
+        check_output(args.json, [("GOLD_DIR", args.gold_dir), ("SYSTEM_DIR", args.system_dir)], what="--json",
+                     kind="file")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

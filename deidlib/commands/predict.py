@@ -57,7 +57,16 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..corpus.document import CorpusError
-    from ._safety import UsageError, check_device, check_output, set_threads, staged_dir
+    from ..training.io import ENSEMBLE_FILE
+    from ._safety import (
+        UsageError,
+        check_device,
+        check_output,
+        loading,
+        model_inputs,
+        set_threads,
+        staged_dir,
+    )
 
     src = Path(args.in_dir)
     if not src.is_dir():
@@ -65,17 +74,18 @@ def run(args) -> int:
     model = Path(args.model_dir)
     if (model / "model" / "config.json").is_file():
         model = model / "model"  # OUT_DIR may lie in the training run's folder, not in its model/
-    out = check_output(args.out_dir, [args.in_dir, model], what="OUT_DIR", force=args.force)
+    out = check_output(args.out_dir, [("IN_DIR", args.in_dir), *model_inputs(model, "MODEL_DIR")],
+                       what="OUT_DIR", force=args.force)
+    if not (model / "config.json").is_file() and not (model / ENSEMBLE_FILE).is_file():
+        print(f"deidlib predict: {model}: no config.json (not a saved deidlib tagger)", file=sys.stderr)
+        return 1
     check_device(args.device)
     set_threads(args.threads)
 
     from ..training import load_tagger, write_predictions
 
-    try:
+    with loading(model):
         tagger = load_tagger(model, device=args.device)
-    except FileNotFoundError as e:
-        print(f"deidlib predict: {e}", file=sys.stderr)
-        return 1
     try:
         docs = read_inputs(src)
     except (CorpusError, UnicodeDecodeError) as e:

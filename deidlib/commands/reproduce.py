@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._safety import positive_int
+from ._safety import nonneg_int, positive_int
 
 HELP = "execute the study notebooks with papermill into runs/<profile>/ and refresh figures/"
 
@@ -15,7 +15,7 @@ def add_arguments(p) -> None:
                         "abstracts: medical_abstracts_tc, only for --only alawad)")
     p.add_argument("--data-dir", default=None,
                    help="folder of the real corpus (physionet/i2b2), relative to the current directory")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     p.add_argument("--no-copy-figures", dest="copy_figures", action="store_false",
                    help="leave figures/ untouched (runs/ still gets everything)")
@@ -58,13 +58,15 @@ def run(args) -> int:
         return 0
     from pathlib import Path
 
-    from ._safety import UsageError
+    from ._safety import UsageError, check_output
 
     if args.data_dir is not None:
         if args.corpus == "synthetic":
             raise UsageError("--data-dir is only for --corpus physionet, i2b2 or abstracts (the synthetic corpus is embedded)")
         if not Path(args.data_dir).is_dir():
             raise UsageError(f"--data-dir {args.data_dir}: not a folder", code=1)
+    if args.runs_dir is not None:  # a runs folder is reused run after run: no --force needed
+        check_output(args.runs_dir, [("--data-dir", args.data_dir)], what="--runs-dir", force=True)
     try:
         parameters = parse_params(args.param)
         outs = reproduce(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._safety import add_threads_argument
+from ._safety import add_threads_argument, nonneg_int, positive_float
 
 HELP = "replace tagged PHI in i2b2 XML files by surrogates (d-private dates/ages, exponential-mechanism cities)"
 
@@ -21,8 +21,8 @@ def add_arguments(p) -> None:
     p.add_argument("in_dir", metavar="IN_DIR", help="folder of i2b2 XML files with PHI tags (subfolders included; "
                    "outputs are written flat, by file stem)")
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (created; must be empty unless --force)")
-    p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget per document (or per patient) (default: 1.0)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--epsilon", type=positive_float, default=1.0, help="privacy budget per document (or per patient) (default: 1.0)")
+    p.add_argument("--seed", type=nonneg_int, default=None,
                    help="seeded, reproducible draws (NOT for releases: the guarantee does not hold against anyone "
                         "holding the seed); default: OS CSPRNG with exact discrete Laplace sampling")
     p.add_argument("--secure", action="store_true",
@@ -61,11 +61,10 @@ def run(args) -> int:
     src = Path(args.in_dir)
     if not src.is_dir():
         raise UsageError(f"IN_DIR {args.in_dir}: not a folder", code=1)
-    out = check_output(args.out_dir, [args.in_dir], what="OUT_DIR", force=args.force)
+    out = check_output(args.out_dir, [("IN_DIR", args.in_dir)], what="OUT_DIR", force=args.force)
     if args.audit:
         # the audit file holds the original PHI: never onto an input, never inside OUT_DIR
-        check_output(args.audit, [args.in_dir], what="--audit", kind="file")
-        check_output(args.audit, [args.out_dir], what="--audit", kind="file", against="OUT_DIR")
+        check_output(args.audit, [("IN_DIR", args.in_dir), ("OUT_DIR", args.out_dir)], what="--audit", kind="file")
     set_threads(args.threads, torch=False)
     ref = None
     if args.reference_date:

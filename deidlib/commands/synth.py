@@ -23,7 +23,7 @@ downstream-utility and registry studies need.
 
 from __future__ import annotations
 
-from ._safety import positive_int
+from ._safety import nonneg_int, positive_int
 
 HELP = "write the embedded synthetic corpus as i2b2 2014 XML or plain text (one folder per site + metadata.tsv)"
 
@@ -35,7 +35,7 @@ def add_arguments(p) -> None:
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (created; must be empty unless --force)")
     p.add_argument("--patients", type=positive_int, default=100, help="number of patients (default: 100)")
     p.add_argument("--sites", type=positive_int, default=5, help="number of sites (default: 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--seed", type=nonneg_int, default=0, help="seed (default: 0)")
     p.add_argument("--locale", default="en_US", help="Faker locale of identities and places (default: en_US)")
     p.add_argument("--notes-min", type=positive_int, default=2, help="fewest records per patient (default: 2)")
     p.add_argument("--notes-max", type=positive_int, default=6, help="most records per patient (default: 6)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, positive_float, positive_int, unit_float
+from ._safety import add_threads_argument, nonneg_float, nonneg_int, positive_float, positive_int, unit_float
 
 HELP = "train a de-identification tagger (festag, friedrich, gru, gru_gru, lstm_gru, transformer) and save it"
 
@@ -33,19 +33,19 @@ def add_arguments(p) -> None:
         help="word2vec | fasttext (trained on the training split) | none | PATH to vectors "
         "(default: word2vec; none with DP-SGD)",
     )
-    p.add_argument("--epochs", type=float, default=10,
+    p.add_argument("--epochs", type=positive_float, default=10,
                    help="passes over the training data (default 10; fractions only with DP-SGD)")
     p.add_argument("--batch-size", type=positive_int, default=16)
     p.add_argument(
         "--optimizer", choices=("sgd", "adam", "nadam"), help="default: the paper's for this model"
     )
     p.add_argument("--lr", type=positive_float, help="default: the paper's for this model")
-    p.add_argument("--lr-decay", type=float, default=0.0,
+    p.add_argument("--lr-decay", type=nonneg_float, default=0.0,
                    help="epoch t uses lr/(1+LR_DECAY*t) (Ma & Hovy 2016; default 0: constant)")
-    p.add_argument("--clip", type=float, help="gradient-norm clip (default: the paper's for this model)")
-    p.add_argument("--patience", type=int, help="early stopping after N epochs without better dev F1")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--split-seed", type=int, metavar="S",
+    p.add_argument("--clip", type=positive_float, help="gradient-norm clip (default: the paper's for this model)")
+    p.add_argument("--patience", type=positive_int, help="early stopping after N epochs without better dev F1")
+    p.add_argument("--seed", type=nonneg_int, default=0)
+    p.add_argument("--split-seed", type=nonneg_int, metavar="S",
                    help="seed of the corpus (generation and train/dev/test split) only (default: --seed); "
                         "models trained with different --seed and one --split-seed share their test notes, "
                         "e.g. the members of an ensemble ('deidlib predict MODEL MODEL ...')")
@@ -126,10 +126,15 @@ def _check_paths(args):
     """OUT_DIR and --data-dir/--resume checks before any work; return OUT_DIR resolved.
 
     Names the real-corpus folder in use (it may have been found in a parent folder or via
-    DEIDLIB_DATA_DIR rather than given)."""
+    DEIDLIB_DATA_DIR rather than given). OUT_DIR and its checkpoints/ folder must lie clear
+    of every input (the data folder, a vectors file, a --dp-vocab word list); the checkpoint
+    to resume from is read here, so that a broken or crafted one is refused before any work."""
+    from pathlib import Path
+
     from ..corpus.locate import PHYSIONET_DEID, find_data_dir
     from ..datasets import I2B2_2014
-    from ._safety import UsageError, check_output, resolve
+    from ..training.trainer import load_checkpoint
+    from ._safety import UsageError, check_output, loading
 
     data = None
     if args.corpus == "synthetic":
@@ -142,11 +147,23 @@ def _check_paths(args):
             raise UsageError(f"--data-dir: {e}", code=1) from None
         if data is not None:
             print(f"deidlib train: corpus {args.corpus} from {data.resolve()}")
-    ckpt = resolve(args.out_dir) / "checkpoints" / "last.pt"
-    if args.resume and not ckpt.is_file():
-        raise UsageError(f"--resume: no checkpoint {ckpt} (train without --resume to start over)", code=1)
-    return check_output(args.out_dir, [data], what="OUT_DIR", force=args.force or args.resume,
-                        against="the data folder")
+    inputs = [("the data folder", data)]
+    if args.embeddings and args.embeddings.lower() not in ("word2vec", "fasttext", "none"):
+        inputs.append(("--embeddings", args.embeddings))
+    if args.dp_vocab not in ("dp", "training"):
+        inputs.append(("--dp-vocab", args.dp_vocab))
+    out = check_output(args.out_dir, inputs, what="OUT_DIR", force=args.force or args.resume)
+    ckpt_dir = out / "checkpoints"
+    if ckpt_dir.is_symlink():
+        raise UsageError(f"OUT_DIR {args.out_dir}: checkpoints/ is a symlink; it is not followed for writing")
+    check_output(ckpt_dir, inputs, what="OUT_DIR/checkpoints", force=True)
+    ckpt = ckpt_dir / "last.pt"
+    if args.resume:
+        if not ckpt.is_file():
+            raise UsageError(f"--resume: no checkpoint {ckpt} (train without --resume to start over)", code=1)
+        with loading(Path(args.out_dir) / "checkpoints" / "last.pt"):
+            load_checkpoint(ckpt)
+    return out
 
 
 def run(args) -> int:
@@ -155,7 +172,8 @@ def run(args) -> int:
     from ..datasets import load_corpus
     from ..models.taggers import PRESETS
     from ..training import fit_tagger
-    from ._safety import check_device, set_threads
+    from ..training.trainer import CheckpointError
+    from ._safety import UsageError, check_device, set_threads
 
     if args.model not in PRESETS:
         print(
@@ -218,6 +236,8 @@ def run(args) -> int:
     except TypeError as e:  # an unknown --set key reaches the tagger's constructor
         print(f"deidlib train: {e}", file=sys.stderr)
         return 2
+    except CheckpointError as e:  # a checkpoint of another tagger (e.g. other --set values)
+        raise UsageError(f"cannot load {e}") from None
     _finish(args, splits, tagger, hist, out)
     return 0
 
@@ -247,14 +267,28 @@ def _operating_point(args, splits, tagger) -> dict:
     return {"phi_threshold": th, "target_recall": args.target_recall, "dev_operating_points": curve}
 
 
-def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
-    """Save model and history, score and write the test predictions, write scores.json."""
+def _finish(args, splits, tagger, hist, out, extra: dict | None = None, files: dict | None = None) -> None:
+    """Save model and history, score and write the test predictions, write scores.json and
+    ``files`` (name -> text), all staged next to OUT_DIR and moved in only when complete."""
+    from ._safety import staged_dir
+
+    extra = {**(extra or {}), **_operating_point(args, splits, tagger)}
+    with staged_dir(out) as tmp:
+        _write_run(args, splits, tagger, hist, tmp, extra, files or {})
+    print(
+        f"model saved to {out / 'model'}; score test predictions with: "
+        f"deidlib evaluate GOLD_DIR {out / 'test_predictions'}"
+    )
+
+
+def _write_run(args, splits, tagger, hist, out, extra: dict, files: dict) -> None:
     import json
 
     from ..results import atomic_write_text
     from ..training import evaluate_tagger, save_tagger, write_predictions
 
-    extra = {**(extra or {}), **_operating_point(args, splits, tagger)}
+    for name, text in files.items():
+        atomic_write_text(out / name, text)
     save_tagger(tagger, out / "model")
     atomic_write_text(out / "history.json", json.dumps(hist.to_dict(), indent=2))
     scores = {
@@ -272,10 +306,6 @@ def _finish(args, splits, tagger, hist, out, extra: dict | None = None) -> None:
         write_predictions(tagger, splits.test, out / "test_predictions", device=args.device)
         print(f"test binary-token P/R/F1: {p:.4f} / {r:.4f} / {f:.4f}  ({len(splits.test)} documents)")
     atomic_write_text(out / "scores.json", json.dumps(scores, indent=2))
-    print(
-        f"model saved to {out / 'model'}; score test predictions with: "
-        f"deidlib evaluate GOLD_DIR {out / 'test_predictions'}"
-    )
 
 
 def _run_dp_recipe(args, splits, out, secure: bool) -> int:
@@ -286,7 +316,6 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
     import sys
 
     from ..privacy.dpsgd import SEEDED_NOTE
-    from ..results import atomic_write_text
     from ..studies.dp_recipes import RECIPES, train_recipe, with_overrides
 
     if args.dp_recipe not in RECIPES:
@@ -319,13 +348,12 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
         text += "; the head was pre-trained without DP on the package's synthetic corpus (no private data)"
     if not secure:
         text += f"; seeded noise (--dp-seeded-noise, seed {args.seed}): {SEEDED_NOTE}"
-    out.mkdir(parents=True, exist_ok=True)
     privacy = {**ledger.to_dict(), "recipe": {k: v for k, v in vars(recipe).items()},
                "guarantee": {"epsilon": ledger.epsilon, "delta": ledger.delta, "unit": ledger.unit, "text": text,
                              "randomness": "os-csprng" if secure else "seeded", "composition": "DP-SGD ledger"},
                "not_covered_by_dp": {"hyperparameters": "the recipe's settings (and the synthetic generator's design) "
                                                         "were chosen on the nursing notes' dev split"}}
-    atomic_write_text(out / "privacy.json", json.dumps(privacy, indent=2, default=str))
+    files = {"privacy.json": json.dumps(privacy, indent=2, default=str)}
     print(f"DP-SGD recipe {recipe.name}: {text}; σ={ledger.noise_multiplier:.4g}, {ledger.steps} steps of lot "
           f"{ledger.expected_batch_size:.0f}, accountant {ledger.accountant}")
     if not secure:
@@ -334,7 +362,7 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
     scores_extra = {"dp_epsilon": ledger.epsilon, "dp_delta": ledger.delta, "dp_unit": ledger.unit,
                     "dp_guarantee": text, "dp_randomness": "os-csprng" if secure else "seeded",
                     "dp_recipe": recipe.name}
-    _finish(args, splits, m["tagger"], m["history"], out, scores_extra)
+    _finish(args, splits, m["tagger"], m["history"], out, scores_extra, files)
     return 0
 
 
@@ -386,7 +414,6 @@ def _run_dp(args, splits, hp, out) -> int:
 
     from ..privacy.dpsgd import SEEDED_NOTE, patient_units, train_dp
     from ..privacy.vocabulary import total_guarantee
-    from ..results import atomic_write_text
     from ..training import prepare_tagger
 
     bad = [f"--{n.replace('_', '-')}" for n in ("patience", "clip", "resume") if getattr(args, n)]
@@ -452,7 +479,6 @@ def _run_dp(args, splits, hp, out) -> int:
     text = f"({eps:.3g}, {delta:g})-DP per {ledger.unit} for {covers}"
     if not secure:
         text += f"; seeded noise (--dp-seeded-noise, seed {args.seed}): {SEEDED_NOTE}"
-    out.mkdir(parents=True, exist_ok=True)
     privacy = {
         **ledger.to_dict(),
         "guarantee": {"epsilon": eps, "delta": delta, "unit": ledger.unit, "text": text,
@@ -463,7 +489,7 @@ def _run_dp(args, splits, hp, out) -> int:
         "vocabulary": vocab_record,
         "not_covered_by_dp": not_covered,
     }
-    atomic_write_text(out / "privacy.json", json.dumps(privacy, indent=2))
+    files = {"privacy.json": json.dumps(privacy, indent=2)}
     extra = f"; not covered: {', '.join(not_covered)}" if not_covered else ""
     print(f"DP-SGD: {text}; σ={ledger.noise_multiplier:.4g}, {ledger.steps} steps, accountant {ledger.accountant}"
           f"{extra}")
@@ -473,5 +499,5 @@ def _run_dp(args, splits, hp, out) -> int:
         print(f"WARNING: {SEEDED_NOTE}", file=sys.stderr)
     scores_extra = {"dp_epsilon": eps, "dp_delta": delta, "dp_unit": ledger.unit, "dp_guarantee": text,
                     "dp_randomness": "os-csprng" if secure else "seeded"}
-    _finish(args, splits, tagger, hist, out, scores_extra)
+    _finish(args, splits, tagger, hist, out, scores_extra, files)
     return 0

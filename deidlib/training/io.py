@@ -67,7 +67,10 @@ def _load_ensemble(d: Path, device):
 
 def load_tagger(path: str | os.PathLike, device: str | torch.device = "cpu"):
     """A saved tagger (``config.json`` + ``weights.pt``), or an ensemble of saved taggers
-    (``ensemble.json``, :class:`deidlib.models.marginal_ensemble.MarginalEnsemble`)."""
+    (``ensemble.json``, :class:`deidlib.models.marginal_ensemble.MarginalEnsemble`).
+
+    ``weights.pt`` is a state dict of tensors read with ``weights_only=True``: a file holding
+    any other Python object is refused (``pickle.UnpicklingError``) without running it."""
     d = Path(path)
     if (d / ENSEMBLE_FILE).is_file():
         return _load_ensemble(d, device)

@@ -26,7 +26,7 @@ from .batching import bucket_batches, epoch_order
 from .loop import make_optimizer, train_epoch
 from .predict import evaluate_tagger
 
-__all__ = ["History", "train", "TrainingInterrupted"]
+__all__ = ["History", "train", "TrainingInterrupted", "CheckpointError", "load_checkpoint"]
 
 
 class TrainingInterrupted(RuntimeError):
@@ -47,10 +47,34 @@ class History:
         return asdict(self)
 
 
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read or does not fit the tagger (one-line message)."""
+
+
+#: what a checkpoint holds: state dicts of tensors, lists and numbers only, so that it loads
+#: with ``torch.load(weights_only=True)`` and a crafted file can run no code
+CHECKPOINT_KEYS = ("model", "optimizer", "history", "best_state", "bad", "epoch", "rng")
+
+
 def _save(path: Path, payload: dict) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(payload, tmp)
     os.replace(tmp, path)
+
+
+def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> dict:
+    """The checkpoint ``path`` as written by :func:`train`, read with ``weights_only=True``
+    (a pickle of anything but tensors and plain containers is refused without being run).
+
+    Raises:
+        CheckpointError: a file of another shape (not a dict with the checkpoint's keys);
+            an unreadable file raises what ``torch.load`` raises.
+    """
+    state = torch.load(path, map_location=device, weights_only=True)
+    missing = [k for k in CHECKPOINT_KEYS if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise CheckpointError(f"{path}: not a deidlib training checkpoint (no {', '.join(missing)})")
+    return state
 
 
 def check_gold_paths(tagger, batches, groups, sentences) -> None:
@@ -127,12 +151,15 @@ def train(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if resume and ckpt is not None and ckpt.is_file():
-            state = torch.load(ckpt, map_location=device, weights_only=False)
-            tagger.load_state_dict(state["model"])
-            opt.load_state_dict(state["optimizer"])
-            hist = History(**state["history"])
-            best_state, bad, start = state["best_state"], state["bad"], state["epoch"] + 1
-            torch.set_rng_state(state["rng"])
+            state = load_checkpoint(ckpt, device)
+            try:
+                tagger.load_state_dict(state["model"])
+                opt.load_state_dict(state["optimizer"])
+                hist = History(**state["history"])
+                best_state, bad, start = state["best_state"], state["bad"], int(state["epoch"]) + 1
+                torch.set_rng_state(state["rng"])
+            except (RuntimeError, ValueError, TypeError, KeyError) as e:
+                raise CheckpointError(f"{ckpt}: does not fit this tagger ({str(e).strip().splitlines()[0]})") from e
         bar = tqdm(
             range(start, epochs),
             desc=f"train {getattr(tagger, 'kind', '')}",
