@@ -46,8 +46,9 @@ max_abstracts = None  # None: the profile's (cpu: all 2,888 if found; smoke: 0, 
 from pathlib import Path
 
 from deidlib.plotting import savefig
-from deidlib.reporting import to_markdown, write_json, write_result, write_table
+from deidlib.reporting import to_markdown, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import ahmed_utility as au
+from deidlib.studies import claims as paper_claims
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -119,6 +120,20 @@ savefig(fig, "ahmed_utility_tradeoff", out)
 # %%
 if res["abstracts"] is not None:
     show(res["abstracts"], "ahmed_utility_abstracts")
+
+# %% [markdown]
+# ## Paper vs ours
+# The thesis' utility findings (Tables 4.5, 4.6, 4.9) as differences between our tagger's output and gold de-identification or the raw notes.
+# Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
+# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
+# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# The table is also written as `ahmed_utility_claims.csv`.
+
+# %%
+claims = paper_claims.ahmed_utility(res["bleu"], res["topics"], res["classification"])
+write_table(claims, "ahmed_utility_claims", out, index=False, markdown=True)
+print(verdict_counts(claims))
+claims
 
 # %%
 write_json(res, out / "results.json")
