@@ -61,7 +61,7 @@ print(f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epoc
 res = au.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
 scale = (f"{corpus}, profile {profile}: {res['n_documents']} de-identified notes of {res['n_patients']} patients; "
          f"GRU-CRF {params.epochs} epochs × {params.max_train_sentences or 'all'} sentences, "
-         f"baseline {params.baseline_epochs} × {params.baseline_train_sentences or 'all'}")
+         f"baseline {params.baseline_epochs} × {params.baseline_train_sentences or 'all'}; seed {seed}")
 print(scale)
 print(f"{res['seconds']:.1f} s")
 for n in res["notes"]:

@@ -148,7 +148,9 @@ res["scenario_b"].round(3)
 # ## Precision/recall of the aggregation rules (scenario B, all members)
 
 # %%
-fig = ad.plot_rules(res["rules"])
+rules_scale = (f"synthetic sites, profile {profile}: {params.epochs} epochs, member sentences "
+               + "/".join(str(m["sentences"]) for m in res["members"].values()) + f", seed {seed}")
+fig = ad.plot_rules(res["rules"], scale=rules_scale)
 savefig(fig, "ahmed_dp_rules", out)
 write_table(res["rules"], "ahmed_dp_rules", out)
 res["rules"].round(3)

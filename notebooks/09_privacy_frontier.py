@@ -72,7 +72,7 @@ print(f"{res['seconds']:.1f} s; population {res['population']}")
 fr = res["frontier"]
 fig = au.plot_frontier(fr, title=f"privacy audits ({profile} profile, synthetic): {params.epochs} epochs, "
                        f"{res['population']['sentences']} sentences of {res['population']['patients']} patients, "
-                       f"{res['population']['test_documents']} test notes, 1 seed")
+                       f"{res['population']['test_documents']} test notes", seed=seed)
 savefig(fig, "audits_frontier", out)
 write_table(fr, "audits_frontier", out)
 fr.round(3)
