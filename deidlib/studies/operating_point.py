@@ -152,8 +152,8 @@ def plot_curve(res: OperatingPointResults):
     ys = [p["precision"] for p in pts + others]
     mx = max(0.005, 0.15 * (max(xs) - min(xs)))
     my = max(0.005, 0.15 * (max(ys) - min(ys)))
-    x0, x1 = max(0.0, min(xs) - mx), min(1.0, max(xs)) + mx / 3
-    y0, y1 = max(0.0, min(ys) - my), min(1.0, max(ys)) + my / 3
+    x0, x1 = max(0.0, min(xs) - mx), min(1.005, max(xs) + mx / 3)
+    y0, y1 = max(0.0, min(ys) - my), min(1.005, max(ys) + my / 3)
     last = None
     for p in pts:
         here = ((p["recall"] - x0) / (x1 - x0), (p["precision"] - y0) / (y1 - y0))
@@ -177,10 +177,12 @@ def plot_curve(res: OperatingPointResults):
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.legend(fontsize=7, loc="lower left")
-    ax.text(0.99, 0.99, f"axes zoomed to the data: recall {x0:.3f}–{x1:.3f}, precision {y0:.3f}–{y1:.3f}",
-            transform=ax.transAxes, ha="right", va="top", fontsize=7, color="0.35")
+    zoom = f"axes zoomed to the data: recall {x0:.3f}–{min(x1, 1):.3f}, precision {y0:.3f}–{min(y1, 1):.3f}"
+    if x0 >= TARGET["recall"] and y0 >= TARGET["precision"]:
+        zoom += " (all inside the target region)"
     d = res["data"]
     ax.set_title(f"{res['params']['model']} on {res['corpus']} ({res['profile']}): {res['epochs_run']} epochs, "
-                 f"{d['train_documents']} training notes, {d['test_documents']} test notes, 1 seed", fontsize=8)
+                 f"{d['train_documents']} training notes, {d['test_documents']} test notes, seed {res.get('seed', '?')}\n{zoom}",
+                 fontsize=8)
     fig.tight_layout()
     return fig
