@@ -140,6 +140,8 @@ checks
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `festag_claims.csv`.
+#
+# Where the ordering rows (C_0.1 − D, the C_0.5 spread) fail at this scale, the cause is usually too few epochs for DSSGD's partial downloads to pay off: the θ_d sweep above shows whether more download helps on the same seed.
 
 # %%
 claims = paper_claims.festag(t3)

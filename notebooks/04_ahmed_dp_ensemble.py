@@ -162,6 +162,8 @@ res["rules"].round(3)
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `ahmed_dp_claims.csv`.
+#
+# The recall rows test the reason for the minimality rule; the precision row is its stated price.
 
 # %%
 claims = paper_claims.ahmed_dp(res["scenario_a"], res["scenario_b"])

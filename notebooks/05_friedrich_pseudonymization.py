@@ -110,6 +110,8 @@ res["subword"].round(2)
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `friedrich_pseudo_claims.csv`.
+#
+# Table 2 rows are differences to the same embedding's non-private model, so they hold or fail independently of the corpus' absolute F1.
 
 # %%
 claims = paper_claims.friedrich_pseudo(res["table2"], checks, res["subword"])

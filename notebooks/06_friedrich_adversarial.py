@@ -98,6 +98,8 @@ checks.round(3)
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `friedrich_adv_claims.csv`.
+#
+# A three-phase row above chance or a DANN row below 0.8 means our frozen adversary and the paper's disagree on how much of the neighbour signal the representation keeps; the per-run table above shows its spread.
 
 # %%
 claims = paper_claims.friedrich_adv(checks)

@@ -153,6 +153,8 @@ up.head(2 * params.n_registries)
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `alawad_claims.csv`.
+#
+# If the rows against single-registry models hold while the rows against the centralized model contradict, the shared layers carry part, not all, of the pooled data's benefit at this scale.
 
 # %%
 claims = paper_claims.alawad(f1, sig, "all" if len(seeds) > 1 else str(seeds[0]))

@@ -186,6 +186,8 @@ checks.round(4)
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `tchouka_claims.csv`.
+#
+# The Algorithm 1 row is computed exactly: its candidate set depends on the secret city, so some output has probability 0 under one input and not the other, and no finite ε·d bounds the ratio.
 
 # %%
 claims = paper_claims.tchouka(checks)

@@ -136,6 +136,8 @@ eps[["audit", "claimed_noise_multiplier", "actual_noise_multiplier", "accountant
 # (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
 # within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
 # The table is also written as `audits_claims.csv`.
+#
+# A contradicted correct-mechanism row would mean the accountant under-reports ε (or the audit is wrong); a contradicted broken-mechanism row would mean the audit is too weak to catch a 10× noise error.
 
 # %%
 claims = paper_claims.audits(eps)

@@ -90,6 +90,9 @@ summary.round(4)
 # reference. Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule
 # in its row (faithful: holds; partial: holds within the tolerance; contradicts: fails; not measured: no
 # threshold was chosen). The table is also written as `operating_point_claims.csv`.
+#
+# A contradicted recall row means the dev split chose a threshold that does not transfer to test (too few dev
+# notes at this profile).
 
 # %%
 claims = paper_claims.operating_point(summary, params.target_recall)
