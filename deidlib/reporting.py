@@ -234,7 +234,7 @@ def _rule_text(c: Claim) -> str:
     return {"close": f"within ±{t} (partial ±{2 * c.tol:g})",
             "at_least": f"≥ paper (partial: ≥ paper − {t})",
             "at_most": f"≤ paper (partial: ≤ paper + {t})",
-            "same_sign": f"same sign as paper, |ours| > {t}"}[c.rule]
+            "same_sign": f"same sign as paper, beyond ±{t}"}[c.rule]
 
 
 def claims_table(claims: list[Claim], reference: str = "paper") -> pd.DataFrame:

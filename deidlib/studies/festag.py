@@ -582,12 +582,13 @@ def figure_theta_sweep(results: dict[str, Any], sweep: dict[str, Any], metric: s
             ax.axhline(ref_y[key], color=COLORS[key], **ref_styles[key],
                        label=f"{key} (final, {'mean over workers' if key == 'D' else 'one model'})")
     ax.set_xscale("log")
+    true_y = dict(ref_y)
     if len(ref_y) == 2 and abs(ref_y["A"] - ref_y["D"]) < 0.04:  # keep the two direct labels apart
         lo, hi = sorted(ref_y, key=ref_y.get)
         mid = (ref_y["A"] + ref_y["D"]) / 2
         ref_y = {lo: mid - 0.025, hi: mid + 0.025}
     for key, y in ref_y.items():
-        ax.annotate(f"{key} ({'centralized' if key == 'A' else 'local only'})", xy=(1.0, y),
+        ax.annotate(f"{key} ({'centralized' if key == 'A' else 'local only'}) {true_y[key]:.3f}", xy=(1.0, y),
                     xycoords=("axes fraction", "data"), xytext=(3, 0), textcoords="offset points",
                     va="center", fontsize=7, color=COLORS[key])
     ax.set_xlabel("download fraction θ_d (log scale)")
