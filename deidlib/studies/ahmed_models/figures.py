@@ -47,8 +47,11 @@ def figure_4_2(results: dict[str, Any]):
         bars = ax.bar(x + (i - 1) * w, t[f"{m}_mean"], w, yerr=min_max_err(t, m), capsize=3, color=color,
                       label=f"{m} (mean, min–max over seeds)")
         # the value on each bar: the axis starts at 0, so small gaps look small and are read off the labels
-        ax.bar_label(bars, labels=[f"{v:.1f}" for v in t[f"{m}_mean"]], label_type="center", rotation=90,
+        vals = t[f"{m}_mean"].to_numpy(dtype=float)
+        ax.bar_label(bars, labels=[f"{v:.1f}" if v >= 15 else "" for v in vals], label_type="center", rotation=90,
                      fontsize=6.5, color="white")
+        ax.bar_label(bars, labels=[f"{v:.1f}" if v < 15 else "" for v in vals], label_type="edge", rotation=90,
+                     fontsize=6.5, padding=2)  # short bars: the value above the bar
     ax.set_xticks(x)
     ax.set_xticklabels(t["model"], rotation=20, ha="right")
     ax.set_ylabel("binary token score (%)")
