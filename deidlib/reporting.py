@@ -231,6 +231,8 @@ def verdict(c: Claim) -> str:
 
 def _rule_text(c: Claim) -> str:
     t = f"{c.tol:g}"
+    if c.tol == 0 and c.rule in ("at_least", "at_most"):
+        return "≥ paper" if c.rule == "at_least" else "≤ paper"
     return {"close": f"within ±{t} (partial ±{2 * c.tol:g})",
             "at_least": f"≥ paper (partial: ≥ paper − {t})",
             "at_most": f"≤ paper (partial: ≤ paper + {t})",
