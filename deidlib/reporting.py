@@ -13,6 +13,7 @@ import html
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ import pandas as pd
 
 from .results import Result, atomic_write_text, save_result
 
-__all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready"]
+__all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready",
+           "Claim", "verdict", "claims_table", "verdict_counts", "VERDICTS"]
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
@@ -150,3 +152,107 @@ def write_result(
         privacy_ledger=json_ready(privacy_ledger) if privacy_ledger is not None else None,
     )
     return save_result(result, Path(out_dir) / (filename or f"{study}_result.json"))
+
+
+# ---------------------------------------------------------------------- claims and verdicts
+
+#: the verdicts :func:`verdict` can return
+VERDICTS = ("faithful", "partial", "contradicts", "not measured")
+#: comparison rules of a :class:`Claim`
+RULES = ("close", "at_least", "at_most", "same_sign")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One published (or promised) statement next to this run's number.
+
+    ``rule`` says how ``ours`` is compared with ``paper``:
+
+    * ``close``: ours within ``tol`` of paper → faithful; within ``2·tol`` → partial;
+    * ``at_least`` / ``at_most``: ours on the claimed side of paper → faithful; short of it by at
+      most ``tol`` → partial;
+    * ``same_sign``: ``paper`` is a difference whose sign is the claim; ours beyond ``tol`` on that
+      side → faithful; within ``±tol`` (no clear difference) → partial; beyond ``tol`` on the other
+      side → contradicts.
+
+    ``interval`` (ours' min–max or CI): when it reaches the faithful region a failing point estimate
+    is ``partial`` instead of ``contradicts``. ``ours`` None or NaN: ``not measured`` (e.g. the run's
+    profile skipped that part). ``paper_text`` replaces the printed paper value (e.g. ``"> 0"``).
+    """
+
+    claim: str
+    paper: float
+    ours: float | None
+    rule: str = "close"
+    tol: float = 0.0
+    interval: tuple[float, float] | None = None
+    paper_text: str | None = None
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"unknown rule {self.rule!r}; expected one of {', '.join(RULES)}")
+        if not self.tol >= 0:
+            raise ValueError(f"tol must be ≥ 0, got {self.tol}")
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, (float, np.floating)) and math.isnan(x))
+
+
+def verdict(c: Claim) -> str:
+    """``faithful`` / ``partial`` / ``contradicts`` / ``not measured`` from the numbers of ``c``."""
+    if _missing(c.ours) or _missing(c.paper):
+        return "not measured"
+    x, p, t = float(c.ours), float(c.paper), float(c.tol)
+    if math.isfinite(x) and math.isfinite(p) and abs(x - p) <= 1e-9 * max(1.0, abs(p)):
+        x = p  # equal up to float rounding (an exact computation that meets its bound)
+    lo, hi = (x, x) if c.interval is None or any(_missing(v) for v in c.interval) else map(float, c.interval)
+    if c.rule == "close":
+        gap = abs(x - p)
+        if gap <= t:
+            return "faithful"
+        return "partial" if gap <= 2 * t or lo - t <= p <= hi + t else "contradicts"
+    if c.rule == "at_least":
+        if x >= p:
+            return "faithful"
+        return "partial" if x >= p - t or hi >= p else "contradicts"
+    if c.rule == "at_most":
+        if x <= p:
+            return "faithful"
+        return "partial" if x <= p + t or lo <= p else "contradicts"
+    s = 1.0 if p >= 0 else -1.0  # same_sign
+    if s * x > t:
+        return "faithful"
+    favourable = hi if s > 0 else lo  # the interval's end on the claimed side
+    if abs(x) <= t or s * favourable > t:
+        return "partial"
+    return "contradicts"
+
+
+def _rule_text(c: Claim) -> str:
+    t = f"{c.tol:g}"
+    if c.tol == 0 and c.rule in ("at_least", "at_most"):
+        return "≥ paper" if c.rule == "at_least" else "≤ paper"
+    return {"close": f"within ±{t} (partial ±{2 * c.tol:g})",
+            "at_least": f"≥ paper (partial: ≥ paper − {t})",
+            "at_most": f"≤ paper (partial: ≤ paper + {t})",
+            "same_sign": f"same sign as paper, beyond ±{t}"}[c.rule]
+
+
+def claims_table(claims: list[Claim], reference: str = "paper") -> pd.DataFrame:
+    """One row per claim: ``claim``, ``<reference>`` (the published or claimed value), ``ours``,
+    ``interval``, ``rule`` and ``verdict`` (computed by :func:`verdict`, never typed)."""
+    rows = []
+    for c in claims:
+        iv = "" if c.interval is None or any(_missing(v) for v in c.interval) else \
+            f"[{c.interval[0]:.3g}, {c.interval[1]:.3g}]"
+        rows.append({"claim": c.claim, reference: c.paper_text or f"{c.paper:.4g}",
+                     "ours": "–" if _missing(c.ours) else f"{float(c.ours):.4g}",
+                     "interval": iv, "rule": _rule_text(c), "verdict": verdict(c)})
+    return pd.DataFrame(rows, columns=["claim", reference, "ours", "interval", "rule", "verdict"])
+
+
+def verdict_counts(table: pd.DataFrame) -> str:
+    """``"3 faithful, 1 partial, …"`` for a :func:`claims_table` (the notebooks print it)."""
+    n = table.verdict.value_counts()
+    return ", ".join(f"{int(n[v])} {v}" for v in VERDICTS if v in n) or "no claims"

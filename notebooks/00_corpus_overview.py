@@ -74,7 +74,7 @@ co.phi_table(docs, "subtype", by="site")
 
 # %%
 labels = co.label_distribution(docs, "i2b2")
-fig = co.plot_overview(phi, labels, title=f"synthetic, {profile}")
+fig = co.plot_overview(phi, labels, title=f"synthetic corpus, profile {profile}, seed {seed}", sizes=table)
 savefig(fig, "corpus_overview", out)
 plt.show()
 

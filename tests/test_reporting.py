@@ -6,9 +6,22 @@ import json
 import math
 
 import pandas as pd
+import pytest
 
 from deidlib.corpus.document import Document, Span
-from deidlib.reporting import annotated_html, json_ready, to_markdown, write_json, write_result, write_table
+from deidlib.reporting import (
+    VERDICTS,
+    Claim,
+    annotated_html,
+    claims_table,
+    json_ready,
+    to_markdown,
+    verdict,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.results import load_result
 
 
@@ -47,3 +60,60 @@ def test_annotated_html_escapes_text_and_labels_spans():
     assert "&lt;b&gt;" in out and "&amp; co" in out and "<b>" not in out
     assert '<mark title="NAME/DOCTOR"' in out and ">Smith<sub" in out and "DOCTOR</sub></mark>" in out
     assert "Smith" not in annotated_html(doc, max_chars=10)
+
+
+# ---------------------------------------------------------------------- claims and verdicts
+
+
+def test_every_verdict_is_reachable_under_every_rule():
+    cases = {
+        "close": [(0.50, "faithful"), (0.57, "partial"), (0.80, "contradicts")],  # paper 0.5, tol 0.05
+        "at_least": [(0.60, "faithful"), (0.46, "partial"), (0.30, "contradicts")],
+        "at_most": [(0.40, "faithful"), (0.54, "partial"), (0.70, "contradicts")],
+    }
+    for rule, xs in cases.items():
+        for ours, want in xs:
+            assert verdict(Claim("c", 0.5, ours, rule, 0.05)) == want, (rule, ours)
+    # same_sign: the paper reports +0.05 (A beats B); tolerance 0.01 is "no clear difference"
+    assert verdict(Claim("A − B", 0.05, 0.03, "same_sign", 0.01)) == "faithful"
+    assert verdict(Claim("A − B", 0.05, 0.005, "same_sign", 0.01)) == "partial"
+    assert verdict(Claim("A − B", 0.05, -0.03, "same_sign", 0.01)) == "contradicts"
+    assert verdict(Claim("A − B", -0.05, -0.03, "same_sign", 0.01)) == "faithful"  # a claimed drop
+    assert verdict(Claim("A − B", -0.05, 0.03, "same_sign", 0.01)) == "contradicts"
+    for missing in (None, math.nan):
+        assert verdict(Claim("c", 0.5, missing, "close", 0.05)) == "not measured"
+    assert set(VERDICTS) == {"faithful", "partial", "contradicts", "not measured"}
+
+
+def test_a_reversed_finding_is_reported_as_contradicts():
+    # the paper: DSSGD beats local training by 0.05; a run where it loses by 0.1 must not pass
+    t = claims_table([Claim("C − D", 0.05, -0.10, "same_sign", 0.01)])
+    assert t.verdict.tolist() == ["contradicts"]
+    # an unbounded privacy loss against a finite ε·d bound
+    assert verdict(Claim("ε·d-private", 1.0, math.inf, "at_most", 1e-6)) == "contradicts"
+
+
+def test_interval_that_reaches_the_claim_downgrades_contradicts_to_partial():
+    assert verdict(Claim("c", 0.5, 0.8, "close", 0.05)) == "contradicts"
+    assert verdict(Claim("c", 0.5, 0.8, "close", 0.05, interval=(0.52, 0.9))) == "partial"
+    assert verdict(Claim("c", 0.8, 0.6, "at_least", 0.05, interval=(0.5, 0.85))) == "partial"
+    assert verdict(Claim("A − B", 0.05, -0.03, "same_sign", 0.01, interval=(-0.05, 0.04))) == "partial"
+
+
+def test_exact_value_meeting_its_bound_up_to_rounding_is_faithful():
+    assert verdict(Claim("ε·d", 0.5, 0.5000000000000142, "at_most")) == "faithful"
+
+
+def test_claims_table_columns_reference_name_and_counts():
+    t = claims_table([Claim("a", 1.0, 1.0, "close", 0.1), Claim("b", 1.0, None, "close", 0.1, paper_text="≈ 1")],
+                     reference="accountant ε")
+    assert list(t.columns) == ["claim", "accountant ε", "ours", "interval", "rule", "verdict"]
+    assert t["accountant ε"].tolist() == ["1", "≈ 1"] and t.ours.tolist()[1] == "–"
+    assert verdict_counts(t) == "1 faithful, 1 not measured"
+
+
+def test_claim_rejects_unknown_rule_and_negative_tolerance():
+    with pytest.raises(ValueError, match="unknown rule"):
+        Claim("c", 1.0, 1.0, "roughly")
+    with pytest.raises(ValueError, match="tol"):
+        Claim("c", 1.0, 1.0, "close", -0.1)

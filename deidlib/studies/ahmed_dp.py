@@ -653,24 +653,24 @@ def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=
     return fig
 
 
-def plot_rules(rules):
-    """Precision vs recall of the k-of-n aggregation rules per target site (1/n = minimality)."""
+def plot_rules(rules, scale: str = ""):
+    """Precision vs recall of the k-of-n aggregation rules per target site (1/n = minimality);
+    ``scale`` (profile, corpus size, epochs, seed) is stated under the title."""
+    from .labels import place_labels
+
     apply_style()
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = plt.subplots(figsize=(6.2, 4.4))
+    pts = []
     for t, d in rules.groupby("target"):
         d = d[d.rule.str.contains("_of_")]
         ax.plot(d.recall, d.precision, "o-", label=t)
-        for _, r in d.iterrows():
-            ax.annotate(
-                r.rule.replace("_of_", "/"),
-                (r.recall, r.precision),
-                textcoords="offset points",
-                xytext=(3, 3),
-                fontsize=8,
-            )
+        pts += [(r.recall, r.precision, r.rule.replace("_of_", "/")) for r in d.itertuples()]
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
-    ax.set_title("k-of-n aggregation (1/n = minimality)")
-    ax.legend(title="target site")
+    ax.set_title("k-of-n aggregation (1/n = minimality)" + (f"\n{scale}" if scale else ""), fontsize=9)
+    ax.legend(title="target site", fontsize=7)
     fig.tight_layout()
+    if pts:
+        xs, ys, names = zip(*pts)
+        place_labels(ax, list(xs), list(ys), list(names), fontsize=7)
     return fig

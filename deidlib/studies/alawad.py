@@ -48,6 +48,7 @@ What the study adds, and its choices:
 from __future__ import annotations
 
 import hashlib
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -491,7 +492,7 @@ def figure_f1(results: dict[str, Any]):
     """Micro and macro F1 per approach (bars: mean over seeds; error bars: min–max)."""
     apply_style()
     t = f1_table(results)
-    fig, ax = plt.subplots(figsize=(7.5, 4))
+    fig, ax = plt.subplots(figsize=(9.5, 4))
     x = np.arange(2)
     w = 0.8 / len(t)
     for i, (a, r) in enumerate(t.iterrows()):
@@ -500,7 +501,7 @@ def figure_f1(results: dict[str, Any]):
     ax.set_xticks(x, ["micro F1", "macro F1"])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("F1 on all registries' test reports")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside the bars, never on one
     ax.set_title(f"alawad: {scale_note(results)}\nbars: mean over seeds, error bars: min–max", fontsize=8)
     fig.tight_layout()
     return fig
@@ -557,15 +558,15 @@ def figure_attack(results: dict[str, Any]):
     """Registry-identification accuracy on the shared representation vs chance and majority."""
     apply_style()
     t = attack_table(results)
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
-    if not t.empty:
-        labels = [f"{LABELS[a]}\n{att}" for a, att in zip(t.approach, t.attacker)]
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.8 * len(t)), 4.4))
+    if not t.empty:  # tick labels wrapped to the bar width, so that neighbours never overlap
+        labels = [textwrap.fill(LABELS[a], 18) + "\n" + textwrap.fill(att, 18) for a, att in zip(t.approach, t.attacker)]
         x = np.arange(len(t))
         _errorbar(ax, x, t.accuracy_mean, t.accuracy_min, t.accuracy_max, [COLORS[a] for a in t.approach], None, 0.6)
         ax.axhline(t.chance.iloc[0], color="grey", ls="--", lw=1, label=f"chance 1/{results['params']['n_registries']}")
         ax.axhline(t.majority.max(), color="grey", ls=":", lw=1, label="majority registry")
         ax.set_xticks(x, labels, fontsize=7)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("registry identified (test half)")
     ax.set_title(f"registry attack — {scale_note(results)}\nmean over seeds, error bars min–max", fontsize=8)

@@ -455,25 +455,36 @@ def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack success"):
-    """The one figure: binary-token F1 against attack success, one marker per method."""
+def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack success", seed: int | None = None):
+    """The frontier: binary-token F1 against attack success, one panel per attack family (the
+    families' success metrics are not comparable, so they never share an axis), one marker
+    per method, each point labelled with its setting; ``seed`` is stated under the title."""
+    from .labels import place_labels
+
     apply_style()
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
     f = frontier[frontier.status == "measured"]
+    families = list(dict.fromkeys(f.attack_metric)) or ["attack success"]
+    fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 0.6, 4.4), sharey=True, squeeze=False)
+    axes = axes[0]
     markers = {"non-private": "*", "DP-SGD": "o", "DSSGD": "s", "DSSGD + DP upload": "D", "surrogates": "^"}
-    for method, d in f.groupby("method", sort=False):
-        ax.scatter(d.attack_success, d.utility_f1, marker=markers.get(method, "x"), s=60,
-                   label=f"{method}: {d.attack_metric.iloc[0]}")
-        for _, r in d.iterrows():
-            if isinstance(r.setting, str) and r.setting:  # (a CSV read back gives NaN for "")
-                ax.annotate(r.setting, (r.attack_success, r.utility_f1), textcoords="offset points",
-                            xytext=(4, 3), fontsize=7)
-    ax.set_xlabel("attack success (metric per method, see legend)")
-    ax.set_ylabel("binary-token F1 (test)")
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=7, loc="best")
+    labels = []
+    for ax, metric in zip(axes, families):
+        d_fam = f[f.attack_metric == metric]
+        for method, d in d_fam.groupby("method", sort=False):
+            ax.scatter(d.attack_success, d.utility_f1, marker=markers.get(method, "x"), s=60, label=method)
+        names = [r.setting if isinstance(r.setting, str) and r.setting else "" for r in d_fam.itertuples()]
+        labels.append((ax, d_fam.attack_success.to_numpy(float), d_fam.utility_f1.to_numpy(float), names))
+        attack = d_fam.attack.iloc[0] if len(d_fam) else ""
+        ax.set_title(attack, fontsize=8)
+        ax.set_xlabel(f"{metric} (attack success)", fontsize=8)
+        ax.set_xlim(-0.03, 1.03)
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0].set_ylabel("binary-token F1 (test)")
+    fig.suptitle(title + ("" if seed is None else f"; seed {seed}"), fontsize=8)
     fig.tight_layout()
+    for ax, x, y, names in labels:  # once the layout is final, so that no label sits on another
+        keep = [i for i, n in enumerate(names) if n]
+        place_labels(ax, x[keep], y[keep], [names[i] for i in keep], fontsize=7)
     return fig
 
 

@@ -86,21 +86,34 @@ def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Ser
     return pd.Series(c, dtype=int).sort_values(ascending=False)
 
 
-def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus"):
-    """Two panels: PHI mentions per category and site (stacked bars), label distribution (log)."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.4]})
+def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus",
+                  sizes: pd.DataFrame | None = None):
+    """Two panels: PHI mentions per category and site (stacked bars) and the label distribution
+    (horizontal bars, log scale, so that every label name reads). ``sizes`` (a
+    :func:`corpus_table` with its ``total`` row) puts the corpus size in the title: documents,
+    patients, tokens and PHI mentions."""
     data = phi_by_site.drop(columns="total", errors="ignore")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, max(4.4, 0.19 * len(labels) + 1.2)),
+                               gridspec_kw={"width_ratios": [1.3, 1]})
     bottom = None
     for site in data.columns:
         a.bar(data.index, data[site], bottom=bottom, label=site)
         bottom = data[site] if bottom is None else bottom + data[site]
-    a.set_title(f"PHI mentions per category and site ({title})")
+    a.set_title("PHI mentions per category and site", fontsize=10)
     a.set_ylabel("mentions")
-    a.tick_params(axis="x", rotation=45)
-    a.legend(fontsize=8)
-    b.bar(labels.index, labels.values, color="tab:purple")
-    b.set_yscale("log")
-    b.set_title("label distribution (festag 29-class scheme, non-PHI omitted)")
-    b.tick_params(axis="x", rotation=75, labelsize=8)
+    a.tick_params(axis="x", labelsize=8)
+    plt.setp(a.get_xticklabels(), rotation=30, ha="right")
+    a.legend(fontsize=8, title="site", title_fontsize=8)
+    b.barh(labels.index[::-1], labels.values[::-1], color="tab:purple")
+    b.set_xscale("log")
+    b.set_xlabel("mentions (log scale)")
+    b.tick_params(axis="y", labelsize=7)
+    b.set_title("label distribution (festag 29-class scheme, non-PHI omitted)", fontsize=10)
+    head = title
+    if sizes is not None and "total" in sizes.index:
+        t = sizes.loc["total"]
+        head += (f": {int(t['documents']):,} documents, {int(t['patients']):,} patients, {int(t['tokens']):,} tokens, "
+                 f"{int(t['PHI mentions']):,} PHI mentions")
+    fig.suptitle(head, fontsize=10)
     fig.tight_layout()
     return fig

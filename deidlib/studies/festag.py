@@ -70,6 +70,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from matplotlib.ticker import MaxNLocator
 from torch import nn
 
 from ..collaborative import (
@@ -507,6 +508,7 @@ def figure6(results: dict[str, Any], metric: str = "f1"):
             ax.plot(mean.index, mean.values, color=st["color"], linestyle=st["linestyle"], linewidth=st["linewidth"],
                     label=f"{name} (mean, min–max over {spread})")
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
         ax.set_title(f"A, B, {c_name}, D")
         ax.set_ylim(0, 1)
         ax.legend(loc="lower right", fontsize=7)
@@ -570,12 +572,25 @@ def figure_theta_sweep(results: dict[str, Any], sweep: dict[str, Any], metric: s
     fig, ax = plt.subplots(figsize=(6, 3.8))
     ax.errorbar(c.theta_d, c.final_mean, yerr=[c.final_mean - c.final_min, c.final_max - c.final_mean],
                 fmt="o-", color=COLORS["C"], capsize=3, label="C (DSSGD): final F1, mean and min–max over workers")
-    for name, key in (("A", "A"), ("D", "D")):
+    # A and D: distinct line styles, each labelled at the right end of its line (they can be close)
+    ref_styles = {"A": dict(linestyle="--", linewidth=1.4), "D": dict(linestyle=(0, (1, 1.5)), linewidth=1.8)}
+    ref_y = {}
+    for key in ("A", "D"):
         row = t[t.experiment == key]
         if len(row):
-            ax.axhline(float(row.final_mean.iloc[0]), color=COLORS[key], linestyle="--", linewidth=1,
-                       label=f"{name} (final, {'mean over workers' if key == 'D' else 'one model'})")
+            ref_y[key] = float(row.final_mean.iloc[0])
+            ax.axhline(ref_y[key], color=COLORS[key], **ref_styles[key],
+                       label=f"{key} (final, {'mean over workers' if key == 'D' else 'one model'})")
     ax.set_xscale("log")
+    true_y = dict(ref_y)
+    if len(ref_y) == 2 and abs(ref_y["A"] - ref_y["D"]) < 0.04:  # keep the two direct labels apart
+        lo, hi = sorted(ref_y, key=ref_y.get)
+        mid = (ref_y["A"] + ref_y["D"]) / 2
+        ref_y = {lo: mid - 0.025, hi: mid + 0.025}
+    for key, y in ref_y.items():
+        ax.annotate(f"{key} ({'centralized' if key == 'A' else 'local only'}) {true_y[key]:.3f}", xy=(1.0, y),
+                    xycoords=("axes fraction", "data"), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=7, color=COLORS[key])
     ax.set_xlabel("download fraction θ_d (log scale)")
     ax.set_ylabel(f"binary token {metric.upper()} (test), final epoch")
     ax.set_ylim(0, 1)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from ...plotting import apply_style
+from ..labels import place_labels
 from .tables import best_config, figure_a1_data, table_4_2
 
 # ------------------------------------------------------------------------- figures
@@ -36,20 +36,26 @@ def scale_text(results: dict[str, Any]) -> str:
 
 
 def figure_4_2(results: dict[str, Any]):
-    """Table 4.2 as grouped bars (P, R, F1 per model: mean over seeds) with min–max bars."""
+    """Table 4.2 as grouped bars (P, R, F1 per model: mean over seeds, value on each bar) with
+    min–max bars; the axis starts at 0."""
     apply_style()
     t = table_4_2(results)
     fig, ax = plt.subplots(figsize=(9, 4.6))
     x = np.arange(len(t))
     w = 0.27
     for i, (m, color) in enumerate((("P", "#4C72B0"), ("R", "#DD8452"), ("F1", "#55A868"))):
-        ax.bar(x + (i - 1) * w, t[f"{m}_mean"], w, yerr=min_max_err(t, m), capsize=3, color=color,
-               label=f"{m} (mean, min–max over seeds)")
+        bars = ax.bar(x + (i - 1) * w, t[f"{m}_mean"], w, yerr=min_max_err(t, m), capsize=3, color=color,
+                      label=f"{m} (mean, min–max over seeds)")
+        # the value on each bar: the axis starts at 0, so small gaps look small and are read off the labels
+        vals = t[f"{m}_mean"].to_numpy(dtype=float)
+        ax.bar_label(bars, labels=[f"{v:.1f}" if v >= 15 else "" for v in vals], label_type="center", rotation=90,
+                     fontsize=6.5, color="white")
+        ax.bar_label(bars, labels=[f"{v:.1f}" if v < 15 else "" for v in vals], label_type="edge", rotation=90,
+                     fontsize=6.5, padding=2)  # short bars: the value above the bar
     ax.set_xticks(x)
     ax.set_xticklabels(t["model"], rotation=20, ha="right")
     ax.set_ylabel("binary token score (%)")
-    lo = np.nanmin(t[["P_min", "R_min", "F1_min"]].to_numpy())
-    ax.set_ylim(max(0.0, math.floor(lo / 10) * 10 - 10), 100)
+    ax.set_ylim(0, 105)
     # legend above the axes: never over the bars
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
     fig.suptitle(f"ahmed Table 4.2 analog — {scale_text(results)}", fontsize=9)
@@ -60,24 +66,24 @@ def figure_4_2(results: dict[str, Any]):
 def figure_a1(results: dict[str, Any], config: str | None = None):
     """Figure A.1 analog: test F1 vs PHI instances in training, per category (left) and
     per TYPE (right), for ``config`` (default :func:`best_config`); min–max bars over seeds.
-    Labels alternate above/below their point so that neighbours do not overlap."""
+    Labels are placed so that none overlaps another (:func:`deidlib.studies.labels.place_labels`)."""
     apply_style()
     config = config or best_config(results)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
+    points = []
     for ax, level in zip(axes, ("category", "type")):
         d = figure_a1_data(results, config, level)
         x = np.maximum(d["train_instances"].to_numpy(), 0.8)  # 0 instances shown at the left edge
         ax.errorbar(x, d["F1_mean"], yerr=min_max_err(d, "F1"), fmt="o", capsize=3)
-        order = np.argsort(x, kind="stable")
-        for rank, j in enumerate(order):
-            dy = 8 if rank % 2 == 0 else -12
-            ax.annotate(d[level].iloc[j], (x[j], d["F1_mean"].iloc[j]), textcoords="offset points",
-                        xytext=(3, dy), fontsize=6.5, rotation=0)
         ax.set_xscale("log")
+        ax.set_xlim(0.5, max(10.0, float(np.nanmax(x)) * 3))  # room for the labels of the right-most points
         ax.set_xlabel(f"PHI instances in training ({level})")
         ax.set_title(f"per {'TYPE' if level == 'type' else 'category'}")
+        points.append((ax, x, d["F1_mean"].to_numpy(dtype=float), [str(v) for v in d[level]]))
     axes[0].set_ylabel("test F1 (%, typed token)")
-    axes[0].set_ylim(0, 105)
+    axes[0].set_ylim(0, 108)
     fig.suptitle(f"ahmed Figure A.1 analog — {config}; {scale_text(results)}", fontsize=9)
     fig.tight_layout()
+    for ax, x, y, names in points:  # labels placed once the layout is final, none over another
+        place_labels(ax, x, y, names, fontsize=6.5)
     return fig

@@ -1,0 +1,313 @@
+"""Each study's "paper vs ours" table: the published statements it reproduces, this run's number
+for each, and a verdict computed by :func:`deidlib.reporting.verdict` (never typed by hand).
+
+Every function takes the tables its notebook already shows and returns
+:func:`deidlib.reporting.claims_table`; a part the run did not measure (smaller profile, skipped
+table) gives ``not measured``. Paper values are quoted from the papers (table or section in the
+claim text). Most claims compare *differences* (A − B, with − without): absolute scores depend on
+the corpus and the scale of the run, the paper's ordering and gaps are what a reproduction can test.
+Guarded by ``tests/studies/test_claims.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..reporting import Claim, claims_table
+
+__all__ = ["festag", "ahmed_models", "ahmed_utility", "ahmed_dp", "friedrich_pseudo", "friedrich_adv",
+           "alawad", "tchouka", "audits", "operating_point"]
+
+NAN = math.nan
+
+
+def _flat(df: pd.DataFrame | None) -> pd.DataFrame:
+    if df is None:
+        return pd.DataFrame()
+    return df if isinstance(df.index, pd.RangeIndex) else df.reset_index()
+
+
+def _one(df: pd.DataFrame, col: str, **where) -> float:
+    """The value of ``col`` in the single row matching ``where`` (NaN when there is none)."""
+    if df.empty or col not in df:
+        return NAN
+    m = pd.Series(True, index=df.index)
+    for k, v in where.items():
+        if k not in df:
+            return NAN
+        m &= df[k] == v
+    return float(df.loc[m, col].iloc[0]) if m.any() else NAN
+
+
+# ---------------------------------------------------------------------- 01 festag
+
+
+def festag(table3: pd.DataFrame) -> pd.DataFrame:
+    """Festag & Spreckelsen, Table 3 (final binary token F1 on i2b2 2014): ``table3`` is
+    :func:`deidlib.studies.festag.table3` (index experiment; min, mean, max)."""
+    t = table3
+
+    def get(e, c="mean"):
+        return float(t.loc[e, c]) if e in t.index else NAN
+
+    spread = get("C_0.5", "max") - get("C_0.5", "min") - (get("C_0.1", "max") - get("C_0.1", "min"))
+    return claims_table([
+        Claim("centralized (A) and round robin (B) end level: A − B (Table 3: 0.962 vs 0.961)",
+              0.962 - 0.961, get("A") - get("B"), "close", 0.02),
+        Claim("DSSGD θ_d = 0.1 beats local-only training: C_0.1 − D (Table 3: 0.955 vs 0.905)",
+              0.955 - 0.905, get("C_0.1") - get("D"), "same_sign", 0.01),
+        Claim("DSSGD θ_d = 0.1 nearly matches centralized: A − C_0.1 (Table 3: 0.962 vs 0.955)",
+              0.962 - 0.955, get("A") - get("C_0.1"), "close", 0.02),
+        Claim("C_0.5's workers spread wider than C_0.1's: (max − min) C_0.5 − C_0.1 (Table 3: 0.250 vs 0.001)",
+              0.250 - 0.001, spread, "same_sign", 0.01),
+    ])
+
+
+# ---------------------------------------------------------------------- 02 ahmed models
+
+
+def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.DataFrame | None) -> pd.DataFrame:
+    """Ahmed (MSc thesis), Tables 4.2–4.4 (binary token %, differences in percentage points):
+    the tables of :mod:`deidlib.studies.ahmed_models` (``None`` when not run)."""
+    t42, t43, t44 = _flat(t42), _flat(t43), _flat(t44)
+    sat_gap = NAN
+    if not t42.empty:
+        sat = t42[t42.kind == "transformer"].F1_mean
+        rnn = t42[t42.kind != "transformer"].F1_mean
+        if len(sat) and len(rnn):
+            sat_gap = float(sat.max() - rnn.max())
+
+    def f1(config):
+        return _one(t43, "F1_mean", config=config)
+
+    return claims_table([
+        Claim("self-attention beats the best RNN tagger: F1 gap (Table 4.2, Nursing Notes: 85.9 vs 77.0)",
+              85.9 - 77.0, sat_gap, "same_sign", 1.0),
+        Claim("character embeddings help the GRU-CRF (dropout 0.5): F1 with − without (Table 4.3, i2b2: 97.3 vs 90.7)",
+              97.3 - 90.7, f1("gru-crf-d0.5") - f1("gru-nochar-crf-d0.5"), "same_sign", 1.0),
+        Claim("a CRF output beats softmax for the GRU: F1 CRF − softmax (Table 4.3, i2b2: 97.3 vs 96.5)",
+              97.3 - 96.5, f1("gru-crf-d0.5") - f1("gru-softmax-d0.5"), "same_sign", 0.5),
+        Claim("CRF and softmax tie for self-attention: F1 CRF − softmax (Table 4.3, i2b2: 98.2 vs 98.1)",
+              98.2 - 98.1, f1("sat-crf-d0.25") - f1("sat-softmax-d0.25"), "close", 1.0),
+        Claim("recall penalty δ_p = 10 raises recall over δ_p = 1 (Table 4.4, i2b2: 97.5 vs 97.1)",
+              97.5 - 97.1, _one(t44, "R_mean", delta_p=10.0) - _one(t44, "R_mean", delta_p=1.0), "same_sign", 0.2),
+    ])
+
+
+# ---------------------------------------------------------------------- 03 ahmed utility
+
+
+def _surrogate_transform(df: pd.DataFrame) -> str | None:
+    if df.empty or "transform" not in df:
+        return None
+    s = [t for t in df["transform"].unique() if str(t).startswith("surrogate")]
+    return s[0] if s else None
+
+
+def ahmed_utility(bleu: pd.DataFrame | None, topics: pd.DataFrame | None,
+                  classification: pd.DataFrame | None) -> pd.DataFrame:
+    """Ahmed, Tables 4.5, 4.6 and 4.9 ("Ours" = our GRU-CRF tagger with surrogate replacement,
+    "GT" = gold spans with the same replacement): the tables of :mod:`deidlib.studies.ahmed_utility`."""
+    bleu, topics, cls = _flat(bleu), _flat(topics), _flat(classification)
+    tb, tt, tc = _surrogate_transform(bleu), _surrogate_transform(topics), _surrogate_transform(cls)
+    return claims_table([
+        Claim(f"tagger output keeps BLEU-1 at least as high as gold de-identification ({tb or 'surrogates'}): "
+              "Ours − GT (Table 4.5, i2b2: 0.923 vs 0.898)", 0.923 - 0.898,
+              _one(bleu, "BLEU-1", source="GRU-CRF", transform=tb) - _one(bleu, "BLEU-1", source="ground truth", transform=tb),
+              "same_sign", 0.005),
+        Claim("topic words matched: Ours − GT, overall % (Table 4.6, i2b2: 84 vs 83.3)", 84 - 83.3,
+              _one(topics, "Overall", source="GRU-CRF", transform=tt) - _one(topics, "Overall", source="ground truth", transform=tt),
+              "close", 5.0),
+        Claim("de-identification keeps diagnosis accuracy, 3 codes: Ours − non-sanitized, % (Table 4.9: 91.8 vs 91.5)",
+              91.8 - 91.5, _one(cls, "acc 3", source="GRU-CRF", transform=tc) - _one(cls, "acc 3", source="non-sanitized"),
+              "close", 2.0),
+    ])
+
+
+# ---------------------------------------------------------------------- 04 ahmed dp ensemble
+
+
+def _ensemble_gaps(df: pd.DataFrame, ensemble: str, members: str, col: str) -> list[float]:
+    """Per target: ``col`` of the ensemble row containing ``ensemble`` minus the best member's (pp)."""
+    gaps = []
+    if df.empty:
+        return gaps
+    for _, d in df.groupby("target"):
+        ens = d[d.model.str.contains(ensemble, regex=False)]
+        mem = d[d.model.str.startswith(members)] if members else d[~d.model.str.startswith("ensemble")]
+        if len(ens) and len(mem):
+            gaps.append(100 * (float(ens[col].iloc[0]) - float(mem[col].max())))
+    return gaps
+
+
+def _mean_claim(text, paper, gaps, rule, tol, paper_text=None) -> Claim:
+    return Claim(text, paper, sum(gaps) / len(gaps) if gaps else NAN, rule, tol,
+                 (min(gaps), max(gaps)) if len(gaps) > 1 else None, paper_text)
+
+
+def ahmed_dp(scenario_a: pd.DataFrame | None, scenario_b: pd.DataFrame | None) -> pd.DataFrame:
+    """Ahmed, section 5.3: scenario A (Table 5.1) and B (Table 5.2); differences in percentage points,
+    mean over target sites (interval: min–max over targets)."""
+    a, b = _flat(scenario_a), _flat(scenario_b)
+    return claims_table([
+        _mean_claim("minimality ensemble recall above its best member, scenario A (Table 5.1a: 68.057 vs 66.725)",
+                    68.057 - 66.725, _ensemble_gaps(a, "minimality", "", "recall"), "same_sign", 0.5),
+        _mean_claim("minimality ensemble precision below its best member, scenario A (Table 5.1c text: −0.162)",
+                    -0.162, _ensemble_gaps(a, "minimality", "", "precision"), "same_sign", 0.1),
+        _mean_claim("ensemble(all) recall above the site's own DP model, scenario B (section 5.3: 'always "
+                    "significantly better')", 1.0, _ensemble_gaps(b, "minimality", "own", "recall"), "same_sign", 0.5,
+                    "> 0"),
+    ])
+
+
+# ---------------------------------------------------------------------- 05 / 06 friedrich
+
+
+def friedrich_pseudo(table2: pd.DataFrame | None, shape: pd.DataFrame | None,
+                     subword: pd.DataFrame | None) -> pd.DataFrame:
+    """Friedrich et al., Table 2, Figure 4 and section 8: ``res["table2"]``,
+    :func:`~deidlib.studies.friedrich.pseudonymization.shape_checks` and ``res["subword"]``."""
+    from .friedrich.params import PAPER_SHAPES
+
+    t2, sh, sw = _flat(table2), _flat(shape), _flat(subword)
+    p2 = PAPER_SHAPES["table2"]
+    claims = []
+    for emb, name in (("fasttext", "FastText"), ("glove", "GloVe")):
+        base = f"non-private {name}"
+        for kind, where in (("pseudonymized N=100", "section 7.2"), ("adversarial N=100", "section 7.3")):
+            row = f"{kind} {name}"
+            claims.append(Claim(
+                f"{kind} costs little F1 ({name}): {kind} − non-private (Table 2, {where}: {p2[row]} vs {p2[base]})",
+                p2[row] - p2[base], _one(t2, "f1_mean", model=row) - _one(t2, "f1_mean", model=base), "close", 0.02))
+        claims.append(Claim(
+            f"pseudonymization N=1000 keeps ≈ 0.90 / 0.975 of the non-private F1 ({name}; Figure 4, section 7.2)",
+            PAPER_SHAPES["pseudo_relative_f1"][1000], _one(sh, "ours_relative", embedding=emb, n=1000), "close", 0.03))
+    claims.append(Claim(
+        "FastText neighbours contain the PHI token far more often than GloVe's: FastText − GloVe (section 8: 7.37 vs 0.44)",
+        PAPER_SHAPES["subword"]["fasttext"] - PAPER_SHAPES["subword"]["glove"],
+        _one(sw, "mean_containing", embedding="fasttext") - _one(sw, "mean_containing", embedding="glove"),
+        "same_sign", 0.5))
+    return claims_table(claims)
+
+
+def friedrich_adv(shape: pd.DataFrame | None) -> pd.DataFrame:
+    """Friedrich et al., Figure 5 / section 7.3: frozen-adversary accuracy from
+    :func:`~deidlib.studies.friedrich.adversarial.shape_checks` (largest N of each claim's range)."""
+    from .friedrich.params import PAPER_SHAPES
+
+    sh = _flat(shape)
+    claims = []
+    for emb in (sorted(sh.embedding.unique()) if not sh.empty else ["fasttext", "glove"]):
+        d = sh[sh.embedding == emb] if not sh.empty else sh
+        tp = d[(d.procedure == "three_phase") & (d.n <= PAPER_SHAPES["three_phase_private_up_to"])] if len(d) else d
+        dann = d[d.procedure == "dann"] if len(d) else d
+        tp_row = tp.sort_values("n").iloc[-1] if len(tp) else None
+        dann_row = dann.sort_values("n").iloc[-1] if len(dann) else None
+        claims.append(Claim(
+            f"three-phase adversarial training keeps the adversary near chance up to N = 500 ({emb}"
+            f"{'' if tp_row is None else f', N = {int(tp_row.n)}'}; Figure 5, section 7.3)",
+            PAPER_SHAPES["three_phase_adversary"], NAN if tp_row is None else float(tp_row.adversary_accuracy),
+            "close", 0.05))
+        claims.append(Claim(
+            f"the DANN representation leaves the adversary above 0.8 ({emb}"
+            f"{'' if dann_row is None else f', N = {int(dann_row.n)}'}; Figure 5, section 7.3)",
+            PAPER_SHAPES["dann_adversary_above"], NAN if dann_row is None else float(dann_row.adversary_accuracy),
+            "at_least", 0.05))
+    return claims_table(claims)
+
+
+# ---------------------------------------------------------------------- 07 alawad
+
+
+def alawad(f1: pd.DataFrame, significance: pd.DataFrame, pooled_seed: str) -> pd.DataFrame:
+    """Alawad et al. (abstract and conclusion): :func:`deidlib.studies.alawad.f1_table` (index
+    approach) and :func:`~deidlib.studies.alawad.significance_table`; ``pooled_seed`` is the seed
+    label whose McNemar test is read (``"all"`` with several seeds)."""
+    f = _flat(f1)
+    sig = _flat(significance)
+    if not sig.empty:
+        sig = sig[sig.seed.astype(str) == str(pooled_seed)]
+
+    def gap(a, b, metric):
+        return _one(f, f"{metric}_mean", approach=a) - _one(f, f"{metric}_mean", approach=b)
+
+    claims = []
+    for metric in ("micro", "macro"):
+        claims.append(Claim(f"shared-private beats single-registry models, {metric} F1: shared-private − single "
+                            "(abstract: 'significantly outperforms')", 1.0, gap("shared_private", "single", metric),
+                            "same_sign", 0.01, paper_text="> 0"))
+        claims.append(Claim(f"shared-private matches the centralized model, {metric} F1: centralized − shared-private "
+                            "(abstract: 'statistically indistinguishable')", 0.0,
+                            gap("centralized", "shared_private", metric), "close", 0.02, paper_text="≈ 0"))
+    claims.append(Claim(f"centralized vs shared-private not significantly different: McNemar p (seed {pooled_seed}; "
+                        "abstract)", 0.05, _one(sig, "p_mcnemar", a="centralized", b="shared_private", metric="micro"),
+                        "at_least", 0.04, paper_text="≥ 0.05"))
+    return claims_table(claims)
+
+
+# ---------------------------------------------------------------------- 08 tchouka
+
+#: mechanisms of :func:`deidlib.studies.tchouka.guarantee_checks` whose privacy the paper states:
+#: row-name prefix → (claim, rule). ``at_most``: the max log-ratio stays within ε·d (private);
+#: ``at_least``: it exceeds ε·d (the paper's section 2 argues the uniform shift is not private).
+_TCHOUKA = {
+    "dp (": ("date Laplace mechanism is ε·d-private (Definition 3, section 4.1)", "at_most"),
+    "ldp (": ("date LDP inside a time category is ε-private (section 4.1, after Tchouka et al. 2022)", "at_most"),
+    "shift (": ("a uniform date shift is not private: one known date reveals the others (section 2.2)", "at_least"),
+    "paper Algorithm 1 (": ("Algorithm 1 (city substitution) is ε·d-private (section 4.2: 'verifies ε.d-privacy')",
+                            "at_most"),
+}
+
+
+def tchouka(checks: pd.DataFrame) -> pd.DataFrame:
+    """Tchouka et al.: the privacy statements checked by
+    :func:`deidlib.studies.tchouka.guarantee_checks` (paper value: the bound ε·d; ours: the exact
+    maximum log-ratio of the output laws, or the empirical one where no exact value exists)."""
+    ch = _flat(checks)
+    claims = []
+    for prefix, (text, rule) in _TCHOUKA.items():
+        rows = ch[ch.mechanism.astype(str).str.startswith(prefix)] if not ch.empty else ch
+        if not len(rows):
+            claims.append(Claim(text, NAN, NAN, rule))
+            continue
+        for _, r in rows.iterrows():
+            ours = r.exact_max_log_ratio if not pd.isna(r.exact_max_log_ratio) else r.empirical_max_log_ratio
+            claims.append(Claim(f"{text}: max log-ratio, {r.mechanism}", float(r.bound), float(ours), rule,
+                                1e-6, paper_text=f"ε·d = {float(r.bound):.3g}"))
+    return claims_table(claims)
+
+
+# ---------------------------------------------------------------------- 09 audits
+
+
+def audits(epsilon_audits: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 09's package claims: an audited ε lower bound (95 % confidence) never exceeds the
+    accountant's ε for a correct mechanism, and exceeds it for the deliberately broken one. The
+    reference column is the accountant's ε."""
+    e = _flat(epsilon_audits)
+    claims = []
+    for _, r in e.iterrows():
+        broken = bool(r.broken)
+        claims.append(Claim(
+            f"{r.audit}, σ = {r.claimed_noise_multiplier:g}: audited ε lower bound "
+            + ("exceeds the accountant's ε (the audit catches the bug)" if broken else "≤ the accountant's ε"),
+            float(r.accountant_epsilon), float(r.epsilon_lower_bound), "at_least" if broken else "at_most", 0.0))
+    return claims_table(claims, reference="accountant ε")
+
+
+# ---------------------------------------------------------------------- 10 operating point
+
+
+def operating_point(summary: pd.DataFrame, target_recall: float) -> pd.DataFrame:
+    """Notebook 10's package claim: the threshold chosen on the dev split reaches the target recall
+    on the test split (:func:`deidlib.studies.operating_point.summary_rows`)."""
+    s = _flat(summary)
+    return claims_table([
+        Claim("the dev-chosen threshold reaches the target recall on the test split",
+              float(target_recall), _one(s, "test_recall", point="dev-chosen threshold"), "at_least", 0.01),
+        Claim("the dev-chosen threshold costs little test F1 against the model's own decision: chosen − own",
+              0.0, _one(s, "test_f1", point="dev-chosen threshold") - _one(s, "test_f1", point="model decision"),
+              "close", 0.01, paper_text="≈ 0"),
+    ], reference="target")

@@ -1,0 +1,114 @@
+"""deidlib.studies.claims: every study's "paper vs ours" table runs on a tiny fake result, reads
+the right rows (a verdict that must follow from the numbers does), and says "not measured" for
+parts a run skipped."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from deidlib.studies import claims as C
+
+COLUMNS = ["claim", "paper", "ours", "interval", "rule", "verdict"]
+
+
+def _verdicts(t: pd.DataFrame) -> list[str]:
+    assert list(t.columns)[0] == "claim" and t.columns[-1] == "verdict"
+    return t.verdict.tolist()
+
+
+def test_festag_claims_follow_table3_and_flag_a_reversed_ordering():
+    t3 = pd.DataFrame({"min": [0.96, 0.96, 0.95, 0.70, 0.90], "mean": [0.962, 0.961, 0.955, 0.84, 0.905],
+                       "max": [0.96, 0.96, 0.956, 0.95, 0.91]}, index=["A", "B", "C_0.1", "C_0.5", "D"])
+    assert _verdicts(C.festag(t3)) == ["faithful"] * 4  # the paper's own Table 3
+    worse = t3.copy()
+    worse.loc["C_0.1", "mean"] = 0.80  # DSSGD below local-only training
+    assert _verdicts(C.festag(worse))[1] == "contradicts"
+    assert _verdicts(C.festag(t3.drop(index="C_0.5")))[3] == "not measured"
+
+
+def _ahmed_row(config, f1, r=90.0, **kw):
+    return {"config": config, "F1_mean": f1, "R_mean": r, **kw}
+
+
+def test_ahmed_models_claims_read_the_configurations():
+    t42 = pd.DataFrame([_ahmed_row("gru", 77.0, kind="gru"), _ahmed_row("sat", 85.9, kind="transformer")])
+    t43 = pd.DataFrame([_ahmed_row("gru-crf-d0.5", 97.3), _ahmed_row("gru-nochar-crf-d0.5", 90.7),
+                        _ahmed_row("gru-softmax-d0.5", 96.5), _ahmed_row("sat-crf-d0.25", 98.2),
+                        _ahmed_row("sat-softmax-d0.25", 98.1)])
+    t44 = pd.DataFrame({"delta_p": [1.0, 10.0], "R_mean": [97.1, 97.5]})
+    assert _verdicts(C.ahmed_models(t42, t43, t44)) == ["faithful"] * 5
+    t42.loc[1, "F1_mean"] = 60.0
+    v = _verdicts(C.ahmed_models(t42, None, None))
+    assert v[0] == "contradicts" and v[1:] == ["not measured"] * 4
+
+
+def test_ahmed_utility_claims_on_a_tiny_result():
+    idx = pd.MultiIndex.from_tuples([("ground truth", "surrogate ε=1"), ("GRU-CRF", "surrogate ε=1")],
+                                    names=["source", "transform"])
+    bleu = pd.DataFrame({"BLEU-1": [0.898, 0.923]}, index=idx)
+    topics = pd.DataFrame({"Overall": [83.3, 84.0]}, index=idx)
+    cls = pd.concat([pd.DataFrame({"acc 3": [91.5]}, index=pd.MultiIndex.from_tuples(
+        [("non-sanitized", "original")], names=["source", "transform"])), pd.DataFrame({"acc 3": [90.0, 91.8]}, index=idx)])
+    assert _verdicts(C.ahmed_utility(bleu, topics, cls)) == ["faithful"] * 3
+    assert _verdicts(C.ahmed_utility(bleu, topics, pd.DataFrame()))[2] == "not measured"
+
+
+def test_ahmed_dp_claims_compare_the_ensemble_with_its_members():
+    a = pd.DataFrame({"target": ["s0"] * 3, "model": ["s1", "s2", "ensemble(s1+s2) minimality"],
+                      "precision": [0.9, 0.8, 0.7], "recall": [0.6, 0.7, 0.75]})
+    b = pd.DataFrame({"target": ["s0"] * 2, "model": ["own s0", "ensemble(all) minimality"],
+                      "precision": [0.9, 0.8], "recall": [0.9, 0.8]})
+    assert _verdicts(C.ahmed_dp(a, b)) == ["faithful", "faithful", "contradicts"]  # ensemble lost recall in B
+
+
+def test_friedrich_claims_on_a_tiny_result():
+    from deidlib.studies.friedrich.params import PAPER_SHAPES
+
+    t2 = pd.DataFrame({"model": list(PAPER_SHAPES["table2"]), "f1_mean": list(PAPER_SHAPES["table2"].values())})
+    shape = pd.DataFrame({"embedding": ["fasttext", "glove"], "n": [1000, 1000], "ours_relative": [0.92, 0.5]})
+    sub = pd.DataFrame({"embedding": ["fasttext", "glove"], "mean_containing": [7.0, 0.5]})
+    v = _verdicts(C.friedrich_pseudo(t2, shape, sub))
+    assert v == ["faithful"] * 5 + ["contradicts", "faithful"]  # GloVe keeps half its F1 at N = 1000
+    adv = pd.DataFrame({"embedding": ["glove"] * 3, "procedure": ["three_phase", "three_phase", "dann"],
+                        "n": [100, 1000, 100], "adversary_accuracy": [0.52, 0.9, 0.6]})
+    assert _verdicts(C.friedrich_adv(adv)) == ["faithful", "contradicts"]  # N = 1000 is outside the claim
+    assert _verdicts(C.friedrich_adv(pd.DataFrame())) == ["not measured"] * 4
+
+
+def test_alawad_claims_read_the_pooled_significance_row():
+    f1 = pd.DataFrame({"micro_mean": [0.6, 0.9, 0.89], "macro_mean": [0.4, 0.8, 0.79]},
+                      index=pd.Index(["single", "centralized", "shared_private"], name="approach"))
+    sig = pd.DataFrame({"seed": ["0", "all"], "a": ["centralized"] * 2, "b": ["shared_private"] * 2,
+                        "metric": ["micro"] * 2, "p_mcnemar": [0.001, 0.4]})
+    assert _verdicts(C.alawad(f1, sig, "all")) == ["faithful"] * 5
+    assert _verdicts(C.alawad(f1, sig, "0"))[-1] == "contradicts"
+
+
+def test_tchouka_claims_flag_the_published_algorithm_1():
+    checks = pd.DataFrame({
+        "mechanism": ["dp (ε=0.5, d=1 day)", "shift (claimed)", "paper Algorithm 1 (ε=19.9)"],
+        "bound": [0.5, 1.0, 1.0], "exact_max_log_ratio": [0.5, math.inf, math.inf],
+        "empirical_max_log_ratio": [0.53, 1.0, 1.02]})
+    t = C.tchouka(checks)
+    assert _verdicts(t) == ["faithful", "not measured", "faithful", "contradicts"]  # no ldp row here
+
+
+def test_audits_claims_expect_the_broken_mechanism_to_be_caught():
+    e = pd.DataFrame({"audit": ["step", "step, broken"], "claimed_noise_multiplier": [1.0, 2.0],
+                      "accountant_epsilon": [4.7, 2.2], "epsilon_lower_bound": [1.5, 5.2], "broken": [False, True]})
+    t = C.audits(e)
+    assert list(t.columns)[1] == "accountant ε"
+    assert _verdicts(t) == ["faithful", "faithful"]
+    e.loc[1, "epsilon_lower_bound"] = 0.3  # the audit missed the bug
+    assert _verdicts(C.audits(e))[1] == "contradicts"
+
+
+def test_operating_point_claims_on_a_tiny_summary():
+    s = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.9, 0.95],
+                      "test_f1": [0.93, 0.925]})
+    assert _verdicts(C.operating_point(s, 0.92)) == ["faithful", "faithful"]
+    assert _verdicts(C.operating_point(s, 0.99))[0] == "contradicts"
+    none = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.9, None]})
+    assert _verdicts(C.operating_point(none, 0.92))[0] == "not measured"
