@@ -84,8 +84,8 @@ def add_arguments(p) -> None:
                         "DP-fine-tuned; needs deidlib[encoder]); the recipe fixes the tagger, lot, epochs, "
                         "optimiser, learning rate and thinning (--model, --set, --batch-size, --epochs, --lr and "
                         "--optimizer are not used); needs --dp-epsilon")
-    g.add_argument("--dp-noise", type=float, metavar="SIGMA", help="noise multiplier σ")
-    g.add_argument("--dp-epsilon", type=float, metavar="EPS", help="target ε (σ calibrated to reach it)")
+    g.add_argument("--dp-noise", type=float, metavar="SIGMA", help="noise multiplier σ, in (0, 1000]")
+    g.add_argument("--dp-epsilon", type=float, metavar="EPS", help="target ε in (0, 100] (σ calibrated to reach it)")
     g.add_argument("--dp-delta", type=float, default=1e-5, help="δ (default 1e-5)")
     g.add_argument("--dp-max-grad-norm", type=float, default=1.0, help="per-unit clipping bound C (default 1)")
     g.add_argument("--dp-unit", choices=("sentence", "patient"), default="sentence",
@@ -412,6 +412,7 @@ def _run_dp(args, splits, hp, out) -> int:
     import math
     import sys
 
+    from ..privacy.accounting import MAX_NOISE_MULTIPLIER, MAX_TARGET_EPSILON
     from ..privacy.dpsgd import SEEDED_NOTE, patient_units, train_dp
     from ..privacy.vocabulary import total_guarantee
     from ..training import prepare_tagger
@@ -430,8 +431,13 @@ def _run_dp(args, splits, hp, out) -> int:
               "would have no privacy guarantee (ε = ∞); train without --dp-noise for a non-private model",
               file=sys.stderr)
         return 2
-    if args.dp_epsilon is not None and not (args.dp_epsilon > 0 and math.isfinite(args.dp_epsilon)):
-        print(f"deidlib train: --dp-epsilon must be a finite number > 0 (got {args.dp_epsilon:g})", file=sys.stderr)
+    if args.dp_noise is not None and not args.dp_noise <= MAX_NOISE_MULTIPLIER:
+        print(f"deidlib train: --dp-noise must be at most {MAX_NOISE_MULTIPLIER:g} (got {args.dp_noise:g}): a larger σ "
+              "drowns every gradient and the accountants only report their floor", file=sys.stderr)
+        return 2
+    if args.dp_epsilon is not None and not 0 < args.dp_epsilon <= MAX_TARGET_EPSILON:
+        print(f"deidlib train: --dp-epsilon must lie in (0, {MAX_TARGET_EPSILON:g}] (got {args.dp_epsilon:g}): a larger "
+              "ε promises nothing; train without --dp-epsilon for a non-private model", file=sys.stderr)
         return 2
     if not 0 < args.dp_delta < 1:
         print(f"deidlib train: --dp-delta must lie in (0, 1) (got {args.dp_delta:g})", file=sys.stderr)

@@ -13,6 +13,15 @@ Two word tokenizers, both built on NLTK's :class:`~nltk.tokenize.RegexpTokenizer
     mid-word at digit/letter boundaries (``"25yo" -> "25", "yo"``), after Liu et al. (2017).
     Used by the friedrich study.
 
+Both run in time linear in the length of the text, whatever the text (a 5 MB note on one
+line, or a 5 MB run of ``a.a.a.``): the e-mail alternative of ``default`` is the only one that
+would rescan a run of ``[\\w.+-]`` characters from every position inside it (quadratic), so
+e-mail candidates are found in a separate pass that starts only at the beginning of such runs,
+and the main expression runs without it (:func:`_default_spans`). The token boundaries are
+those of the single expression ``_DEFAULT_PATTERN`` applied left to right
+(``tests/corpus/test_tokenize.py`` compares both on generated and adversarial text;
+``benchmarks/tokenizer.py`` measures the time per MB at 50 KB, 500 KB and 5 MB).
+
 With ``spans`` given, a token that straddles a PHI span edge is split at that edge
 (``"Dr.Brown"`` with a span on ``Brown`` gives ``Dr``, ``.``, ``Brown``), so every span
 is a union of whole tokens and label encodings decode back to the exact spans.
@@ -31,7 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from nltk.tokenize import RegexpTokenizer
+import regex
 
 __all__ = [
     "Token",
@@ -49,20 +58,67 @@ class Token(NamedTuple):
     end: int
 
 
-_DEFAULT_PATTERN = r"""
-    (?:https?://|www\.)[^\s<>"]+[^\s<>".,;:!?)\]]      # URLs
-  | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                       # e-mail
-  | \d+(?:[/.:\-]\d+)+                                 # 12/02/2020, 120/80, 10:30, 555-1234, 3.5
+_URL = r"""(?:https?://|www\.)[^\s<>"]+[^\s<>".,;:!?)\]]"""
+_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_REST = r"""
+    \d+(?:[/.:\-]\d+)+                                 # 12/02/2020, 120/80, 10:30, 555-1234, 3.5
   | [^\W\d_]+(?:['’\-][^\W\d_]+)*                      # words, O'Brien, x-ray
   | \w+                                                # other alphanumerics, 25yo, A1c
   | [^\w\s]                                            # any other symbol, one at a time
 """
+#: the ``default`` tokenizer as one expression (URLs, e-mail, then the rest), matched left to right
+_DEFAULT_PATTERN = f"{_URL}  # URLs\n  | {_EMAIL}  # e-mail\n  | {_REST}"
 _AGGRESSIVE_PATTERN = r"[^\W\d_]+|\d+|_|[^\w\s]"
 
-_TOKENIZERS = {
-    "default": RegexpTokenizer(_DEFAULT_PATTERN, flags=re.VERBOSE | re.UNICODE),
-    "aggressive": RegexpTokenizer(_AGGRESSIVE_PATTERN, flags=re.UNICODE),
-}
+# ``regex`` (the engine NLTK's RegexpTokenizer used for these patterns) with the same flags, so
+# ``\w`` keeps its meaning (combining marks are word characters). None of these expressions can
+# backtrack more than linearly, so no match time limit is needed.
+_FLAGS = regex.VERBOSE | regex.UNICODE
+_URL_RX = regex.compile(_URL, _FLAGS)
+_NO_EMAIL_RX = regex.compile(f"{_URL}  # URLs\n  | {_REST}", _FLAGS)
+#: an e-mail match can only start inside a maximal run of ``[\w.+-]``; its local part must end
+#: where that run ends (``@`` is not in the run's class), so whether it matches, and where it
+#: ends, is the same from every position of the run: found once, from the run's first character
+#: (``overlapped``: a run may start inside the domain of the previous run's match)
+_EMAIL_RUN_RX = regex.compile(r"(?<![\w.+-])([\w.+-]+)@[\w-]+(?:\.[\w-]+)+", _FLAGS)
+_AGGRESSIVE_RX = regex.compile(_AGGRESSIVE_PATTERN, regex.UNICODE)
+
+
+def _default_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) matches of ``_DEFAULT_PATTERN`` over ``text``, left to right, in linear
+    time. At each token start the single expression tries URL, then e-mail, then the rest; here
+    the e-mail alternative is decided from the precomputed runs ``(run start, '@', match end)``:
+    it matches at a position inside such a run (and ends at the run's match end) and nowhere else."""
+    runs = [(m.start(), m.end(1), m.end()) for m in _EMAIL_RUN_RX.finditer(text, overlapped=True)]
+    if not runs:
+        return [m.span() for m in _NO_EMAIL_RX.finditer(text)]
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for run_start, at, end in runs:
+        if at <= pos:
+            continue  # a token already covered this run
+        if pos < run_start:
+            for m in _NO_EMAIL_RX.finditer(text, pos):
+                if m.start() >= run_start:
+                    break  # the next token starts inside the run: the e-mail rule decides it
+                out.append(m.span())
+                pos = m.end()
+            if at <= pos:
+                continue
+        while pos < at:  # token start inside the run (run characters are never spaces)
+            q = max(pos, run_start)
+            u = _URL_RX.match(text, q)
+            pos = u.end() if u else end
+            out.append((q, pos))
+    out.extend(m.span() for m in _NO_EMAIL_RX.finditer(text, pos))
+    return out
+
+
+def _aggressive_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _AGGRESSIVE_RX.finditer(text)]
+
+
+_TOKENIZERS = {"default": _default_spans, "aggressive": _aggressive_spans}
 TOKENIZER_MODES: tuple[str, ...] = tuple(_TOKENIZERS)
 
 
@@ -116,7 +172,7 @@ def tokenize(
         raise ValueError(f"unknown tokenizer mode {mode!r}; choose one of {', '.join(TOKENIZER_MODES)}") from None
     end = len(text) if end is None else end
     chunk = text[start:end]
-    tokens = [Token(chunk[a:b], a + start, b + start) for a, b in tok.span_tokenize(chunk)]
+    tokens = [Token(chunk[a:b], a + start, b + start) for a, b in tok(chunk)]
     if spans is not None:
         tokens = split_at_offsets(tokens, text, _span_edges(spans))
     return tokens
@@ -130,22 +186,37 @@ _ABBREVIATIONS = frozenset(
 )
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _LIST_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*•·]|\d{1,2}[.)])[ \t]+\S)")
-_SENT_END = re.compile(r"[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
-_ENUMERATOR = re.compile(r"[ \t]*\d{1,2}\.")
+# a run of end marks starts the match only at its first mark: from inside the run the match
+# would fail or succeed exactly as from its start, and trying every position is quadratic
+_SENT_END = re.compile(r"(?<![.!?])[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)\.*$")
+
+
+def _is_enumerator(text: str, start: int, dot: int) -> bool:
+    """Whether the line (from ``start`` at the earliest) up to the "." at ``dot`` is blanks
+    then one or two digits: "1. Call ..." is a numbered list item, not a sentence end. Scans
+    back over the digits and blanks only (never to the line start), so the cost stays linear."""
+    j = dot
+    while j > start and dot - j < 3 and text[j - 1].isdecimal():
+        j -= 1
+    if not 1 <= dot - j <= 2 or (j > start and text[j - 1].isdecimal()):
+        return False
+    while j > start and text[j - 1] in " \t":
+        j -= 1
+    return j == start or text[j - 1] == "\n"
 
 
 def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
     cuts = []
-    for m in _SENT_END.finditer(text, start, end):
-        before = text[max(start, m.start() - 20) : m.start() + 1]
+    for m in _SENT_END.finditer(text[start:end]):  # a slice: the look-behind sees nothing before start
+        a, mark = start + m.start(), m.group()
+        before = text[max(start, a - 20) : a + 1]
         w = _WORD_BEFORE.search(before)
-        if m.group().startswith(".") and w and (w.group(1).lower() in _ABBREVIATIONS or len(w.group(1)) == 1):
+        if mark.startswith(".") and w and (w.group(1).lower() in _ABBREVIATIONS or len(w.group(1)) == 1):
             continue
-        line_start = text.rfind("\n", start, m.start()) + 1 or start
-        if _ENUMERATOR.fullmatch(text, max(line_start, start), m.end()):
-            continue  # "1. Call ..." is a numbered list item, not a sentence end
-        cuts.append(m.end())
+        if mark == "." and _is_enumerator(text, start, a):
+            continue
+        cuts.append(start + m.end())
     return cuts
 
 
@@ -191,10 +262,15 @@ def _merge_for_spans(ranges: list[tuple[int, int]], spans: Sequence) -> list[tup
     """Merge adjacent sentences when a PHI span crosses their boundary."""
     if not spans or len(ranges) < 2:
         return ranges
+    by_start = sorted(spans, key=lambda s: s.start)
+    i, reach = 0, -1  # reach: the largest end of the spans that start before the previous sentence ends
     merged = [ranges[0]]
     for a, b in ranges[1:]:
         pa, pb = merged[-1]
-        if any(s.start < pb and s.end > a for s in spans if s.start < a):
+        while i < len(by_start) and by_start[i].start < pb:
+            reach = max(reach, by_start[i].end)
+            i += 1
+        if reach > a:  # a span starting before pb ends after a: it crosses the boundary
             merged[-1] = (pa, b)
         else:
             merged.append((a, b))
@@ -211,11 +287,12 @@ def document_sentences(doc, mode: str = "default", *, use_spans: bool = True) ->
     """
     spans = doc.spans if use_spans else []
     ranges = _merge_for_spans(split_sentences(doc.text), spans)
+    edges = _span_edges(spans)  # edges outside a sentence fall inside none of its tokens
     sents = []
     for a, b in ranges:
         toks = tokenize(doc.text, mode, start=a, end=b)
         if spans:
-            toks = split_at_offsets(toks, doc.text, _span_edges(s for s in spans if s.end > a and s.start < b))
+            toks = split_at_offsets(toks, doc.text, edges)
         if toks:
             sents.append(toks)
     return sents

@@ -25,6 +25,19 @@ What the solver finds for the thesis' rows (which accountant fits, the N per dat
 cross-check against our tokenizer on the PhysioNet nursing notes) is a measurement, kept
 with the other measurements in CHANGELOG.md ("Measurements behind design choices") and
 recomputed by notebook 04 (``thesis_sequence_counts``).
+
+Bounds (so that no call runs unbounded; ``tests/privacy/test_accounting_bounds.py`` times them):
+
+* σ must be finite and at most :data:`MAX_NOISE_MULTIPLIER` (10³). σ = ∞ would give ε = 0 but
+  adds infinite noise (the model learns nothing), and Opacus' PRV accountant does not return
+  for it; far below 10³ every accountant already reports its numerical floor (RDP ≈ 0.1, PRV
+  ≈ 0.01 at δ = 1e-5), so a larger σ buys nothing measurable.
+* A target ε must lie in (0, :data:`MAX_TARGET_EPSILON`] (100): e^100 ≈ 10⁴³ bounds no
+  likelihood ratio anyone cares about, and calibrating towards σ → 0 leaves the accountants'
+  stable range. :func:`noise_for_epsilon` searches σ in
+  [:data:`MIN_CALIBRATED_NOISE`, :data:`MAX_NOISE_MULTIPLIER`] with at most
+  :data:`MAX_CALIBRATION_STEPS` accountant calls and raises ``ValueError`` when even σ = 10³
+  does not reach the target (below the accountant's floor, or spent by earlier phases).
 """
 
 from __future__ import annotations
@@ -43,7 +56,22 @@ __all__ = [
     "solve_sequences",
     "thesis_sequence_counts",
     "EpsilonRow",
+    "MAX_NOISE_MULTIPLIER",
+    "MAX_TARGET_EPSILON",
+    "MIN_CALIBRATED_NOISE",
+    "MAX_CALIBRATION_STEPS",
 ]
+
+#: the largest noise multiplier the accountants are asked about (see the module docstring)
+MAX_NOISE_MULTIPLIER = 1e3
+#: the largest target ε that :func:`noise_for_epsilon` calibrates σ for
+MAX_TARGET_EPSILON = 100.0
+#: the smallest σ :func:`noise_for_epsilon` returns: when even it spends less than the target,
+#: it is the answer (the run spends less than asked); below it the accountants leave their
+#: stable range (PRV returns ∞ or fails, RDP slows down by orders of magnitude)
+MIN_CALIBRATED_NOISE = 0.05
+#: the most accountant calls of one :func:`noise_for_epsilon` (bisection on log σ)
+MAX_CALIBRATION_STEPS = 40
 
 ACCOUNTANTS = ("prv", "rdp", "gdp")
 
@@ -64,6 +92,11 @@ def _check(noise_multiplier: float, sample_rate: float, steps: int, delta: float
         raise ValueError(f"unknown accountant {accountant!r}; choose one of {', '.join(ACCOUNTANTS)}")
     if not noise_multiplier > 0:
         raise ValueError(f"noise_multiplier must be > 0 (got {noise_multiplier}); σ = 0 gives ε = ∞")
+    if not noise_multiplier <= MAX_NOISE_MULTIPLIER:
+        raise ValueError(
+            f"noise_multiplier must be at most {MAX_NOISE_MULTIPLIER:g} (got {noise_multiplier}): "
+            "beyond it the accountants only report their numerical floor and the noise drowns every gradient"
+        )
     if not 0 < sample_rate <= 1:
         raise ValueError(f"sample_rate must be in (0, 1] (got {sample_rate})")
     if int(steps) != steps or steps < 1:
@@ -84,9 +117,9 @@ def epsilon(
     """ε of ``steps`` Poisson-subsampled Gaussian steps (σ = ``noise_multiplier``, q =
     ``sample_rate``) at ``delta`` with an Opacus accountant. ``history`` adds earlier phases
     [(σ, q, steps), ...] (e.g. pre-training then fine-tuning on the *same* data)."""
+    _check(noise_multiplier, sample_rate, steps, delta, accountant)
     from opacus.accountants import create_accountant
 
-    _check(noise_multiplier, sample_rate, steps, delta, accountant)
     with warnings.catch_warnings():
         # GDP is flagged experimental by Opacus (documented above); PRV overflows for huge ε
         warnings.filterwarnings("ignore", message="GDP accounting is experimental")
@@ -117,48 +150,49 @@ def noise_for_epsilon(
     *,
     history: list[tuple[float, float, int]] | None = None,
 ) -> float:
-    """The smallest σ (within ``epsilon_tolerance``) with ``epsilon(σ, q, steps, δ) <= target_epsilon``
-    (``opacus.accountants.utils.get_noise_multiplier``). ``history``: earlier phases on the same
-    data [(σ, q, steps)], composed with the new one (the same bisection as Opacus': σ doubled
-    until ε <= target, then halved intervals); ``ValueError`` if they alone spend the target."""
-    from opacus.accountants.utils import get_noise_multiplier
+    """The smallest σ (within ``epsilon_tolerance`` of the target, or within 0.01 % of σ) with
+    ``epsilon(σ, q, steps, δ) <= target_epsilon``; ``history``: earlier phases on the same data
+    [(σ, q, steps)], composed with the new one.
 
+    Bisection on log σ inside [:data:`MIN_CALIBRATED_NOISE`, :data:`MAX_NOISE_MULTIPLIER`], at most
+    :data:`MAX_CALIBRATION_STEPS` accountant calls; the σ returned always satisfies the target.
+    ``ValueError`` when the target is outside (0, :data:`MAX_TARGET_EPSILON`] or cannot be reached
+    with σ <= :data:`MAX_NOISE_MULTIPLIER` (below the accountant's floor, or the earlier phases
+    alone spend it). When even :data:`MIN_CALIBRATED_NOISE` spends less than the target, that σ
+    is returned."""
     _check(1.0, sample_rate, steps, delta, accountant)
-    if not target_epsilon > 0:
-        raise ValueError(f"target_epsilon must be > 0 (got {target_epsilon})")
-    if history:
-        def eps(s: float) -> float:
-            return epsilon(s, sample_rate, steps, delta, accountant, history=history)
-
-        if eps(1e4) >= target_epsilon:
-            raise ValueError(
-                f"the earlier phases alone spend ε >= {target_epsilon:g} at δ = {delta:g}: no σ reaches the target"
-            )
-        lo, hi = 0.0, 10.0
-        e_hi = eps(hi)
-        while e_hi > target_epsilon:
-            lo, hi = hi, 2 * hi
-            e_hi = eps(hi)
-        while target_epsilon - e_hi > epsilon_tolerance:
-            mid = (lo + hi) / 2
-            e = eps(mid)
-            if e < target_epsilon:
-                hi, e_hi = mid, e
-            else:
-                lo = mid
-        return hi
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="GDP accounting is experimental")
-        return float(
-            get_noise_multiplier(
-                target_epsilon=target_epsilon,
-                target_delta=delta,
-                sample_rate=sample_rate,
-                steps=int(steps),
-                accountant=accountant,
-                epsilon_tolerance=epsilon_tolerance,
-            )
+    if not 0 < target_epsilon <= MAX_TARGET_EPSILON:
+        raise ValueError(
+            f"target ε must lie in (0, {MAX_TARGET_EPSILON:g}] (got {target_epsilon:g}): above it DP-SGD "
+            "promises nothing (e^ε bounds the likelihood ratio) and σ leaves the accountants' stable range"
         )
+
+    def eps(s: float) -> float:
+        try:
+            e = epsilon(s, sample_rate, steps, delta, accountant, history=history)
+        except (ValueError, ArithmeticError, RuntimeError):
+            return math.inf  # the accountants' root finders fail where ε is huge (small σ)
+        return e if math.isfinite(e) else math.inf
+
+    lo, hi = MIN_CALIBRATED_NOISE, MAX_NOISE_MULTIPLIER
+    e_hi = eps(hi)
+    if not e_hi <= target_epsilon:
+        raise ValueError(
+            f"ε = {target_epsilon:g} at δ = {delta:g} is unreachable: even σ = {hi:g} spends ε = {e_hi:.4g} "
+            f"({accountant} accountant{'; the earlier phases alone spend nearly all of it' if history else ''})"
+        )
+    if eps(lo) <= target_epsilon:
+        return lo
+    for _ in range(MAX_CALIBRATION_STEPS - 2):
+        if target_epsilon - e_hi <= epsilon_tolerance or hi / lo <= 1 + 1e-4:
+            break
+        mid = math.sqrt(lo * hi)
+        e = eps(mid)
+        if e <= target_epsilon:
+            hi, e_hi = mid, e
+        else:
+            lo = mid
+    return hi
 
 
 def steps_for(n: int, batch_size: int, epochs: float) -> tuple[float, int]:

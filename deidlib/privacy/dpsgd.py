@@ -92,7 +92,7 @@ from ..corpus.labels import TaggedSentence
 from ..models import fused_crf
 from ..models.protocol import Batch
 from ..rng import derive_seed
-from .accounting import ACCOUNTANTS, epsilon, noise_for_epsilon
+from .accounting import ACCOUNTANTS, MAX_NOISE_MULTIPLIER, epsilon, noise_for_epsilon
 
 __all__ = [
     "SEEDED_NOTE",
@@ -604,6 +604,9 @@ def train_dp(
         raise ValueError("no training sentences")
     if (noise_multiplier is None) == (target_epsilon is None):
         raise ValueError("give exactly one of noise_multiplier and target_epsilon")
+    if noise_multiplier is not None and not 0 <= noise_multiplier <= MAX_NOISE_MULTIPLIER:
+        raise ValueError(f"noise_multiplier must lie in [0, {MAX_NOISE_MULTIPLIER:g}] (got {noise_multiplier}); "
+                         "σ = ∞ adds infinite noise")
     if noise_multiplier is not None and noise_multiplier == 0:
         warnings.warn("noise_multiplier = 0: DP-SGD adds no noise, the model has no privacy guarantee (ε = ∞)",
                       UserWarning, stacklevel=2)

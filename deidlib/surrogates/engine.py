@@ -130,6 +130,8 @@ __all__ = [
     "write_audit",
     "surrogate_document",
     "guarantee_statement",
+    "NEARLY_UNCHANGED_EPSILON",
+    "epsilon_warning",
     "birth_date_spans",
     "HIPAA_AGE_CAP",
 ]
@@ -165,6 +167,23 @@ _TITLE_BEFORE = re.compile(r"(?i)(?:^|[\s(\[,;])(" + "|".join(sorted((re.escape(
 HIPAA_AGE_CAP = 90
 _COUNTRY_OF_LOCALE = {"en_us": ("US",), "fr_fr": ("FR",), "en_gb": ("GB",), "fr_ca": ("CA",), "en_ca": ("CA",),
                       "de_de": ("DE",), "es_es": ("ES",), "it_it": ("IT",)}
+
+
+#: ε per document (or patient) above which dates, ages and cities come out nearly unchanged: a
+#: document with up to 4 distinct values released through a mechanism gives each ε_v >= 5, and the
+#: discrete Laplace keeps a date or age exactly with probability tanh(ε_v / 2) >= 0.987; cities
+#: at such ε keep the original (or its nearest candidate) almost surely. Guarded by
+#: tests/surrogates/test_release_safety.py (the warning of ``deidlib surrogate --epsilon``).
+NEARLY_UNCHANGED_EPSILON = 20.0
+
+
+def epsilon_warning(epsilon: float, scope: str = "document") -> str | None:
+    """A one-line warning when ``epsilon`` (per ``scope``) exceeds :data:`NEARLY_UNCHANGED_EPSILON`."""
+    if not epsilon > NEARLY_UNCHANGED_EPSILON:
+        return None
+    return (f"epsilon {epsilon:g} per {scope} is above {NEARLY_UNCHANGED_EPSILON:g}: dates, ages and cities are "
+            f"released nearly unchanged (with up to 4 distinct values per {scope}, a date or age keeps its exact "
+            "value with probability >= 0.987); only names and identifiers are really replaced")
 
 
 @dataclass

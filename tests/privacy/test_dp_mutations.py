@@ -13,7 +13,7 @@ The checks observe ``train_dp`` from the outside, never through its ledger alone
 
 Each check compares what it observes with what the ledger claims (steps, σ, C, q, unit).
 The mutation test patches a copy of :mod:`deidlib.privacy.dpsgd` (source text replaced,
-executed as a separate module) with each of six privacy bugs and asserts that the
+executed as a separate module) with each of the bugs below and asserts that the
 matching check fails on the mutant while it passes on the real module.
 """
 
@@ -30,6 +30,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 import deidlib.privacy.dpsgd as real_dpsgd
+from deidlib.privacy.accounting import epsilon
 
 PROBE = 20_000  # probe coordinates: the per-step noise std is measured to ~0.5 % (1 s.e.)
 
@@ -72,16 +73,10 @@ def _probed(make_tagger):
 # ------------------------------------------------------------------------------- the checks
 
 
-def check_steps_and_noise(dpsgd, make_tagger, *, secure=True):
-    """(a) optimizer steps = ledger steps; (b)/(f) the probe's update in every step is
-    N(0, (σ·C / (q·n))²): σ·C from the ledger, divided by the *expected* lot size."""
-    sents, tg = _probed(make_tagger)
-    sigma, C = 0.9, 2.5
-    led, recs = _observe(dpsgd, tg, sents[:48], epochs=1.0, batch_size=6, noise_multiplier=sigma,
-                         max_grad_norm=C, secure=secure)
-    assert len(recs) == led.steps, f"{len(recs)} optimizer steps but the ledger records {led.steps}"
+def _assert_noise_matches_ledger(led, recs):
+    """The probe's update in every step is N(0, (σ·C / (q·n))²): σ·C from the ledger, divided by
+    the *expected* lot size."""
     expected = led.noise_multiplier * led.max_grad_norm / led.expected_batch_size
-    assert led.expected_batch_size == pytest.approx(6.0)
     for t, r in enumerate(recs):
         sd = float(r["grads"]["probe"].std())
         assert abs(float(r["grads"]["probe"].mean())) < 6 * expected / math.sqrt(PROBE)
@@ -89,6 +84,31 @@ def check_steps_and_noise(dpsgd, make_tagger, *, secure=True):
         assert sd == pytest.approx(expected, rel=0.03), (
             f"step {t}: noise sd {sd:.5g} but σ·C/L = {expected:.5g} (lot of {r['units']} units)"
         )
+
+
+def check_steps_and_noise(dpsgd, make_tagger, *, secure=True):
+    """(a) optimizer steps = ledger steps; (b)/(f) the probe's noise matches the ledger's σ·C/L."""
+    sents, tg = _probed(make_tagger)
+    sigma, C = 0.9, 2.5
+    led, recs = _observe(dpsgd, tg, sents[:48], epochs=1.0, batch_size=6, noise_multiplier=sigma,
+                         max_grad_norm=C, secure=secure)
+    assert len(recs) == led.steps, f"{len(recs)} optimizer steps but the ledger records {led.steps}"
+    assert led.expected_batch_size == pytest.approx(6.0)
+    _assert_noise_matches_ledger(led, recs)
+
+
+def check_calibrated_noise(dpsgd, make_tagger):
+    """(g) the same noise check on the ``target_epsilon`` path (``train --dp-epsilon``): σ is
+    calibrated there, and the ledger's σ must be the σ of the noise; (h) the ledger's σ, re-accounted
+    independently, spends at most the target."""
+    sents, tg = _probed(make_tagger)
+    target, C = 3.0, 2.5
+    led, recs = _observe(dpsgd, tg, sents[:48], epochs=1.0, batch_size=6, target_epsilon=target,
+                         max_grad_norm=C, secure=True)
+    assert len(recs) == led.steps and led.target_epsilon == target
+    _assert_noise_matches_ledger(led, recs)
+    spent = epsilon(led.noise_multiplier, led.sample_rate, led.steps, led.delta, led.accountant)
+    assert spent <= target and led.epsilon <= target, f"σ = {led.noise_multiplier:.4g} spends ε = {spent:.4g}"
 
 
 def check_secure_noise_is_fresh(dpsgd, make_tagger):
@@ -143,6 +163,10 @@ def test_steps_and_noise_scale_match_the_ledger(make_tagger):
     check_steps_and_noise(real_dpsgd, make_tagger, secure=False)
 
 
+def test_calibrated_noise_scale_matches_the_ledger_and_the_target(make_tagger):
+    check_calibrated_noise(real_dpsgd, make_tagger)
+
+
 def test_secure_noise_is_fresh_under_the_same_seed(make_tagger):
     check_secure_noise_is_fresh(real_dpsgd, make_tagger)
 
@@ -191,6 +215,14 @@ MUTATIONS = {
         "            std = noise_multiplier",
         "steps",
     ),
+    # σ halved only where --dp-epsilon calibrates it: the ledger (and so ε) keeps the calibrated σ;
+    # check_steps_and_noise (fixed σ) passes on this mutant, check_calibrated_noise does not
+    "g_calibrated_sigma_halved_in_the_noise": (
+        "                noise_multiplier=noise_multiplier,\n                denominator=q * n,",
+        "                noise_multiplier=noise_multiplier / 2 if target_epsilon is not None else noise_multiplier,\n"
+        "                denominator=q * n,",
+        "calibrated",
+    ),
 }
 
 CHECKS = {
@@ -198,6 +230,7 @@ CHECKS = {
     "fresh": check_secure_noise_is_fresh,
     "patient": check_patient_clipping,
     "poisson": check_poisson_lots,
+    "calibrated": check_calibrated_noise,
 }
 
 
@@ -221,8 +254,17 @@ def test_each_privacy_mutation_of_train_dp_is_caught(mutation, make_tagger, monk
         CHECKS[check](mutant, make_tagger)
 
 
+def test_a_calibration_that_returns_half_the_sigma_is_caught(make_tagger, monkeypatch):
+    # (h) noise_for_epsilon itself halved: noise and ledger agree, but the run spends more than the target
+    real = real_dpsgd.noise_for_epsilon
+    monkeypatch.setattr(real_dpsgd, "noise_for_epsilon", lambda *a, **kw: real(*a, **kw) / 2)
+    with pytest.raises(AssertionError, match="spends"):
+        check_calibrated_noise(real_dpsgd, make_tagger)
+
+
 def test_an_unmutated_copy_passes_the_checks(make_tagger, monkeypatch):
     # the copy mechanism itself changes nothing: the same checks pass on an identity "mutant"
     copy = _mutant("    per_epoch = max(1, round(1 / q))", "    per_epoch = max(1, round(1 / q))", monkeypatch)
     check_patient_clipping(copy, make_tagger)
     check_secure_noise_is_fresh(copy, make_tagger)
+    check_calibrated_noise(copy, make_tagger)

@@ -3,7 +3,12 @@
 The source cannot be seeded, so every statistical check uses a bound whose false-alarm
 probability is negligible (< 1e-12) rather than a fixed expected value."""
 
+import ast
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -57,3 +62,44 @@ def test_train_dp_secure_runs_records_it_and_is_not_reproducible(make_tagger):
         assert math.isfinite(led.epsilon) and "train_loss" not in hist.epochs[-1]
         runs.append([p.detach().clone() for p in tg.parameters() if p.requires_grad])
     assert any(not torch.equal(a, b) for a, b in zip(*runs))
+
+
+_DRAW = ("from deidlib.privacy.secure import SecureRandom; r = SecureRandom(); "
+         "print(r.uniform(4).tolist(), r.standard_normal(4).tolist(), r.poisson_lot(64, 0.5))")
+
+
+def test_secure_draws_differ_between_fresh_processes():
+    # a module-level seeded generator gives every new process the same "secure" noise; draws
+    # within one process cannot see that (the generator's state moves on between them)
+    import deidlib
+
+    root = str(Path(deidlib.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    outs = [subprocess.run([sys.executable, "-c", _DRAW], capture_output=True, text=True, env=env, cwd=root,
+                           timeout=120, check=True).stdout for _ in range(2)]
+    assert outs[0].strip() and outs[0] != outs[1], f"two fresh processes drew the same values: {outs[0]}"
+
+
+#: constructors and seeding calls of the seedable generators (numpy, random, torch)
+_SEEDABLE = {"default_rng", "seed", "manual_seed", "RandomState", "Random", "Generator", "PCG64", "PCG64DXSM",
+             "MT19937", "Philox", "SFC64", "SeedSequence", "BitGenerator"}
+
+
+def test_secure_module_holds_no_seeded_generator():
+    import random
+
+    import deidlib.privacy.secure as secure
+
+    kinds = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random, torch.Generator)
+    held = [name for name, v in vars(secure).items() if isinstance(v, kinds)]
+    assert not held, f"privacy/secure.py holds seedable generators at module level: {held}"
+    tree = ast.parse(Path(secure.__file__).read_text())
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in _SEEDABLE:
+                calls.append(f"line {node.lineno}: {name}({', '.join(ast.unparse(a) for a in node.args)})")
+    assert not calls, f"privacy/secure.py builds or seeds a generator (its draws must come from os.urandom): {calls}"
+    assert "os.urandom" in Path(secure.__file__).read_text()

@@ -19,6 +19,7 @@ from deidlib.corpus.document import Document, Span
 from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
 from deidlib.surrogates import SurrogateConfig, SurrogateEngine, surrogate_document
 from deidlib.surrogates.dates import parse_date
+from deidlib.surrogates.engine import NEARLY_UNCHANGED_EPSILON, epsilon_warning
 from deidlib.surrogates.locations import fixed_mechanism
 from deidlib.surrogates.randomness import SecureRNG, SeededRNG
 
@@ -225,3 +226,27 @@ def test_phone_numbers_have_valid_nanp_area_code_and_exchange():
             if not ok:
                 bad.append((p, new))
     assert bad == []
+
+
+# ---------------------------------------------------------------- a budget that protects nothing
+
+def test_cli_warns_that_a_huge_epsilon_releases_values_nearly_unchanged(corpus_dir, tmp_path, capsys):
+    assert main(["surrogate", str(corpus_dir), str(tmp_path / "o1"), "--epsilon", "1e308"]) == 0
+    err = capsys.readouterr().err
+    assert "deidlib surrogate: WARNING: epsilon 1e+308 per document is above 20" in err
+    assert "released nearly unchanged" in err
+    assert main(["surrogate", str(corpus_dir), str(tmp_path / "o2"), "--epsilon", str(NEARLY_UNCHANGED_EPSILON),
+                 "--memo-scope", "patient"]) == 0
+    assert "WARNING" not in capsys.readouterr().err
+    assert main(["surrogate", str(corpus_dir), str(tmp_path / "o3"), "--epsilon", "21", "--memo-scope", "patient"]) == 0
+    assert "WARNING: epsilon 21 per patient is above 20: " in capsys.readouterr().err
+    assert epsilon_warning(21, "patient").startswith("epsilon 21 per patient is above 20")
+
+
+def test_at_the_warning_threshold_dates_are_indeed_released_nearly_unchanged():
+    # the warning's claim: 4 distinct dates at ε = 20 per document keep their value with p >= 0.987
+    dates = ["03/04/2009", "05/06/2009", "07/08/2009", "09/10/2009"]
+    doc = doc_of("Seen " + ", ".join(dates), [("DATE", "DATE", d) for d in dates])
+    kept = [t == d for seed in SEEDS for t, d in zip(surrogates_of(doc, seed, epsilon=NEARLY_UNCHANGED_EPSILON), dates)]
+    assert np.mean(kept) > 0.95  # expected 0.987 over 800 dates
+    assert epsilon_warning(NEARLY_UNCHANGED_EPSILON) is None and epsilon_warning(1.0) is None
