@@ -323,7 +323,10 @@ def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, optio
     """Chunks on a ``dask.distributed`` cluster: ``client``, else a client of ``scheduler``
     (``tcp://host:8786``), else a ``LocalCluster`` of ``workers`` processes with one thread
     each, closed at the end. The model travels once per worker (scatter with broadcast)."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ImportError("the dask engine needs dask.distributed: pip install 'deidlib[dask]'") from None
 
     own_cluster = own_client = None
     if client is None:

@@ -419,7 +419,12 @@ def run_study(
 def _engine(flower: bool):
     if not flower:
         return simulate
-    from ..collaborative.flower import flower_simulate
+    try:
+        from ..collaborative.flower import flower_simulate
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != "flwr":
+            raise
+        raise ImportError("engine='flower' needs Flower: pip install 'deidlib[flower]'") from None
 
     return flower_simulate
 
