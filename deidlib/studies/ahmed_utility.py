@@ -57,7 +57,6 @@ from typing import Any, ClassVar, TypedDict
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
 from tqdm.auto import tqdm
 
 from ..corpus import Document
@@ -69,6 +68,7 @@ from ..plotting import apply_style
 from ..results import fingerprint_documents
 from ..rng import derive_seed
 from ..surrogates import SurrogateConfig, SurrogateEngine
+from ..threads import limited_threads
 from ..training import predict_documents, prepare_tagger, train
 from ..utility.bleu import bleu_scores
 from ..utility.classify import classify, restrict, top_classes
@@ -419,10 +419,7 @@ def run_study(params: UtilityParams, *, corpus: str = "synthetic", data_dir: str
     if not isinstance(params, UtilityParams):
         raise TypeError("run_study takes resolved UtilityParams (ahmed_utility.params_for(profile, ...))")
     t0 = time.perf_counter()
-    old_threads = torch.get_num_threads()
-    if params.num_threads:
-        torch.set_num_threads(params.num_threads)
-    try:
+    with limited_threads(params.num_threads or None):
         splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=params.profile, seed=seed)
         gold = subsample(list(splits.dev) + list(splits.test), params.max_utility_documents,
                          derive_seed(seed, "utility-docs"))
@@ -453,8 +450,6 @@ def run_study(params: UtilityParams, *, corpus: str = "synthetic", data_dir: str
         tag_rows = {SOURCES[n]: {"epochs": tg["epochs"], "train sentences": tg["sentences"],
                                  "seconds": round(tg["seconds"], 1), **scores.loc[n, ["P(%)", "R(%)", "F1(%)"]].to_dict()}
                     for n, tg in taggers.items()}
-    finally:
-        torch.set_num_threads(old_threads)
     return UtilityResults(
         params=asdict(params), taggers=pd.DataFrame.from_dict(tag_rows, orient="index"), scores=scores, bleu=bleu,
         topics=topics, coherence=coherence, k_coherence=k_best, classification=classification, abstracts=abstracts,

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
 from ...corpus.labels import downsample_negatives, tag_set, tagged_sentences
@@ -22,6 +21,7 @@ from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
 from ...models.features import UNK
 from ...results import fingerprint_documents
 from ...rng import derive_seed
+from ...threads import limited_threads
 from ...training import predict_documents, train
 from ...training.api import word_embeddings
 from .params import (
@@ -277,14 +277,9 @@ def run_study(
     }
     jobs = [(c, s) for s in seeds for c in grid.values()]
     bar = tqdm(jobs, desc="ahmed models", unit="model", disable=not progress)
-    threads = torch.get_num_threads()
-    if params.num_threads:
-        torch.set_num_threads(params.num_threads)
-    out["torch_threads"] = torch.get_num_threads()
-    try:
+    with limited_threads(params.num_threads or None) as n_threads:
+        out["torch_threads"] = n_threads
         for c, s in bar:
             bar.set_postfix_str(f"{c.name} seed {s}")
             out["runs"].append(run_config(c, data, params, seed=s, device=device).record)
-    finally:
-        torch.set_num_threads(threads)
     return out
