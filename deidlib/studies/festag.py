@@ -204,7 +204,7 @@ def params_for(profile: str, **overrides: Any) -> FestagParams:
 
 
 @dataclass
-class StudyData:
+class FestagData:
     sites: list[list[Any]]  # TaggedSentence lists, one per site
     test: list[Any]  # TaggedSentence list (global test set)
     test_docs: list[Any]
@@ -216,7 +216,7 @@ class StudyData:
 def prepare_data(
     corpus: str = "synthetic", data_dir: str | None = None, profile: str = "cpu", seed: int = 0,
     params: FestagParams | None = None,
-) -> StudyData:
+) -> FestagData:
     """Load the corpus, split training documents by patient into sites, tag sentences."""
     params = params or params_for(profile)
     splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=profile, seed=seed, split="patient")
@@ -233,7 +233,7 @@ def prepare_data(
     test_docs = list(splits.test)
     test = [s for s in tagged_sentences(test_docs, SCHEME, ENCODING, use_spans=False) if s.tokens]
     test = subsample(test, params.max_test_sentences, derive_seed(seed, "test-cap"))
-    return StudyData(
+    return FestagData(
         sites=sites,
         test=test,
         test_docs=test_docs,

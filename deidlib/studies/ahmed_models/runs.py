@@ -40,7 +40,7 @@ from .params import (
 
 
 @dataclass
-class StudyData:
+class AhmedData:
     train_sentences: list[Any]
     dev_docs: list[Any]
     test_docs: list[Any]
@@ -71,7 +71,7 @@ def prepare_data(
     data_seed: int = 0,
     params: AhmedParams | None = None,
     split: str | None = None,
-) -> StudyData:
+) -> AhmedData:
     """Load and split the corpus, tag the training sentences (BIOES over TYPEs), apply the
     profile's caps and build the shared featurizer (vocabulary from training text only)."""
     params = params or params_for(profile)
@@ -98,10 +98,10 @@ def prepare_data(
         "vocabulary": fz.num_words,
         "fingerprint": fingerprint_documents(list(splits.train) + dev + test),
     }
-    return StudyData(sents, dev, test, fz, _instances(sents), info)
+    return AhmedData(sents, dev, test, fz, _instances(sents), info)
 
 
-def _word_vectors(data: StudyData, dim: int, params: AhmedParams) -> np.ndarray | None:
+def _word_vectors(data: AhmedData, dim: int, params: AhmedParams) -> np.ndarray | None:
     """Embedding matrix of ``dim`` (one per dimension, trained once): Word2Vec on the training
     sentences' normalised keys (:func:`deidlib.training.word_embeddings`)."""
     if params.word_vectors == "random":
@@ -132,7 +132,7 @@ def _prf(p) -> dict[str, float]:
 
 def run_config(
     config: RunConfig,
-    data: StudyData,
+    data: AhmedData,
     params: AhmedParams,
     *,
     seed: int = 0,
