@@ -64,7 +64,7 @@ from ..corpus.splits import subsample
 from ..corpus.tokenize import tokenize
 from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
-from ..plotting import apply_style
+from ..plotting import style
 from ..results import fingerprint_documents
 from ..rng import derive_seed
 from ..surrogates import SurrogateConfig, SurrogateEngine
@@ -464,10 +464,10 @@ _MARKERS = ["o", "s", "^", "v", "D", "P", "X", "*"]
 _COLORS = {"ground truth": "black", "GRU-CRF": "tab:blue"}
 
 
+@style()
 def plot_tradeoff(res: UtilityResults, title: str = ""):
     """Utility vs PHI recall: one point per (span source, transform); panels BLEU-2, topic
     overlap (overall, k = 5) and classification accuracy with the most classes available."""
-    apply_style()
     panels = [("BLEU-2", res["bleu"]["BLEU-2"], "BLEU-2 vs original")]
     panels.append(("topic overlap (%)", res["topics"]["Overall"], "LDA topic words matched (overall)"))
     cls = res["classification"]

@@ -79,7 +79,7 @@ from ..corpus.labels import tag_set, tagged_sentences
 from ..corpus.splits import subsample
 from ..datasets import load_corpus
 from ..models import Featurizer, build_tagger
-from ..plotting import apply_style
+from ..plotting import style
 from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.dpsgd import train_dp
 from ..results import fingerprint_documents
@@ -455,9 +455,9 @@ def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@style()
 def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack success"):
     """The one figure: binary-token F1 against attack success, one marker per method."""
-    apply_style()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     f = frontier[frontier.status == "measured"]
     markers = {"non-private": "*", "DP-SGD": "o", "DSSGD": "s", "DSSGD + DP upload": "D", "surrogates": "^"}

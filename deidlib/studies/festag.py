@@ -87,7 +87,7 @@ from ..corpus.splits import partition_by_patient, subsample
 from ..datasets import load_corpus
 from ..evaluation import prf
 from ..models import build_tagger
-from ..plotting import COLORS, apply_style
+from ..plotting import COLORS, style
 from ..results import fingerprint_documents
 from ..rng import derive_seed
 from ..training.api import build_inputs
@@ -482,11 +482,11 @@ def _scale(results: dict[str, Any]) -> str:
             f"test {'/'.join(map(str, test))} sentences, seeds {results.get('seeds')}")
 
 
+@style()
 def figure6(results: dict[str, Any], metric: str = "f1"):
     """Figure 6 analog: two panels (C_0.1, C_0.5). Every series is its mean with a min–max
     band: over seeds for A (black) and B (magenta), over workers and seeds for C (green,
     filled) and D (red, hatched, so that overlapping bands stay apart)."""
-    apply_style()
     df = curves(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.3), sharey=True)
     styles = {
@@ -566,10 +566,10 @@ def theta_table(results: dict[str, Any], sweep: dict[str, Any], metric: str = "f
     return t.sort_values("theta_d", na_position="last").reset_index(drop=True)
 
 
+@style()
 def figure_theta_sweep(results: dict[str, Any], sweep: dict[str, Any], metric: str = "f1"):
     """Final-epoch F1 of DSSGD against θ_d (mean over workers, min–max bars), with the
     same seed's A and D as horizontal references."""
-    apply_style()
     t = theta_table(results, sweep, metric)
     c = t[t.theta_d.notna()]
     fig, ax = plt.subplots(figsize=(6, 3.8))

@@ -8,7 +8,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ...plotting import apply_style
+from ...plotting import style
 from .tables import best_config, figure_a1_data, table_4_2
 
 # ------------------------------------------------------------------------- figures
@@ -35,9 +35,9 @@ def scale_text(results: dict[str, Any]) -> str:
     )
 
 
+@style()
 def figure_4_2(results: dict[str, Any]):
     """Table 4.2 as grouped bars (P, R, F1 per model: mean over seeds) with min–max bars."""
-    apply_style()
     t = table_4_2(results)
     fig, ax = plt.subplots(figsize=(9, 4.6))
     x = np.arange(len(t))
@@ -57,11 +57,11 @@ def figure_4_2(results: dict[str, Any]):
     return fig
 
 
+@style()
 def figure_a1(results: dict[str, Any], config: str | None = None):
     """Figure A.1 analog: test F1 vs PHI instances in training, per category (left) and
     per TYPE (right), for ``config`` (default :func:`best_config`); min–max bars over seeds.
     Labels alternate above/below their point so that neighbours do not overlap."""
-    apply_style()
     config = config or best_config(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, level in zip(axes, ("category", "type")):
