@@ -231,6 +231,13 @@ def test_environment_yml_installs_the_dev_extra_with_the_constraints_torch_pin()
     assert environment_drift() == []
 
 
+def test_the_makefile_installs_the_torch_of_constraints_txt():
+    pins = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()
+            if ln.strip() and not ln.startswith("#") and Requirement(ln.strip()).name == "torch"]
+    spec = re.search(r"^TORCH_SPEC \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert spec and pins == [spec.group(1)]
+
+
 @pytest.mark.parametrize("yml, drift", [
     ("dependencies:\n  - python=3.9\n  - pip:\n      - torch==2.13.0\n      - -e .[dev]\n", "requires-python"),
     ("dependencies:\n  - python=3.11\n  - pip:\n      - -e .\n      - torch==2.13.0\n", "-e .[dev]"),
