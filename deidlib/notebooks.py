@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser as the tomli package
+    import tomli as tomllib
+
+from .threads import env_threads, thread_env
 
 __all__ = [
     "NotebookEntry",
@@ -195,9 +200,9 @@ def kernel_threads(profile: str, device: str = "cpu", threads: int | None = None
     when it is set in the environment (it wins, as documented there), else ``threads``, else
     1 for the smoke and cpu profiles on the CPU, else ``None`` (torch's default, one per
     core). The one rule behind both the kernels' environment and :func:`default_jobs`."""
-    env = os.environ.get("OMP_NUM_THREADS", "")
-    if env.isdigit() and int(env) >= 1:
-        return int(env)
+    env = env_threads()
+    if env is not None:
+        return env
     if threads is not None:
         return threads
     if device == "cpu" and profile in ("smoke", "cpu"):
@@ -265,8 +270,8 @@ def reproduce(
         data_dir = str(Path(data_dir).expanduser().resolve())
     threads = kernel_threads(profile, device, threads)
     if threads is not None:
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(var, str(threads))
+        for var, value in thread_env(threads).items():
+            os.environ.setdefault(var, value)
 
     entries = load_manifest()
     if only:

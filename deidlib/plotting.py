@@ -1,10 +1,20 @@
-"""Shared figure style and a deterministic ``savefig`` (PNG + PDF) for every notebook."""
+"""Shared figure style and a deterministic ``savefig`` (PNG + PDF) for every notebook.
+
+The style is a matplotlib style file shipped with the package (:data:`STYLE`,
+``deidlib/deidlib.mplstyle``) applied through a context, :func:`style`: the figure functions
+of :mod:`deidlib.studies` are decorated with it and :func:`savefig` saves inside it. Global
+``rcParams`` stay as the user set them, and nothing here chooses a backend (JupyterLab's
+``%matplotlib widget`` keeps working; scripts and tests choose theirs, e.g. ``MPLBACKEND=Agg``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["apply_style", "savefig", "COLORS"]
+__all__ = ["STYLE", "style", "savefig", "COLORS"]
+
+#: the matplotlib style file of every deidlib figure (``plt.style.use(STYLE)`` adopts it globally)
+STYLE = Path(__file__).with_name("deidlib.mplstyle")
 
 #: fixed colours per method so that figures agree across studies
 COLORS = {
@@ -19,37 +29,24 @@ COLORS = {
 }
 
 
-def apply_style() -> None:
-    """Use the non-interactive Agg backend when no display is set, and a clean style."""
-    import matplotlib
-
-    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        try:
-            matplotlib.use("Agg")
-        except Exception:  # pragma: no cover - backend already fixed by the host
-            pass
+def style():
+    """The deidlib style for a block or a function, the previous ``rcParams`` restored after:
+    ``with style(): fig, ax = plt.subplots()`` or ``@style()`` above a figure function."""
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update(
-        {
-            "figure.dpi": 100,
-            "savefig.dpi": 150,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "font.size": 10,
-        }
-    )
+    return plt.style.context(STYLE)
 
 
 def savefig(fig, name: str, out_dir: str | Path, *, pdf: bool = True) -> list[Path]:
-    """Save ``fig`` as ``out_dir/name.png`` (and ``.pdf``) without timestamps; return the paths."""
+    """Save ``fig`` as ``out_dir/name.png`` (and ``.pdf``) without timestamps, in the deidlib
+    style (its ``savefig.dpi``); return the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png"]
-    fig.savefig(paths[0], bbox_inches="tight", metadata={"Software": None})
-    if pdf:
-        paths.append(out / f"{name}.pdf")
-        fig.savefig(paths[1], bbox_inches="tight", metadata={"CreationDate": None, "Producer": None, "Creator": None})
+    with style():
+        fig.savefig(paths[0], bbox_inches="tight", metadata={"Software": None})
+        if pdf:
+            paths.append(out / f"{name}.pdf")
+            fig.savefig(paths[1], bbox_inches="tight",
+                        metadata={"CreationDate": None, "Producer": None, "Creator": None})
     return paths

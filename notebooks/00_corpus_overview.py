@@ -43,12 +43,11 @@ from IPython.display import HTML, display
 
 from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
 from deidlib.datasets import load_corpus
-from deidlib.plotting import apply_style, savefig
+from deidlib.plotting import savefig
 from deidlib.profiles import get_profile
 from deidlib.reporting import annotated_html, write_table
 from deidlib.studies import corpus_overview as co
 
-apply_style()
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 prof = get_profile(profile)

@@ -51,7 +51,7 @@ theta_u = 0.5  # upload fraction
 gamma = 10.0  # clipping bound of uploaded updates
 tau = 1e-4  # updates with |u| < tau are not shared
 max_site_sentences = None  # None: the profile's cap on training sentences per site (cpu 300)
-max_test_sentences = None  # None: the profile's cap on test sentences (cpu 1500)
+max_test_sentences = None  # None: the profile's cap on test sentences (cpu 750)
 negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free sentences per PHI sentence
 theta_d_sweep = None  # None: the profile's extra θ_d values of the DSSGD sweep on the first seed (cpu 0.02, 0.25, 1); () skips it
 

@@ -43,7 +43,7 @@ device = "cpu"  # torch device (the study runs on CPU)
 out_dir = "../runs/cpu/05_friedrich_pseudonymization"  # figures, tables and results JSON are written here
 epochs = None  # None: the profile's cap on training epochs (early stopping on the dev loss)
 neighbours = None  # None: the profile's N grid (paper: 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
-max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1200)
+max_train_sentences = None  # None: the profile's cap on training sentences (cpu 800)
 max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
 negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
 

@@ -41,7 +41,7 @@ device = "cpu"  # torch device (the study runs on CPU)
 out_dir = "../runs/cpu/06_friedrich_adversarial"  # figures, tables and results JSON are written here
 adv_neighbours = None  # None: the profile's N grid of the invariance requirement (cpu 10, 100, 1000)
 frozen_epochs = None  # None: the profile's K, adversary epochs on the frozen representation (paper 50)
-max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1200)
+max_train_sentences = None  # None: the profile's cap on training sentences (cpu 800)
 max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
 negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
 

@@ -55,12 +55,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
-from deidlib.plotting import apply_style, savefig
+from deidlib.plotting import savefig
 from deidlib.reporting import annotated_html, verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import tchouka
 
-apply_style()
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 params = tchouka.params_for(profile, epsilon=epsilon)

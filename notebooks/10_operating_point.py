@@ -46,12 +46,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from deidlib.plotting import apply_style, savefig
+from deidlib.plotting import savefig
 from deidlib.reporting import verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import operating_point as op
 
-apply_style()
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 params = op.params_for(profile, epochs=epochs, target_recall=target_recall)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-import torch
+import os
 
-from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures render off-screen; the package never picks a backend
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,16 +1,12 @@
 """Every class defined in the library has a name no other library module uses for a class
-(two ``History`` or two ``PrivacyLedger`` classes made imports ambiguous to read).
-
-``deidlib/studies`` is left out for now: its two ``StudyData`` classes (festag, ahmed_models)
-would go away if the studies shared one parameter/data layer;
-drop ``EXCLUDE`` then."""
+(two ``History`` or two ``PrivacyLedger`` classes made imports ambiguous to read; the
+studies' data classes are ``FestagData``, ``AhmedData``, ``FriedrichData``)."""
 
 import ast
 from collections import defaultdict
 from pathlib import Path
 
 DEIDLIB = Path(__file__).resolve().parents[1] / "deidlib"
-EXCLUDE = ("studies",)
 
 
 def class_definitions(root: Path = DEIDLIB, exclude: tuple[str, ...] = ()) -> dict[str, list[str]]:
@@ -26,7 +22,7 @@ def class_definitions(root: Path = DEIDLIB, exclude: tuple[str, ...] = ()) -> di
 
 
 def test_class_names_are_unique():
-    assert {n: m for n, m in class_definitions(exclude=EXCLUDE).items() if len(m) > 1} == {}
+    assert {n: m for n, m in class_definitions().items() if len(m) > 1} == {}
 
 
 def test_the_check_sees_a_duplicate(tmp_path):

@@ -29,18 +29,15 @@ def _arrays(scores_in, scores_out) -> tuple[np.ndarray, np.ndarray]:
 
 
 def roc_auc(scores_in: Sequence[float], scores_out: Sequence[float]) -> float:
-    """P(score of a random member > score of a random non-member), ties counted 1/2
-    (the Mann–Whitney form of the ROC AUC)."""
+    """P(score of a random member > score of a random non-member), ties counted 1/2: the
+    ROC AUC of members (label 1) against non-members (label 0), by
+    :func:`sklearn.metrics.roc_auc_score`. Without a member or without a non-member there is
+    no AUC: ``ValueError``."""
+    from sklearn.metrics import roc_auc_score
+
     a, b = _arrays(scores_in, scores_out)
-    allv = np.concatenate([a, b])
-    order = allv.argsort(kind="mergesort")
-    ranks = np.empty(allv.size)
-    sorted_v = allv[order]
-    # average ranks of ties
-    _, first, counts = np.unique(sorted_v, return_index=True, return_counts=True)
-    avg = first + (counts - 1) / 2.0 + 1.0
-    ranks[order] = np.repeat(avg, counts)
-    return float((ranks[: a.size].sum() - a.size * (a.size + 1) / 2) / (a.size * b.size))
+    labels = np.concatenate([np.ones(a.size), np.zeros(b.size)])
+    return float(roc_auc_score(labels, np.concatenate([a, b])))
 
 
 def tpr_at_fpr(scores_in: Sequence[float], scores_out: Sequence[float], fpr: float) -> float:

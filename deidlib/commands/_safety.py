@@ -13,7 +13,7 @@ A command never destroys its input and never prints a traceback for a user mista
 * :class:`UsageError` carries a one-line message; ``deidlib.cli.main`` prints it as
   ``deidlib COMMAND: message`` and returns its exit code (2 for bad options, as argparse,
   1 for bad data or environment);
-* :func:`set_threads` is the one place that sets torch's intra-op thread count.
+* :func:`set_threads` (from :mod:`deidlib.threads`, the one thread rule) applies ``--threads``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from ..threads import DEFAULT_THREADS, set_threads
 
 __all__ = [
     "UsageError",
@@ -253,47 +255,12 @@ nonneg_float = _number(float, lambda v: 0 <= v < math.inf, "a finite number >= 0
 unit_float = _number(float, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
-#: default thread count: 1. Measured on the shared 2-core development machine under load:
-#: a GRU-CRF epoch took 14 s with one intra-op thread and 121 s with torch's
-#: default of 2; festag 2.1 s against no epoch in 240 s. These models are small, thread
-#: synchronisation costs more than it saves when the cores are busy.
-DEFAULT_THREADS = 1
-
-
 def add_threads_argument(p) -> None:
     p.add_argument(
         "--threads", type=positive_int, default=None, metavar="N",
         help=f"torch/OpenMP intra-op threads (default: {DEFAULT_THREADS}, or OMP_NUM_THREADS when set; "
         "one thread was fastest on a loaded 2-core machine)",
     )
-
-
-def threads_for(requested: int | None) -> int:
-    """``requested``, else ``OMP_NUM_THREADS`` when set to a positive integer, else 1."""
-    if requested is not None:
-        return requested
-    env = os.environ.get("OMP_NUM_THREADS", "")
-    return int(env) if env.isdigit() and int(env) >= 1 else DEFAULT_THREADS
-
-
-def set_threads(requested: int | None, *, torch: bool = True) -> int:
-    """Set the thread count of this process's numeric libraries; return it.
-
-    Sets ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` (for child processes and libraries not
-    loaded yet), limits the already loaded BLAS/OpenMP pools with threadpoolctl (a
-    scikit-learn dependency) and, with ``torch=True``, torch's intra-op threads.
-    """
-    n = threads_for(requested)
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(n)
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(n)
-    if torch:
-        import torch as _torch
-
-        _torch.set_num_threads(n)
-    return n
 
 
 def check_device(device: str) -> None:

@@ -48,7 +48,7 @@ def add_arguments(p) -> None:
     p.add_argument("--split-seed", type=nonneg_int, metavar="S",
                    help="seed of the corpus (generation and train/dev/test split) only (default: --seed); "
                         "models trained with different --seed and one --split-seed share their test notes, "
-                        "e.g. the members of an ensemble ('deidlib predict MODEL MODEL ...')")
+                        "e.g. the members of an ensemble ('deidlib ensemble OUT_DIR MODEL MODEL ...')")
     p.add_argument("--device", default="cpu")
     p.add_argument("--resume", action="store_true", help="continue from OUT_DIR/checkpoints/last.pt (must exist)")
     p.add_argument("--force", action="store_true", help="train into a non-empty OUT_DIR (files of the same name are replaced)")

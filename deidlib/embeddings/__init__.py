@@ -1,14 +1,13 @@
 """Word vectors (gensim), character ids and casing features for the taggers."""
 
 from .chars import CASINGS, N_CHAR_IDS, casing, casing_id, char_id, char_ids
-from .vectors import cache_dir, embedding_matrix, load_vectors, normalize_token, train_word_vectors
+from .vectors import embedding_matrix, load_vectors, normalize_token, train_word_vectors
 
 __all__ = [
     "train_word_vectors",
     "load_vectors",
     "embedding_matrix",
     "normalize_token",
-    "cache_dir",
     "char_id",
     "char_ids",
     "N_CHAR_IDS",

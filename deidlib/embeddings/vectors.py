@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import cache_dir
 from ..rng import as_generator
 
-__all__ = ["cache_dir", "train_word_vectors", "load_vectors", "embedding_matrix", "normalize_token"]
+__all__ = ["train_word_vectors", "load_vectors", "embedding_matrix", "normalize_token"]
 
 _DIGITS = re.compile(r"\d")
 
@@ -31,10 +32,6 @@ def normalize_token(token: str, lowercase: bool = True, digits: bool = True) -> 
     if digits:
         token = _DIGITS.sub("0", token)
     return token
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("DEIDLIB_CACHE", Path.home() / ".cache" / "deidlib"))
 
 
 def train_word_vectors(
@@ -52,7 +49,7 @@ def train_word_vectors(
     """Train gensim vectors on tokenized *training* sentences; returns ``KeyedVectors``.
 
     Pass only training-split sentences: the studies never let dev/test text into the
-    embeddings. ``cache=True`` stores the vectors under :func:`cache_dir` keyed by a
+    embeddings. ``cache=True`` stores the vectors under :func:`deidlib.cache.cache_dir` keyed by a
     SHA-256 of the sentences and parameters (a second call loads them).
     """
     from gensim.models import FastText, Word2Vec

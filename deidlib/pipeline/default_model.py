@@ -15,9 +15,9 @@ synthetic training notes (generated from Faker identities and public word lists)
 vectors are word2vec trained on the same synthetic text, the weights are trained on it: no
 real note is read at any step.
 
-**Where.** ``$DEIDLIB_CACHE/models/`` when ``DEIDLIB_CACHE`` is set (the variable the word
-vector cache already uses), else ``$XDG_CACHE_HOME/deidlib/models/``, else
-``~/.cache/deidlib/models/``. The model is built into a hidden sibling folder and renamed
+**Where.** ``models/`` under the package's cache folder (:func:`deidlib.cache.cache_dir`:
+``$DEIDLIB_CACHE_DIR``, else the user cache folder, ``$XDG_CACHE_HOME/deidlib`` or
+``~/.cache/deidlib`` on Linux). The model is built into a hidden sibling folder and renamed
 into place, so two processes building at once never see half a model.
 """
 
@@ -31,9 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..cache import cache_dir
+
 __all__ = [
     "DEFAULT_MODEL_RECIPE",
-    "cache_root",
     "recipe_fingerprint",
     "default_model_dir",
     "build_default_model",
@@ -76,14 +77,6 @@ DEFAULT_MODEL_RECIPE: dict = {
 }
 
 
-def cache_root() -> Path:
-    """``$DEIDLIB_CACHE``, else ``$XDG_CACHE_HOME/deidlib``, else ``~/.cache/deidlib``."""
-    if os.environ.get("DEIDLIB_CACHE"):
-        return Path(os.environ["DEIDLIB_CACHE"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "deidlib"
-
-
 def _source_digest() -> str:
     """Hash of the synthetic generator's source files and data (what the training text depends on)."""
     from .. import synthetic
@@ -108,7 +101,7 @@ def recipe_fingerprint(recipe: dict | None = None) -> str:
 
 def default_model_dir(recipe: dict | None = None) -> Path:
     """Cache folder of the model of ``recipe`` (default: :data:`DEFAULT_MODEL_RECIPE`)."""
-    return cache_root() / "models" / f"default-{recipe_fingerprint(recipe)}"
+    return cache_dir("models", f"default-{recipe_fingerprint(recipe)}")
 
 
 def build_default_model(dest: str | os.PathLike, recipe: dict | None = None, *, progress: bool = True) -> dict:

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..corpus.document import Document, Span
+from ..threads import set_threads
 
 __all__ = [
     "CHUNK_DOCS",
@@ -263,15 +264,6 @@ def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[D
     return results
 
 
-def _set_threads(n: int) -> None:
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(n)
-    import torch
-
-    if torch.get_num_threads() != n:
-        torch.set_num_threads(n)
-
-
 def run_local(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, options: DeidOptions
               ) -> Iterator[tuple[int, list[DocResult]]]:
     """Chunks one after another in this process: ``(chunk index, results)``."""
@@ -283,7 +275,7 @@ _worker_state: dict = {}
 
 
 def _init_worker(blob: ModelBlob | None, options: DeidOptions) -> None:
-    _set_threads(options.threads)
+    set_threads(options.threads)
     _worker_state["blob"], _worker_state["options"] = blob, options
     if blob is not None and options.spans == "model":
         _tagger(blob)  # load once, now
@@ -313,7 +305,7 @@ def run_processes(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, 
 
 
 def _dask_task(i: int, chunk: Sequence[Document], blob: ModelBlob | None, options: DeidOptions):
-    _set_threads(options.threads)
+    set_threads(options.threads)
     return i, process_chunk(blob, options, chunk)
 
 
@@ -323,7 +315,10 @@ def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, optio
     """Chunks on a ``dask.distributed`` cluster: ``client``, else a client of ``scheduler``
     (``tcp://host:8786``), else a ``LocalCluster`` of ``workers`` processes with one thread
     each, closed at the end. The model travels once per worker (scatter with broadcast)."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ImportError("the dask engine needs dask.distributed: pip install 'deidlib[dask]'") from None
 
     own_cluster = own_client = None
     if client is None:

@@ -62,7 +62,7 @@ from ..corpus.labels import keyed_subsample, tagged_sentences, thin_negatives
 from ..corpus.splits import split_by_patient, subsample
 from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
-from ..plotting import apply_style
+from ..plotting import style
 from ..privacy.accounting import table_5_3, thesis_sequence_counts
 from ..privacy.dpsgd import train_dp
 from ..privacy.ensemble import aggregate_documents, ensemble_guarantee, rule_scores
@@ -574,11 +574,11 @@ def results_json(out: dict[str, Any]) -> dict[str, Any]:
     return json_ready(out)
 
 
+@style()
 def plot_curve(curve, title: str = "F1 vs ε", epochs: int | None = None, seeds: int = 1):
     """F1 vs ε (log x), one point per σ, the non-private model as a dashed line. The title
     always states the scale (epochs, training sentences, seeds): a point near 0 from a short
     run must not read as a property of DP-SGD."""
-    apply_style()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     dp = curve[curve.epsilon.apply(math.isfinite)].sort_values("epsilon")
     ax.plot(dp.epsilon, dp.f1, "o-", label="DP-SGD")
@@ -604,6 +604,7 @@ def plot_curve(curve, title: str = "F1 vs ε", epochs: int | None = None, seeds:
     return fig
 
 
+@style()
 def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=None):
     """F1 vs ε (log x) per recipe: the median over seeds with the min–max range as error bars
     (the number of seeds in the legend), the recipe's ε = ∞ run (same lots and optimiser, no
@@ -612,7 +613,6 @@ def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=
     The title states the scale (epochs, lot, training sentences)."""
     from .dp_recipes import RECIPES, THESIS_POINTS
 
-    apply_style()
     fig, ax = plt.subplots(figsize=(6.2, 4.0))
     scale = []
     for i, (name, d) in enumerate(df.groupby("recipe", sort=False)):
@@ -653,12 +653,12 @@ def plot_recipe_curves(df, title: str = "F1 vs ε per DP recipe", thesis_points=
     return fig
 
 
+@style()
 def plot_rules(rules, scale: str = ""):
     """Precision vs recall of the k-of-n aggregation rules per target site (1/n = minimality);
     ``scale`` (profile, corpus size, epochs, seed) is stated under the title."""
     from .labels import place_labels
 
-    apply_style()
     fig, ax = plt.subplots(figsize=(6.2, 4.4))
     pts = []
     for t, d in rules.groupby("target"):

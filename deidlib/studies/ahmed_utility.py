@@ -57,7 +57,6 @@ from typing import Any, ClassVar, TypedDict
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import torch
 from tqdm.auto import tqdm
 
 from ..corpus import Document
@@ -65,10 +64,11 @@ from ..corpus.splits import subsample
 from ..corpus.tokenize import tokenize
 from ..datasets import load_corpus
 from ..evaluation import binary_token_prf
-from ..plotting import apply_style
+from ..plotting import style
 from ..results import fingerprint_documents
 from ..rng import derive_seed
 from ..surrogates import SurrogateConfig, SurrogateEngine
+from ..threads import limited_threads
 from ..training import predict_documents, prepare_tagger, train
 from ..utility.bleu import bleu_scores
 from ..utility.classify import classify, restrict, top_classes
@@ -419,10 +419,7 @@ def run_study(params: UtilityParams, *, corpus: str = "synthetic", data_dir: str
     if not isinstance(params, UtilityParams):
         raise TypeError("run_study takes resolved UtilityParams (ahmed_utility.params_for(profile, ...))")
     t0 = time.perf_counter()
-    old_threads = torch.get_num_threads()
-    if params.num_threads:
-        torch.set_num_threads(params.num_threads)
-    try:
+    with limited_threads(params.num_threads or None):
         splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=params.profile, seed=seed)
         gold = subsample(list(splits.dev) + list(splits.test), params.max_utility_documents,
                          derive_seed(seed, "utility-docs"))
@@ -453,8 +450,6 @@ def run_study(params: UtilityParams, *, corpus: str = "synthetic", data_dir: str
         tag_rows = {SOURCES[n]: {"epochs": tg["epochs"], "train sentences": tg["sentences"],
                                  "seconds": round(tg["seconds"], 1), **scores.loc[n, ["P(%)", "R(%)", "F1(%)"]].to_dict()}
                     for n, tg in taggers.items()}
-    finally:
-        torch.set_num_threads(old_threads)
     return UtilityResults(
         params=asdict(params), taggers=pd.DataFrame.from_dict(tag_rows, orient="index"), scores=scores, bleu=bleu,
         topics=topics, coherence=coherence, k_coherence=k_best, classification=classification, abstracts=abstracts,
@@ -469,10 +464,10 @@ _MARKERS = ["o", "s", "^", "v", "D", "P", "X", "*"]
 _COLORS = {"ground truth": "black", "GRU-CRF": "tab:blue"}
 
 
+@style()
 def plot_tradeoff(res: UtilityResults, title: str = ""):
     """Utility vs PHI recall: one point per (span source, transform); panels BLEU-2, topic
     overlap (overall, k = 5) and classification accuracy with the most classes available."""
-    apply_style()
     panels = [("BLEU-2", res["bleu"]["BLEU-2"], "BLEU-2 vs original")]
     panels.append(("topic overlap (%)", res["topics"]["Overall"], "LDA topic words matched (overall)"))
     cls = res["classification"]

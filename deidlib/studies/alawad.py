@@ -80,7 +80,7 @@ from ..collaborative.shared_private import (
     train_single_registry,
 )
 from ..models.cnn import pad_ids
-from ..plotting import apply_style
+from ..plotting import style
 from .params import StudyParams, profiles
 
 __all__ = [
@@ -488,9 +488,9 @@ def _errorbar(ax, x, mean, lo, hi, color, label, width):
            yerr=np.vstack([np.asarray(mean) - np.asarray(lo), np.asarray(hi) - np.asarray(mean)]), capsize=3)
 
 
+@style()
 def figure_f1(results: dict[str, Any]):
     """Micro and macro F1 per approach (bars: mean over seeds; error bars: min–max)."""
-    apply_style()
     t = f1_table(results)
     fig, ax = plt.subplots(figsize=(9.5, 4))
     x = np.arange(2)
@@ -507,11 +507,11 @@ def figure_f1(results: dict[str, Any]):
     return fig
 
 
+@style()
 def figure_per_class(results: dict[str, Any]):
     """Left: F1 of the most/least represented classes (≥ min_support training reports) per
     approach (mean, min–max over seeds). Right: every class's F1 gain over single-registry
     against its pooled training count (mean over seeds)."""
-    apply_style()
     df = pd.DataFrame(results["per_class"])
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
     roles = df[df.role != ""]
@@ -554,9 +554,9 @@ def figure_per_class(results: dict[str, Any]):
     return fig
 
 
+@style()
 def figure_attack(results: dict[str, Any]):
     """Registry-identification accuracy on the shared representation vs chance and majority."""
-    apply_style()
     t = attack_table(results)
     fig, ax = plt.subplots(figsize=(max(7.5, 1.8 * len(t)), 4.4))
     if not t.empty:  # tick labels wrapped to the bar width, so that neighbours never overlap

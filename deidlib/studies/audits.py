@@ -79,7 +79,7 @@ from ..corpus.labels import tag_set, tagged_sentences
 from ..corpus.splits import subsample
 from ..datasets import load_corpus
 from ..models import Featurizer, build_tagger
-from ..plotting import apply_style
+from ..plotting import style
 from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.dpsgd import train_dp
 from ..results import fingerprint_documents
@@ -455,13 +455,13 @@ def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@style()
 def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack success", seed: int | None = None):
     """The frontier: binary-token F1 against attack success, one panel per attack family (the
     families' success metrics are not comparable, so they never share an axis), one marker
     per method, each point labelled with its setting; ``seed`` is stated under the title."""
     from .labels import place_labels
 
-    apply_style()
     f = frontier[frontier.status == "measured"]
     families = list(dict.fromkeys(f.attack_metric)) or ["attack success"]
     fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 0.6, 4.4), sharey=True, squeeze=False)

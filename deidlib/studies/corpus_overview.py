@@ -16,6 +16,7 @@ import pandas as pd
 from ..corpus import CATEGORIES, Document
 from ..corpus.labels import span_label, tagged_sentences
 from ..corpus.tokenize import tokenize
+from ..plotting import style
 
 __all__ = ["corpus_table", "phi_table", "label_distribution", "note_type_table", "plot_overview"]
 
@@ -86,6 +87,7 @@ def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Ser
     return pd.Series(c, dtype=int).sort_values(ascending=False)
 
 
+@style()
 def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus",
                   sizes: pd.DataFrame | None = None):
     """Two panels: PHI mentions per category and site (stacked bars) and the label distribution

@@ -88,7 +88,7 @@ from ..corpus.splits import partition_by_patient, subsample
 from ..datasets import load_corpus
 from ..evaluation import prf
 from ..models import build_tagger
-from ..plotting import COLORS, apply_style
+from ..plotting import COLORS, style
 from ..results import fingerprint_documents
 from ..rng import derive_seed
 from ..training.api import build_inputs
@@ -205,7 +205,7 @@ def params_for(profile: str, **overrides: Any) -> FestagParams:
 
 
 @dataclass
-class StudyData:
+class FestagData:
     sites: list[list[Any]]  # TaggedSentence lists, one per site
     test: list[Any]  # TaggedSentence list (global test set)
     test_docs: list[Any]
@@ -217,7 +217,7 @@ class StudyData:
 def prepare_data(
     corpus: str = "synthetic", data_dir: str | None = None, profile: str = "cpu", seed: int = 0,
     params: FestagParams | None = None,
-) -> StudyData:
+) -> FestagData:
     """Load the corpus, split training documents by patient into sites, tag sentences."""
     params = params or params_for(profile)
     splits = load_corpus(corpus=corpus, data_dir=data_dir, profile=profile, seed=seed, split="patient")
@@ -234,7 +234,7 @@ def prepare_data(
     test_docs = list(splits.test)
     test = [s for s in tagged_sentences(test_docs, SCHEME, ENCODING, use_spans=False) if s.tokens]
     test = subsample(test, params.max_test_sentences, derive_seed(seed, "test-cap"))
-    return StudyData(
+    return FestagData(
         sites=sites,
         test=test,
         test_docs=test_docs,
@@ -420,7 +420,12 @@ def run_study(
 def _engine(flower: bool):
     if not flower:
         return simulate
-    from ..collaborative.flower import flower_simulate
+    try:
+        from ..collaborative.flower import flower_simulate
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != "flwr":
+            raise
+        raise ImportError("engine='flower' needs Flower: pip install 'deidlib[flower]'") from None
 
     return flower_simulate
 
@@ -478,11 +483,11 @@ def _scale(results: dict[str, Any]) -> str:
             f"test {'/'.join(map(str, test))} sentences, seeds {results.get('seeds')}")
 
 
+@style()
 def figure6(results: dict[str, Any], metric: str = "f1"):
     """Figure 6 analog: two panels (C_0.1, C_0.5). Every series is its mean with a min–max
     band: over seeds for A (black) and B (magenta), over workers and seeds for C (green,
     filled) and D (red, hatched, so that overlapping bands stay apart)."""
-    apply_style()
     df = curves(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.3), sharey=True)
     styles = {
@@ -563,10 +568,10 @@ def theta_table(results: dict[str, Any], sweep: dict[str, Any], metric: str = "f
     return t.sort_values("theta_d", na_position="last").reset_index(drop=True)
 
 
+@style()
 def figure_theta_sweep(results: dict[str, Any], sweep: dict[str, Any], metric: str = "f1"):
     """Final-epoch F1 of DSSGD against θ_d (mean over workers, min–max bars), with the
     same seed's A and D as horizontal references."""
-    apply_style()
     t = theta_table(results, sweep, metric)
     c = t[t.theta_d.notna()]
     fig, ax = plt.subplots(figsize=(6, 3.8))

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, TypedDict
 import matplotlib.pyplot as plt
 
 from ..datasets import load_corpus
-from ..plotting import apply_style
+from ..plotting import style
 from ..training import choose_threshold, fit_tagger, operating_points
 from .params import StudyParams, profiles
 
@@ -138,10 +138,10 @@ def summary_rows(res: OperatingPointResults) -> list[dict]:
     return rows
 
 
+@style()
 def plot_curve(res: OperatingPointResults):
     """Test precision vs recall over the thresholds; the model's own decision, the dev-chosen
     threshold, the target region and (nursing notes only) Philter's point."""
-    apply_style()
     fig, ax = plt.subplots(figsize=(6, 4.4))
     pts = [p for p in res["test_curve"] if p["threshold"] is not None]
     ax.plot([p["recall"] for p in pts], [p["precision"] for p in pts], "o-", ms=3, label="threshold on 1 − P(O)")

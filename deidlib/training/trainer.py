@@ -23,7 +23,7 @@ import torch
 from ..corpus.document import Document
 from ..corpus.labels import TaggedSentence
 from .batching import bucket_batches, epoch_order
-from .loop import make_optimizer, train_epoch
+from .loop import lr_schedule, make_optimizer, train_epoch
 from .predict import evaluate_tagger
 
 __all__ = ["History", "train", "TrainingInterrupted", "CheckpointError", "load_checkpoint"]
@@ -160,6 +160,7 @@ def train(
                 torch.set_rng_state(state["rng"])
             except (RuntimeError, ValueError, TypeError, KeyError) as e:
                 raise CheckpointError(f"{ckpt}: does not fit this tagger ({str(e).strip().splitlines()[0]})") from e
+        schedule = lr_schedule(opt, lr, lr_decay, start)
         bar = tqdm(
             range(start, epochs),
             desc=f"train {getattr(tagger, 'kind', '')}",
@@ -168,8 +169,6 @@ def train(
         )
         for ep in bar:
             t0 = time.perf_counter()
-            for group in opt.param_groups:
-                group["lr"] = lr / (1 + lr_decay * ep)
             loss = train_epoch(
                 tagger, batches, opt, clip=clip, order=epoch_order(len(batches), seed, ep), progress=False
             )
@@ -179,6 +178,7 @@ def train(
                 "train_loss": loss,
                 "train_seconds": time.perf_counter() - t0,
             }
+            schedule.step()
             if (ep + 1) % eval_every == 0 or ep + 1 == epochs:
                 for name, docs in (("dev", dev_docs), ("test", test_docs)):
                     if docs:

@@ -32,3 +32,32 @@ def test_bad_scores_are_one_line_errors():
         roc_auc([], [1.0])
     with pytest.raises(ValueError, match="finite"):
         roc_auc([np.nan], [1.0])
+
+
+def _mann_whitney_auc(a, b) -> float:
+    """The hand-written rank form roc_auc used before it delegated to scikit-learn."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    allv = np.concatenate([a, b])
+    order = allv.argsort(kind="mergesort")
+    ranks = np.empty(allv.size)
+    _, first, counts = np.unique(allv[order], return_index=True, return_counts=True)
+    ranks[order] = np.repeat(first + (counts - 1) / 2.0 + 1.0, counts)
+    return float((ranks[: a.size].sum() - a.size * (a.size + 1) / 2) / (a.size * b.size))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_roc_auc_equals_the_mann_whitney_statistic(seed):
+    """scikit-learn's roc_auc_score gives the rank statistic the module computed by hand,
+    with ties (rounded scores) and unequal group sizes, and one member or one non-member."""
+    rng = np.random.default_rng(seed)
+    n_in, n_out = int(rng.integers(1, 300)), int(rng.integers(1, 300))
+    a = np.round(rng.normal(0.3 * seed, 1, n_in), 1)
+    b = np.round(rng.normal(0, 1, n_out), 1)
+    assert roc_auc(a, b) == pytest.approx(_mann_whitney_auc(a, b), abs=1e-12)
+    assert roc_auc(a[:1], b) == pytest.approx(_mann_whitney_auc(a[:1], b), abs=1e-12)
+    assert roc_auc(a, b[:1]) == pytest.approx(_mann_whitney_auc(a, b[:1]), abs=1e-12)
+
+
+def test_roc_auc_of_one_class_only_is_the_same_error_as_before():
+    with pytest.raises(ValueError, match="at least one member and one non-member"):
+        roc_auc([0.1, 0.2], [])

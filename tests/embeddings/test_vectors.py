@@ -28,7 +28,7 @@ def test_training_is_deterministic_and_cached(tmp_path, method):
 
 
 def test_env_cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEIDLIB_CACHE", str(tmp_path))
+    monkeypatch.setenv("DEIDLIB_CACHE_DIR", str(tmp_path))
     train_word_vectors(SENTS, dim=4, epochs=1)
     assert len(list(tmp_path.glob("word2vec-*.kv"))) == 1
 

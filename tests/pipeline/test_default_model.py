@@ -18,10 +18,7 @@ TINY_RECIPE = {**dm.DEFAULT_MODEL_RECIPE, "profile": "smoke", "epochs": 1, "embe
 
 
 def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv("DEIDLIB_CACHE", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert dm.cache_root() == tmp_path / "xdg" / "deidlib"
-    monkeypatch.setenv("DEIDLIB_CACHE", str(tmp_path / "c"))
+    monkeypatch.setenv("DEIDLIB_CACHE_DIR", str(tmp_path / "c"))
     assert dm.default_model_dir().parent == tmp_path / "c" / "models"
     assert dm.recipe_fingerprint(TINY_RECIPE) != dm.recipe_fingerprint()  # a new recipe, a new model
 
@@ -32,7 +29,7 @@ def test_only_synthetic_training_data():
 
 
 def test_deidentify_without_model_builds_the_default_once(monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv("DEIDLIB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DEIDLIB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(dm, "DEFAULT_MODEL_RECIPE", TINY_RECIPE)
     src = tmp_path / "in"
     src.mkdir()

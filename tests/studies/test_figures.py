@@ -3,17 +3,13 @@ attack families' incomparable metrics on one axis, and the published Algorithm 1
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt  # the backend comes from tests/conftest.py (MPLBACKEND=Agg)
+import numpy as np
+import pandas as pd
+from matplotlib.text import Text
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
-
-from deidlib.studies import audits  # noqa: E402
-from deidlib.studies.labels import _area, place_labels  # noqa: E402
+from deidlib.studies import audits
+from deidlib.studies.labels import _area, place_labels
 
 
 def test_place_labels_leaves_no_two_labels_overlapping():

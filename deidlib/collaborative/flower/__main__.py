@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ...threads import thread_env, threads_for
+
 APP_DIR = Path(__file__).resolve().parent
 
 
@@ -67,7 +69,7 @@ def run_local(args) -> int:
     port = _free_port()
     (home / "config.toml").write_text(
         f'[superlink]\ndefault = "local"\n\n[superlink.local]\naddress = "127.0.0.1:{port}"\ninsecure = true\n')
-    env = {**os.environ, "FLWR_HOME": str(home), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+    env = {**os.environ, "FLWR_HOME": str(home), **thread_env(threads_for(None)),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     root = str(Path(__file__).resolve().parents[3])  # the deidlib checkout (for an uninstalled tree)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)

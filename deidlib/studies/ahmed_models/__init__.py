@@ -114,7 +114,7 @@ from .params import (
     table_configs,
     tagger_hparams,
 )
-from .runs import AhmedResults, RunOutput, StudyData, prepare_data, run_config, run_study
+from .runs import AhmedData, AhmedResults, RunOutput, prepare_data, run_config, run_study
 from .tables import (
     best_config,
     category_table,
@@ -147,7 +147,7 @@ __all__ = [
     "config_grid",
     "table_configs",
     "tagger_hparams",
-    "StudyData",
+    "AhmedData",
     "prepare_data",
     "RunOutput",
     "AhmedResults",

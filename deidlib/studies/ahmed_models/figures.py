@@ -7,7 +7,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ...plotting import apply_style
+from ...plotting import style
 from ..labels import place_labels
 from .tables import best_config, figure_a1_data, table_4_2
 
@@ -35,10 +35,10 @@ def scale_text(results: dict[str, Any]) -> str:
     )
 
 
+@style()
 def figure_4_2(results: dict[str, Any]):
     """Table 4.2 as grouped bars (P, R, F1 per model: mean over seeds, value on each bar) with
     min–max bars; the axis starts at 0."""
-    apply_style()
     t = table_4_2(results)
     fig, ax = plt.subplots(figsize=(9, 4.6))
     x = np.arange(len(t))
@@ -63,11 +63,11 @@ def figure_4_2(results: dict[str, Any]):
     return fig
 
 
+@style()
 def figure_a1(results: dict[str, Any], config: str | None = None):
     """Figure A.1 analog: test F1 vs PHI instances in training, per category (left) and
     per TYPE (right), for ``config`` (default :func:`best_config`); min–max bars over seeds.
     Labels are placed so that none overlaps another (:func:`deidlib.studies.labels.place_labels`)."""
-    apply_style()
     config = config or best_config(results)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     points = []

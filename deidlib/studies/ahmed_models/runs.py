@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
 from ...corpus.labels import downsample_negatives, tag_set, tagged_sentences
@@ -22,6 +21,7 @@ from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
 from ...models.features import UNK
 from ...results import fingerprint_documents
 from ...rng import derive_seed
+from ...threads import limited_threads
 from ...training import predict_documents, train
 from ...training.api import word_embeddings
 from .params import (
@@ -40,7 +40,7 @@ from .params import (
 
 
 @dataclass
-class StudyData:
+class AhmedData:
     train_sentences: list[Any]
     dev_docs: list[Any]
     test_docs: list[Any]
@@ -71,7 +71,7 @@ def prepare_data(
     data_seed: int = 0,
     params: AhmedParams | None = None,
     split: str | None = None,
-) -> StudyData:
+) -> AhmedData:
     """Load and split the corpus, tag the training sentences (BIOES over TYPEs), apply the
     profile's caps and build the shared featurizer (vocabulary from training text only)."""
     params = params or params_for(profile)
@@ -98,10 +98,10 @@ def prepare_data(
         "vocabulary": fz.num_words,
         "fingerprint": fingerprint_documents(list(splits.train) + dev + test),
     }
-    return StudyData(sents, dev, test, fz, _instances(sents), info)
+    return AhmedData(sents, dev, test, fz, _instances(sents), info)
 
 
-def _word_vectors(data: StudyData, dim: int, params: AhmedParams) -> np.ndarray | None:
+def _word_vectors(data: AhmedData, dim: int, params: AhmedParams) -> np.ndarray | None:
     """Embedding matrix of ``dim`` (one per dimension, trained once): Word2Vec on the training
     sentences' normalised keys (:func:`deidlib.training.word_embeddings`)."""
     if params.word_vectors == "random":
@@ -132,7 +132,7 @@ def _prf(p) -> dict[str, float]:
 
 def run_config(
     config: RunConfig,
-    data: StudyData,
+    data: AhmedData,
     params: AhmedParams,
     *,
     seed: int = 0,
@@ -277,14 +277,9 @@ def run_study(
     }
     jobs = [(c, s) for s in seeds for c in grid.values()]
     bar = tqdm(jobs, desc="ahmed models", unit="model", disable=not progress)
-    threads = torch.get_num_threads()
-    if params.num_threads:
-        torch.set_num_threads(params.num_threads)
-    out["torch_threads"] = torch.get_num_threads()
-    try:
+    with limited_threads(params.num_threads or None) as n_threads:
+        out["torch_threads"] = n_threads
         for c, s in bar:
             bar.set_postfix_str(f"{c.name} seed {s}")
             out["runs"].append(run_config(c, data, params, seed=s, device=device).record)
-    finally:
-        torch.set_num_threads(threads)
     return out

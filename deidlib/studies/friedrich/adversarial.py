@@ -30,7 +30,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ...embeddings.neighbours import NeighbourIndex
-from ...plotting import apply_style
+from ...plotting import style
 from ...privacy.adversarial import (
     AdversarialModel,
     AdversarialTrainer,
@@ -183,10 +183,10 @@ def scale_note(params: FriedrichParams, sizes: dict[str, int], corpus: str) -> s
 _STYLE = {"three_phase": "o-", "dann": "s--", "control raw": "x:", "control P1": "+:"}
 
 
+@style()
 def figure5(res: AdvResults):
     """Left: F1 vs N per embedding and procedure (mean, min–max band over seeds, 95 % line);
     right: frozen-adversary test accuracy vs N (chance 0.5; the paper's DANN level 0.8)."""
-    apply_style()
     p = FriedrichParams(**res["params"])
     s = res["summary"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.2))

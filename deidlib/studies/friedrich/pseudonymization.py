@@ -26,7 +26,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ...embeddings.neighbours import NeighbourIndex
-from ...plotting import apply_style
+from ...plotting import style
 from ...privacy.pseudonymize import pseudonymize, subword_statistic
 from ...rng import derive_seed
 from .common import (
@@ -184,10 +184,10 @@ def scale_note(params: FriedrichParams, sizes: dict[str, int], corpus: str, seed
             f"{params.deid_hidden}")
 
 
+@style()
 def figure4(res: PseudoResults):
     """F1 vs N per embedding: mean over seeds, band = min–max over seeds, the 95 % line, and
     the paper's shape (fraction of each embedding's non-private F1) dotted."""
-    apply_style()
     p = FriedrichParams(**res["params"])
     s = res["summary"]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))

