@@ -78,7 +78,8 @@ def add_arguments(p) -> None:
     p.add_argument("--locale", default="en_US", help="Faker locale of the surrogates (default en_US)")
     p.add_argument("--seed", type=int, default=None,
                    help="seeded surrogates (reproducible, the same for any --workers; NOT for releases: the "
-                        "guarantee does not hold against anyone holding the seed); default: OS CSPRNG")
+                        "guarantee does not hold against anyone holding the seed; file names and patient "
+                        "pseudonyms repeat only with --pseudonym-key-file); default: OS CSPRNG")
     p.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="worker processes (each loads the model once; default 1: this process)")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
@@ -222,8 +223,9 @@ def _run(args, interrupts: Interrupts) -> int:
         raise UsageError("--gold with --spans input would score the gold tags against themselves")
     out = check_output(args.out_dir, [src, model], what="OUT", force=args.force,
                        against="IN" if model is None else "IN or the model")
-    if args.pseudonym_key_file:
+    if args.pseudonym_key_file:  # the key is never read as a note nor written into OUT
         check_output(args.out_dir, [args.pseudonym_key_file], what="OUT", force=True, against="--pseudonym-key-file")
+        check_output(args.pseudonym_key_file, [src], what="--pseudonym-key-file", kind="file", against="IN")
     try:
         pseudonyms = Pseudonyms(load_key(args.pseudonym_key_file))
     except PseudonymError as e:

@@ -180,3 +180,16 @@ def test_error_messages_name_no_identifier_and_quote_no_text(blind_model, tmp_pa
                  str(tmp_path / "gold"), "--model", str(blind_model)]) == 1
     err = capsys.readouterr().err
     assert not _leaks(err) and "from character 3 on" in err, err
+
+
+def test_the_key_file_is_never_read_as_input_nor_written_into_out(tmp_path, capsys):
+    src, extra = _inputs(tmp_path / "in")["i2b2"]
+    (src / "key.xml").write_text(KEY)
+    assert main(["deidentify", str(src), str(tmp_path / "o"), "--pseudonym-key-file", str(src / "key.xml"),
+                 *extra]) == 2
+    assert "--pseudonym-key-file" in capsys.readouterr().err
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "key").write_text(KEY)
+    assert main(["deidentify", str(src), str(tmp_path / "o"), "--pseudonym-key-file", str(tmp_path / "o" / "key"),
+                 "--force", *extra]) == 2
+    assert "--pseudonym-key-file" in capsys.readouterr().err
