@@ -9,10 +9,28 @@ category mask, and writes the same format into OUT. With gold tags (i2b2 input, 
 folder, or ``--gold``) it counts the gold PHI strings that survive verbatim in the output and
 scores the tagging (binary-token P/R/F1). ``--workers N`` runs N local processes,
 ``--engine dask`` a dask.distributed cluster (:mod:`deidlib.pipeline.run`).
+
+**Nothing but de-identified text leaves in clear** (:mod:`deidlib.pipeline.formats`): columns,
+JSON fields and i2b2 META entries other than the text are dropped unless ``--keep-column``
+names them (kept verbatim: the user's responsibility); patient ids (``--patient-column``,
+``--patient-from-filename``, i2b2 ``PPP-`` prefixes and META, PhysioNet pids) and output file
+names are keyed pseudonyms (:mod:`deidlib.pipeline.pseudonyms`: HMAC-SHA256 with
+``--pseudonym-key-file``/``$DEIDLIB_PSEUDONYM_KEY``, else a random key of this run whose map
+is written only into ``--audit``); ``--keep-file-names`` keeps IN's names, with a warning.
+Messages never quote note text and number IN's files instead of naming them (unless
+``--keep-file-names``). ``deidentify.json`` holds settings and counts only. Guarded by
+``tests/pipeline/test_side_channels.py``.
+
+**Interrupts.** Ctrl-C (SIGINT) stops the run with exit code 130 and leaves OUT as it was
+(nothing of the run is moved into OUT) and ``--audit`` unwritten, also when a library
+swallowed the ``KeyboardInterrupt``: the signal is remembered and checked again before any
+output is committed. Once the output is being moved into place the interrupt is held until
+the move is complete (the run is then reported as complete).
 """
 
 from __future__ import annotations
 
+from ..pipeline.pseudonyms import KEY_ENV
 from ._safety import add_threads_argument, nonneg_int, positive_float, positive_int
 
 HELP = "de-identify notes in one command: tag PHI with a saved model, replace it by surrogates or masks"
@@ -35,10 +53,22 @@ def add_arguments(p) -> None:
     p.add_argument("--text-column", default="text", metavar="C", help="jsonl/csv: the column holding the note "
                    "(default: text)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--patient-column", metavar="C", help="jsonl/csv: the column holding the patient id")
+    g.add_argument("--patient-column", metavar="C", help="jsonl/csv: the column holding the patient id (written "
+                   "as its pseudonym)")
     g.add_argument("--patient-from-filename", metavar="REGEX",
                    help="patient id = first group (else the whole match) of REGEX searched in each file's path "
-                        r"relative to IN, e.g. '^(\d+)-'")
+                        r"relative to IN, e.g. '^(\d+)-' (written as its pseudonym)")
+    p.add_argument("--keep-column", action="append", default=[], metavar="C",
+                   help="jsonl/csv: also write column C verbatim; i2b2: META entry C (site or a metadata key); "
+                        "repeatable. By default every column but the text (and the pseudonymised patient column) "
+                        "is dropped. A kept column is NOT de-identified: keeping one is your responsibility")
+    p.add_argument("--pseudonym-key-file", metavar="FILE",
+                   help="key of the patient-id and file-name pseudonyms (HMAC-SHA256; >= 16 bytes, e.g. "
+                        f"'openssl rand -hex 32'; also ${KEY_ENV}): the same id gets the same pseudonym in "
+                        "every run with this key. Default: a random key per run, its map only in --audit")
+    p.add_argument("--keep-file-names", action="store_true",
+                   help="name output files as IN's (default: pseudonyms, flat in OUT; names often hold patient "
+                        "names or MRNs) and name IN's files in messages (default: by number)")
     p.add_argument("--spans", choices=("model", "input"), default="model",
                    help="replace what the model tags (default) or the input's own tags (i2b2/physionet)")
     p.add_argument("--gold", metavar="PATH", help="gold tags for txt/jsonl/csv input: a folder of i2b2 XML files "
@@ -48,15 +78,17 @@ def add_arguments(p) -> None:
     p.add_argument("--locale", default="en_US", help="Faker locale of the surrogates (default en_US)")
     p.add_argument("--seed", type=nonneg_int, default=None,
                    help="seeded surrogates (reproducible, the same for any --workers; NOT for releases: the "
-                        "guarantee does not hold against anyone holding the seed); default: OS CSPRNG")
+                        "guarantee does not hold against anyone holding the seed; file names and patient "
+                        "pseudonyms repeat only with --pseudonym-key-file); default: OS CSPRNG")
     p.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="worker processes (each loads the model once; default 1: this process)")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local processes (default) or dask.distributed (pip install 'deidlib[dask]')")
     p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: scheduler address, e.g. tcp://host:8786 "
                    "(default: a local cluster of --workers processes)")
-    p.add_argument("--audit", metavar="FILE", help="also write the replacement records as JSON lines: they hold the "
-                   "ORIGINAL PHI; FILE must lie outside IN and OUT")
+    p.add_argument("--audit", metavar="FILE", help="also write the replacement records and the pseudonym map "
+                   "(patient ids, file names) as JSON lines: they hold the ORIGINAL PHI; FILE must lie outside IN "
+                   "and OUT")
     p.add_argument("--force", action="store_true", help="write into a non-empty OUT (same-named files are replaced)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_threads_argument(p)
@@ -89,7 +121,8 @@ def _attach_gold(args, corpus) -> int:
     from ._safety import UsageError
 
     g = Path(args.gold)
-    gold = read_input(g, "physionet" if (g / "id.text").is_file() else "i2b2")
+    gold = read_input(g, "physionet" if (g / "id.text").is_file() else "i2b2", keep_file_names=args.keep_file_names,
+                      what="--gold")
     if gold.format not in ("i2b2", "physionet"):
         raise UsageError(f"--gold {args.gold}: expected i2b2 XML files or a PhysioNet folder", code=1)
     by_id = {d.id: d for d in gold.docs}
@@ -99,23 +132,83 @@ def _attach_gold(args, corpus) -> int:
         if g is None:
             continue
         if g.text != d.text:
-            raise UsageError(f"--gold {args.gold}: the text of {d.id!r} differs from the input's", code=1)
+            at = next((k for k, (x, y) in enumerate(zip(g.text, d.text)) if x != y), min(len(g.text), len(d.text)))
+            raise UsageError(f"--gold {args.gold}: the text of {gold.labels[d.id]} differs from that of "
+                             f"{corpus.labels[d.id]} from character {at} on", code=1)
         corpus.docs[i] = d.with_spans(g.spans)
         n += 1
     if n == 0:
-        raise UsageError(f"--gold {args.gold}: no document id matches the input's (e.g. {corpus.docs[0].id!r})",
+        raise UsageError(f"--gold {args.gold}: no file has the relative path of a file of IN (without suffix)",
                          code=1)
     corpus.has_gold = True
     return n
 
 
+def _scrub(message: str, corpus) -> str:
+    """``message`` with every document id (a path or record id, which may hold PHI) replaced by
+    how messages name the document's file."""
+    for did in sorted(corpus.labels, key=len, reverse=True):
+        if did in message:
+            message = message.replace(repr(did), corpus.labels[did]).replace(did, corpus.labels[did])
+    return message
+
+
+class Interrupts:
+    """SIGINT while the run works: remembered, and raised as ``KeyboardInterrupt`` where Python
+    can. :meth:`check` raises it again if some library swallowed it ("Exception ignored ...");
+    after :meth:`hold` the signal is only remembered (the output is being moved into place)."""
+
+    def __enter__(self):
+        import signal
+
+        self.hit = self.held = False
+        try:
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:  # not the main thread: leave the handler alone
+            self._old = None
+        return self
+
+    def _handler(self, signum, frame):
+        self.hit = True
+        if not self.held:
+            raise KeyboardInterrupt
+
+    def check(self) -> None:
+        if self.hit:
+            raise KeyboardInterrupt
+
+    def hold(self) -> None:
+        self.check()
+        self.held = True
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+        return False
+
+
 def run(args) -> int:
+    with Interrupts() as interrupts:
+        rc = _run(args, interrupts)
+    if interrupts.hit:
+        import sys
+
+        print("deidlib deidentify: interrupted while the output was being moved into place; the run is complete",
+              file=sys.stderr)
+    return rc
+
+
+def _run(args, interrupts: Interrupts) -> int:
     import json
+    import os
     import sys
     import time
     from pathlib import Path
 
     from ..corpus.document import CorpusError
+    from ..pipeline.pseudonyms import PseudonymError, Pseudonyms, load_key
     from ._safety import UsageError, check_output, loading, model_inputs, resolve, set_threads, staged_dir
 
     src = Path(args.in_path)
@@ -135,7 +228,19 @@ def run(args) -> int:
         from ..pipeline.default_model import default_model_dir
 
         inputs.append(("the default model", default_model_dir()))
+    if args.pseudonym_key_file:  # the key is never written into OUT (nor read as a note: below)
+        inputs.append(("--pseudonym-key-file", args.pseudonym_key_file))
     out = check_output(args.out_dir, inputs, what="OUT", force=args.force)
+    if args.pseudonym_key_file:
+        key_path = resolve(args.pseudonym_key_file)
+        for name, folder in (("IN", src), ("OUT", args.out_dir)):
+            f = resolve(folder)
+            if key_path == f or f in key_path.parents:
+                raise UsageError(f"--pseudonym-key-file may not lie inside {name}")
+    try:
+        pseudonyms = Pseudonyms(load_key(args.pseudonym_key_file))
+    except PseudonymError as e:
+        raise UsageError(str(e), code=1) from None
     if args.audit:  # the audit holds the original PHI: never onto an input, never inside OUT
         check_output(args.audit, [*inputs, ("OUT", args.out_dir)], what="--audit", kind="file")
     if args.engine == "dask":
@@ -144,13 +249,17 @@ def run(args) -> int:
         except ImportError:
             raise UsageError("--engine dask needs dask.distributed: pip install 'deidlib[dask]'", code=1) from None
     threads = set_threads(args.threads)
+    if args.keep_file_names:
+        print("deidlib deidentify: warning: --keep-file-names: OUT's files keep IN's names and folders, and "
+              "messages name IN's files; file names often hold patient names or MRNs", file=sys.stderr)
 
     from ..pipeline.formats import read_input
     from ..pipeline.run import DeidOptions, ModelBlob, chunk_documents, run_dask, run_local, run_processes
 
     try:
         corpus = read_input(src, args.format, text_column=args.text_column, patient_column=args.patient_column,
-                            patient_from_filename=args.patient_from_filename)
+                            patient_from_filename=args.patient_from_filename, keep_columns=args.keep_column,
+                            keep_file_names=args.keep_file_names)
     except CorpusError as e:
         raise UsageError(str(e), code=1) from None
     if args.spans == "input" and not corpus.has_gold:
@@ -202,27 +311,62 @@ def run(args) -> int:
                 for r in res:
                     results[r.id] = r
                 bar.update(len(res))
+                interrupts.check()
         except CorpusError as e:
-            raise UsageError(str(e), code=1) from None
+            raise UsageError(_scrub(str(e), corpus), code=1) from None
+    interrupts.check()
     secs = time.perf_counter() - t0
     new_docs = {i: r.document for i, r in results.items()}
-    with staged_dir(out) as tmp:
-        corpus.write(tmp, new_docs)
-        summary = _summary(args, corpus, results, options, model_name, secs, out)
-        (tmp / SUMMARY).write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    if args.audit:
-        from ..results import atomic_write_text
-
-        lines = [json.dumps(rec, ensure_ascii=False) for d in docs for rec in results[d.id].records]
-        lines += [json.dumps({"document_id": d.id, "surviving_gold_phi": results[d.id].surviving},
-                             ensure_ascii=False) for d in docs if results[d.id].surviving]
-        atomic_write_text(resolve(args.audit), "".join(x + "\n" for x in lines))
+    audit_tmp = None
+    try:
+        with staged_dir(out) as tmp:
+            try:
+                corpus.write(tmp, new_docs, pseudonyms)
+            except CorpusError as e:
+                raise UsageError(_scrub(str(e), corpus), code=1) from None
+            except PseudonymError as e:
+                raise UsageError(str(e), code=1) from None
+            summary = _summary(args, corpus, results, options, model_name, secs, out, pseudonyms)
+            (tmp / SUMMARY).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+            if args.audit:  # written next to FILE now, moved into place once OUT is
+                audit_tmp = _write_audit_aside(resolve(args.audit), docs, results, pseudonyms, corpus)
+            interrupts.hold()  # from here on an interrupt waits until OUT (and the audit) are complete
+        if audit_tmp is not None:
+            os.replace(audit_tmp, resolve(args.audit))
+    finally:
+        if audit_tmp is not None and audit_tmp.exists():
+            audit_tmp.unlink()
     _print(summary, out, args)
     return 0
 
 
-def _summary(args, corpus, results, options, model_name, secs, out) -> dict:
-    """Settings and counts of the run (no PHI)."""
+def _write_audit_aside(path, docs, results, pseudonyms, corpus):
+    """The audit lines (replacement records, surviving gold PHI, the pseudonym map: ORIGINAL
+    PHI) written into a hidden file next to ``path``; returns that file."""
+    import json
+    import os
+    import tempfile
+
+    lines = [json.dumps(rec, ensure_ascii=False) for d in docs for rec in results[d.id].records]
+    lines += [json.dumps({"document_id": d.id, "surviving_gold_phi": results[d.id].surviving},
+                         ensure_ascii=False) for d in docs if results[d.id].surviving]
+    lines.append(json.dumps({"pseudonyms": {"patient": pseudonyms.mapping().get("patient", {}),
+                                            "file": corpus.file_names}}, ensure_ascii=False))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("".join(x + "\n" for x in lines))
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    from pathlib import Path
+
+    return Path(tmp)
+
+
+def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) -> dict:
+    """Settings and counts of the run (no PHI: no id, no file name, no text)."""
     from ..evaluation import binary_token_prf
 
     docs = corpus.docs
@@ -240,6 +384,12 @@ def _summary(args, corpus, results, options, model_name, secs, out) -> dict:
         "threads_per_worker": options.threads,
         "seconds": round(secs, 3),
         "documents_per_second": round(len(docs) / max(secs, 1e-9), 2),
+        "written_besides_the_text": {
+            "patient_ids": "pseudonyms: " + pseudonyms.describe(),
+            "file_names": "IN's names (--keep-file-names)" if args.keep_file_names else "pseudonyms (as patient ids)",
+            "kept_columns": list(corpus.kept_columns),
+            "other_columns_and_fields": "dropped",
+        },
     }
     if options.replace == "surrogate":
         from ..surrogates.engine import guarantee_statement

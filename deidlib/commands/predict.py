@@ -10,8 +10,8 @@ HELP = "predict PHI spans with a saved tagger: i2b2 XML and .txt files in, i2b2 
 def add_arguments(p) -> None:
     p.add_argument("model_dir", help="a folder written by 'deidlib train' (its model/ subfolder or itself) "
                    "or by 'deidlib ensemble'")
-    p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) and/or .txt files "
-                   "(subfolders included; outputs are written flat, by file stem)")
+    p.add_argument("in_dir", help="folder of i2b2 XML files (gold tags are ignored) and/or UTF-8 .txt files "
+                   "(subfolders included; outputs are written flat, by file stem; an empty note is refused)")
     p.add_argument("out_dir", help="folder for the predicted i2b2 XML files (same names); must be empty, "
                    "outside IN_DIR and MODEL_DIR")
     p.add_argument("--device", default="cpu")
@@ -27,8 +27,10 @@ def read_inputs(src):
     subfolders (e.g. the ``site<k>/`` folders of ``deidlib synth``); ids are file stems.
 
     Raises UsageError when a name exists twice (as .xml and .txt, or in two subfolders),
-    as the outputs would collide."""
-    from ..corpus.document import Document
+    as the outputs would collide, and CorpusError naming the file for a .txt file that is not
+    UTF-8 or holds no text (an empty note is refused, as the i2b2 readers of evaluate and
+    surrogate refuse an empty TEXT: predict writes nothing they would reject)."""
+    from ..corpus.document import CorpusError, Document
     from ..corpus.i2b2 import read_i2b2_dir, xml_files
     from ._safety import UsageError
 
@@ -46,8 +48,15 @@ def read_inputs(src):
     docs = read_i2b2_dir(src, recursive=True) if xml_ids else []
     with_newlines = []
     for f in txt:
-        with open(f, encoding="utf-8", newline="") as fh:  # exact text: offsets count \r\n as two characters
-            with_newlines.append(Document(f.stem, fh.read(), []))
+        try:
+            with open(f, encoding="utf-8", newline="") as fh:  # exact text: offsets count \r\n as two characters
+                text = fh.read()
+        except UnicodeDecodeError as e:
+            raise CorpusError(f"{f}: not UTF-8 (invalid byte at byte offset {e.start})") from None
+        if not text.strip():
+            raise CorpusError(f"{f}: empty note (no text to tag; i2b2 XML with an empty TEXT is refused by "
+                              "evaluate and surrogate): remove it from IN_DIR")
+        with_newlines.append(Document(f.stem, text, []))
     docs += with_newlines
     return sorted(docs, key=lambda d: d.id)
 
@@ -88,7 +97,7 @@ def run(args) -> int:
         tagger = load_tagger(model, device=args.device)
     try:
         docs = read_inputs(src)
-    except (CorpusError, UnicodeDecodeError) as e:
+    except CorpusError as e:
         print(f"deidlib predict: {e}", file=sys.stderr)
         return 1
     if not docs:

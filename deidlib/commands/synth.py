@@ -34,7 +34,10 @@ _META_COLS = ("id", "patient_id", "site", "style", "note_type", "note_date", "di
 def add_arguments(p) -> None:
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (created; must be empty unless --force)")
     p.add_argument("--patients", type=positive_int, default=100, help="number of patients (default: 100)")
-    p.add_argument("--sites", type=positive_int, default=5, help="number of sites (default: 5)")
+    p.add_argument("--sites", type=positive_int, default=None,
+                   help="number of sites (default: 5, or --patients if fewer); each site holds whole patients, "
+                        "drawn at random, so a site may end up empty (then it has no folder: a warning says so); "
+                        "more sites than patients is refused")
     p.add_argument("--seed", type=nonneg_int, default=0, help="seed (default: 0)")
     p.add_argument("--locale", default="en_US", help="Faker locale of identities and places (default: en_US)")
     p.add_argument("--notes-min", type=positive_int, default=2, help="fewest records per patient (default: 2)")
@@ -96,11 +99,16 @@ def write_text_dir(docs, folder) -> None:
 
 def run(args) -> int:
     import shutil
+    import sys
     import time
     from collections import Counter
 
     from ._safety import UsageError, check_output, staged_dir
 
+    if args.sites is not None and args.sites > args.patients:
+        raise UsageError(f"--sites {args.sites} is more than --patients {args.patients}: each site holds whole "
+                         "patients, so at most --patients sites can hold notes")
+    sites = args.sites if args.sites is not None else min(5, args.patients)
     out = check_output(args.out_dir, [], what="OUT_DIR", force=args.force)
     old = previous_corpus(out) if out.is_dir() else []
 
@@ -110,13 +118,17 @@ def run(args) -> int:
 
     t0 = time.perf_counter()
     try:
-        docs = list(generate_iter(args.patients, args.sites, args.seed, (args.notes_min, args.notes_max),
+        docs = list(generate_iter(args.patients, sites, args.seed, (args.notes_min, args.notes_max),
                                   args.locale, progress=True))
     except ValueError as e:
         raise UsageError(str(e)) from None
     if not docs:
         raise UsageError(f"--patients {args.patients} generated no document", code=1)
     gen_s = time.perf_counter() - t0
+    n_sites = len({d.site for d in docs})
+    if n_sites < sites:
+        print(f"deidlib synth: warning: {sites} sites asked, but the {args.patients} patients (drawn at random to "
+              f"sites) fell into {n_sites} of them; only {n_sites} site folders are written", file=sys.stderr)
     by_site: dict[str, list] = {}
     for d in docs:
         by_site.setdefault(d.site, []).append(d)

@@ -102,8 +102,8 @@ class Document:
                 )
             if self.text[s.start : s.end] != s.text:
                 raise SpanError(
-                    f"{where}: span {s.category}/{s.subtype} at {s.start}-{s.end} has text "
-                    f"{s.text!r} but the document has {self.text[s.start:s.end]!r} there"
+                    f"{where}: span {s.category}/{s.subtype} at {s.start}-{s.end}: its text differs from the "
+                    "document's text there (the message does not quote either: both may be PHI)"
                 )
             if prev is not None and s.start < prev.end and not allow_overlap:
                 raise SpanError(

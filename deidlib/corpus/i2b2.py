@@ -115,7 +115,7 @@ def _extract_text(xml: str, parsed_text: str, source: str) -> str:
         elif xml.startswith(_TEXT_CLOSE, pos):
             break
         elif pos < len(xml) and xml[pos] == "<":
-            raise CorpusError(f"{source}: unexpected markup inside <TEXT> at character {pos}: {xml[pos:pos + 20]!r}")
+            raise CorpusError(f"{source}: unexpected markup inside <TEXT> at character {pos} of the file")
         else:
             nxt = xml.find("<", pos)
             if nxt < 0:
@@ -172,7 +172,8 @@ def _parse_tag(el: ET.Element, text: str, source: str) -> Span:
     if attr is not None and attr != actual:
         once = html.unescape(attr)
         if once != actual and html.unescape(once) != actual and " ".join(once.split()) != " ".join(actual.split()):
-            raise CorpusError(f"{where}: text attribute {attr!r} does not match the note's {actual!r}")
+            raise CorpusError(f"{where}: text attribute does not match the note's text at {start}-{end} "
+                              f"({len(attr)} and {len(actual)} characters)")
     return Span(start, end, cat, sub, actual)
 
 
@@ -187,8 +188,11 @@ def parse_i2b2(
     doc_id: str | None = None,
     lenient: bool = False,
     allow_overlap: bool = False,
+    label: str | None = None,
 ) -> Document:
     """Parse one i2b2 2014 XML document given as a string.
+
+    No error message quotes the note: they name the file, the tag id and the offsets.
 
     Args:
         xml: the file content (already decoded).
@@ -197,7 +201,10 @@ def parse_i2b2(
         doc_id: overrides the id derived from ``source``.
         lenient: skip bad tags with a warning instead of raising.
         allow_overlap: keep overlapping tags (otherwise an error, or skipped when lenient).
+        label: how messages name the file (default ``source``), e.g. when its name may hold PHI.
     """
+    stem, patient = _doc_id_from_source(source)
+    source = label or source
     if xml.startswith("\ufeff"):
         xml = xml[1:]
     try:
@@ -213,7 +220,6 @@ def parse_i2b2(
     if text_el is None:
         raise CorpusError(f"{source}: no <TEXT> element")
     text = _extract_text(xml, text_el.text or "", source)
-    stem, patient = _doc_id_from_source(source)
     meta, site, meta_patient = _read_meta(root, source)
 
     def bad(msg: str) -> None:
@@ -257,16 +263,18 @@ def parse_i2b2(
     return doc.validate(source=source, allow_overlap=allow_overlap)
 
 
-def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False) -> Document:
-    """Read one ``PPP-RR.xml`` file (UTF-8; see :func:`parse_i2b2`)."""
+def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False,
+                  label: str | None = None) -> Document:
+    """Read one ``PPP-RR.xml`` file (UTF-8; see :func:`parse_i2b2`; ``label`` names it in messages)."""
     p = Path(path)
+    name = label or str(p)
     try:
         data = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{p}: not UTF-8 (invalid byte 0x{e.object[e.start]:02x} at byte offset {e.start})") from None
+        raise CorpusError(f"{name}: not UTF-8 (invalid byte 0x{e.object[e.start]:02x} at byte offset {e.start})") from None
     except OSError as e:
-        raise CorpusError(f"{p}: cannot read: {e}") from None
-    return parse_i2b2(data, str(p), lenient=lenient, allow_overlap=allow_overlap)
+        raise CorpusError(f"{name}: cannot read ({e.strerror})") from None
+    return parse_i2b2(data, str(p), lenient=lenient, allow_overlap=allow_overlap, label=label)
 
 
 def xml_files(directory: str | os.PathLike, *, recursive: bool = False, suffix: str = ".xml") -> list[Path]:

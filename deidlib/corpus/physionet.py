@@ -103,7 +103,7 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
             an earlier-starting kept span, so every document passes strict validation
             (and strict i2b2 XML round trips).
 
-    Raises :class:`CorpusError` naming the file and line on any inconsistency: missing
+    Raises :class:`CorpusError` naming the file and line (never a patient id or note text) on any inconsistency: missing
     files, non-UTF-8 bytes, malformed records, duplicate records, malformed phrase
     lines, unknown types, offsets outside the note or a phrase that differs from the note.
     """
@@ -116,6 +116,7 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
             raise CorpusError(f"{f}: missing (expected a PhysioNet deid 1.1 folder with {' and '.join(PHYSIONET_FILES)})")
     raw = _read_utf8(text_file)
     notes: dict[tuple[str, str], str] = {}
+    lines: dict[tuple[str, str], int] = {}  # record -> line of its START_OF_RECORD (messages name lines, not ids)
     starts = [m.start() for m in re.finditer("START_OF_RECORD=", raw)]
     if not starts:
         raise CorpusError(f"{text_file}: no START_OF_RECORD=pid||||nid|||| ... ||||END_OF_RECORD records found")
@@ -130,8 +131,10 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
             )
         key = (m.group(1), m.group(2))
         if key in notes:
-            raise CorpusError(f"{text_file}:{_line_of(raw, a)}: duplicate record {key[0]}||||{key[1]}")
+            raise CorpusError(f"{text_file}:{_line_of(raw, a)}: duplicate record (the same pid and nid as "
+                              f"line {lines[key]})")
         notes[key] = m.group(3)
+        lines[key] = _line_of(raw, a)
     spans: dict[tuple[str, str], list[tuple[Span, str]]] = {k: [] for k in notes}
     for lineno, line in enumerate(_read_utf8(phrase_file).split("\n"), 1):
         line = line.rstrip("\r")
@@ -144,18 +147,20 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
         pid, nid, s, e, typ, phrase = parts
         key = (pid, nid)
         if key not in notes:
-            raise CorpusError(f"{where}: no record {pid}||||{nid} in {text_file.name}")
+            raise CorpusError(f"{where}: its pid and nid name no record of {text_file.name}")
         if typ not in PHYSIONET_TYPE_MAP:
             raise CorpusError(f"{where}: unknown PhysioNet PHI type {typ!r} (known: {', '.join(PHYSIONET_TYPE_MAP)})")
         try:
             start, end = int(s), int(e)
         except ValueError:
-            raise CorpusError(f"{where}: start/end {s!r} {e!r} are not integers") from None
+            raise CorpusError(f"{where}: start/end are not integers") from None
         body = notes[key]
         if not (0 <= start < end <= len(body)):
-            raise CorpusError(f"{where}: offsets {start}-{end} out of range of record {pid}-{nid} (length {len(body)})")
+            raise CorpusError(f"{where}: offsets {start}-{end} out of range of the record at {text_file.name}:"
+                              f"{lines[key]} (length {len(body)})")
         if body[start:end] != phrase:
-            raise CorpusError(f"{where}: span {start}-{end} of record {pid}-{nid} does not match the phrase")
+            raise CorpusError(f"{where}: span {start}-{end} of the record at {text_file.name}:{lines[key]} does not "
+                              "match the phrase")
         sub = PHYSIONET_TYPE_MAP[typ]
         spans[key].append((Span(start, end, category_of(sub), sub, phrase), typ))
     docs = []
@@ -175,7 +180,7 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
             site="physionet",
             metadata={"source": "physionet_deid_1.1", "note_type": "nursing note", "physionet_types": [t for _, t in sp]},
         )
-        docs.append(doc.validate(source=f"{text_file} record {pid}-{nid}", allow_overlap=overlaps == "keep"))
+        docs.append(doc.validate(source=f"{text_file}:{lines[(pid, nid)]}", allow_overlap=overlaps == "keep"))
     return docs
 
 

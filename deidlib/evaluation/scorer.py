@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..corpus.document import Document, Span
-from ..corpus.i2b2 import read_i2b2_dir
+from ..corpus.document import CorpusError, Document, Span
+from ..corpus.i2b2 import read_i2b2_dir, xml_files
 from ..corpus.phi import CATEGORIES, TYPE_TO_CATEGORY
 from ..rng import as_generator
 from .keys import hipaa_filter, relaxed_counts, strict_keys, token_keys
@@ -268,9 +268,30 @@ def evaluate_dirs(gold_dir, system_dir, *, lenient: bool = False, strict_spans: 
     the same offsets) count once. ``strict_spans=True`` instead refuses a file with
     overlapping tags (:class:`~deidlib.corpus.document.CorpusError`, or the file's
     overlapping tags skipped with a warning when ``lenient``).
+
+    A system file must carry its gold file's exact TEXT: offsets are only comparable on the same
+    note. A pair whose texts differ (even at equal length) raises
+    :class:`~deidlib.corpus.document.CorpusError` naming both files and the first differing
+    character, never quoting the text (``lenient``: the pair is skipped with a warning).
     """
     kwr = {"lenient": lenient, "allow_overlap": not strict_spans, "recursive": True}
-    return evaluate(read_i2b2_dir(gold_dir, **kwr), read_i2b2_dir(system_dir, **kwr), **kw)
+    gold, system = read_i2b2_dir(gold_dir, **kwr), read_i2b2_dir(system_dir, **kwr)
+    by_id = {d.id: d for d in gold}
+    keep = []
+    for d in system:
+        g = by_id.get(d.id)
+        if g is not None and g.text != d.text:
+            at = next((k for k, (x, y) in enumerate(zip(g.text, d.text)) if x != y), min(len(g.text), len(d.text)))
+            gf = next(f for f in xml_files(gold_dir, recursive=True) if f.stem == d.id)
+            sf = next(f for f in xml_files(system_dir, recursive=True) if f.stem == d.id)
+            msg = (f"{sf}: its TEXT differs from that of the gold file {gf} from character {at} on "
+                   f"({len(d.text)} and {len(g.text)} characters); a system file must carry the gold note's exact text")
+            if not lenient:
+                raise CorpusError(msg)
+            warnings.warn(f"skipped file: {msg}", stacklevel=2)
+            continue
+        keep.append(d)
+    return evaluate(gold, keep, **kw)
 
 
 def binary_token_prf(gold_docs: Iterable[Document], system_docs: Iterable[Document]) -> tuple[float, float, float]:

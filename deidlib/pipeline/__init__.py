@@ -1,7 +1,9 @@
 """De-identification in one call (``deidlib deidentify``).
 
 * :mod:`.formats` — read .txt folders, i2b2 XML, JSONL/CSV with a text column and PhysioNet
-  deid folders; write the de-identified notes back in the same format.
+  deid folders; write the de-identified notes back in the same format, other columns dropped
+  unless kept, patient ids and file names pseudonymised.
+* :mod:`.pseudonyms` — keyed (HMAC-SHA256) pseudonyms of patient ids and file names.
 * :mod:`.run` — tag with a saved tagger, replace by surrogates or masks, count the gold PHI
   that survives verbatim; on one process, N local processes or a dask.distributed cluster,
   with the same output for any number of workers when a seed is given.

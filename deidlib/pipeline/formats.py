@@ -1,24 +1,42 @@
 """Readers and writers of the inputs ``deidlib deidentify`` accepts, each writing back the
-format it read (the de-identified text in place of the original, everything else as it was).
+format it read: the de-identified text, pseudonymised patient ids, and nothing else unless asked.
 
 =============  ===============================================  =========================================
-format         input (a file or a folder, searched recursively)  output (same relative paths under OUT)
+format         input (a file or a folder, searched recursively)  output (in OUT)
 =============  ===============================================  =========================================
 ``txt``        ``*.txt`` files, one note each, UTF-8             the de-identified text, same line ends
 ``i2b2``       ``*.xml`` i2b2 2014 files (their tags = gold)     i2b2 XML whose tags point at the replacements
-``jsonl``      ``*.jsonl`` files, one JSON object a line         the same objects, text field replaced
-``csv``        ``*.csv`` files with a header row                 the same rows and columns, text cell replaced
-``physionet``  a PhysioNet deid folder (``id.text`` and          ``id.text`` in the same record format
-               ``id-phi.phrase``: gold)
+``jsonl``      ``*.jsonl`` files, one JSON object a line         one object a line: the text field, the
+                                                                 patient field (pseudonymised), kept fields
+``csv``        ``*.csv`` files with a header row                 the text column, the patient column
+                                                                 (pseudonymised), kept columns
+``physionet``  a PhysioNet deid folder (``id.text`` and          ``id.text`` in the same record format,
+               ``id-phi.phrase``: gold)                          pids pseudonymised
 =============  ===============================================  =========================================
 
-Document ids: the file's path relative to IN without its suffix (``site0/001-01``); for
-JSONL/CSV ``path:line`` (``notes:12``, the 1-based line of the object, or the 1-based data
-row of a CSV); for PhysioNet ``pid-nid``. Patient ids: an i2b2 file's own (its ``PPP-``
-prefix or META), PhysioNet's ``pid``, a ``--patient-column`` of JSONL/CSV, or the first group
-(else the whole match) of ``--patient-from-filename REGEX`` searched in the relative path;
-otherwise none (each note is its own surrogate scope). Plain text is read and written with
-``newline=""``, so ``\\r\\n`` line ends are kept and span offsets are exact.
+**What is written (privacy choices).** Only the text leaves de-identified; every other part
+of the input may hold identifiers, so:
+
+* Columns (CSV), fields (JSONL) and META entries (i2b2: ``site`` and its metadata keys) other
+  than the text and the patient id are dropped. ``keep_columns`` keeps the named ones
+  verbatim, on the user's responsibility (they are not de-identified).
+* Patient ids (``patient_column``, ``patient_from_filename``, an i2b2 file's ``PPP-`` prefix
+  or META ``patient_id``, a PhysioNet ``pid``) are written as keyed pseudonyms
+  (:class:`~deidlib.pipeline.pseudonyms.Pseudonyms`).
+* Output files are named by pseudonyms, flat in OUT: ``<patient>-<file>.txt``/``.xml`` when
+  the note has a patient id (so an i2b2 reader takes the patient pseudonym from the name),
+  ``<file>.<suffix>`` otherwise, ``<file>`` being the keyed pseudonym of the input's path
+  relative to IN. ``keep_file_names=True`` keeps IN's relative paths instead.
+* Error messages never quote note text, and name a file found inside IN by its number
+  (``IN file #3 of 12``, in sorted path order) unless ``keep_file_names``: names often hold
+  patient names or MRNs.
+
+Document ids (internal, never written): the file's path relative to IN without its suffix
+(``site0/001-01``); for JSONL/CSV ``path:line`` (``notes:12``, the 1-based line of the object,
+or the 1-based data row of a CSV); for PhysioNet ``pid-nid``. Patient ids: as above, else none
+(each note is its own surrogate scope). ``patient_from_filename`` takes the first group (else
+the whole match) of the regular expression searched in the relative path. Plain text is read
+and written with ``newline=""``, so ``\\r\\n`` line ends are kept and span offsets are exact.
 """
 
 from __future__ import annotations
@@ -28,34 +46,47 @@ import io
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..corpus.document import CorpusError, Document
+from .pseudonyms import Pseudonyms
 
-__all__ = ["FORMATS", "SUFFIX", "InputCorpus", "detect_format", "read_input", "InputError"]
+__all__ = ["FORMATS", "SUFFIX", "InputCorpus", "detect_format", "read_input", "InputError", "NAMES_HIDDEN"]
 
 FORMATS = ("txt", "i2b2", "jsonl", "csv", "physionet")
 SUFFIX = {"txt": ".txt", "i2b2": ".xml", "jsonl": ".jsonl", "csv": ".csv"}
+#: appended to a message that names a file by its number
+NAMES_HIDDEN = "files are numbered in sorted path order; their names are not printed as they may hold PHI"
+#: META entries deidentify itself writes into i2b2 output (settings, no PHI)
+_OWN_META = ("surrogates", "masks")
 
 
 class InputError(CorpusError):
-    """Bad input (one line, naming the file)."""
+    """Bad input (one line, naming the file, never quoting its text)."""
+
+
+Writer = Callable[[Path, dict[str, Document], Pseudonyms], list[Path]]
 
 
 @dataclass
 class InputCorpus:
     """Documents read from IN and how to write their de-identified versions back.
 
-    ``write(out_dir, docs_by_id)`` writes every file of the input with each document
-    replaced by ``docs_by_id[doc.id]`` (a Document whose text is de-identified and whose
-    spans point at the replacements)."""
+    ``write(out_dir, docs_by_id, pseudonyms)`` writes every file of the input with each
+    document replaced by ``docs_by_id[doc.id]`` (a Document whose text is de-identified and
+    whose spans point at the replacements), patient ids and file names pseudonymised, and
+    only the kept columns besides (module docstring). ``labels[doc.id]`` is how messages
+    name the document's file."""
 
     format: str
     docs: list[Document]
     has_gold: bool
-    write: Callable[[Path, dict[str, Document]], list[Path]] = field(repr=False)
+    write: Writer = field(repr=False)
+    labels: dict[str, str] = field(default_factory=dict, repr=False)
+    kept_columns: tuple[str, ...] = ()
+    file_names: dict[str, str] = field(default_factory=dict, repr=False)  #: input path -> output name, after write
 
 
 def _files(src: Path, suffix: str) -> list[Path]:
@@ -67,6 +98,25 @@ def _files(src: Path, suffix: str) -> list[Path]:
 
 def _rel(src: Path, f: Path) -> Path:
     return Path(f.name) if src.is_file() else f.relative_to(src)
+
+
+class _Namer:
+    """How messages name a file of IN: its path with ``show``, else its number."""
+
+    def __init__(self, src: Path, files: Sequence[Path], what: str, show: bool):
+        self.src, self.what, self.show = src, what, show
+        self.index = {f: i for i, f in enumerate(files, 1)}
+        self.n = len(files)
+
+    def __call__(self, f: Path) -> str:
+        if self.show:
+            return str(f)
+        if self.src.is_file():
+            return self.what
+        return f"{self.what} file #{self.index[f]} of {self.n}"
+
+    def at(self, f: Path, line: int) -> str:
+        return f"{self(f)}:{line}" if self.show else f"{self(f)}, line {line}"
 
 
 def detect_format(src: Path) -> str:
@@ -86,7 +136,7 @@ def detect_format(src: Path) -> str:
     return found[0]
 
 
-def _patient_rule(regex: str | None) -> Callable[[str], str] | None:
+def _patient_rule(regex: str | None) -> Callable[[str, str], str] | None:
     if regex is None:
         return None
     try:
@@ -94,21 +144,23 @@ def _patient_rule(regex: str | None) -> Callable[[str], str] | None:
     except re.error as e:
         raise InputError(f"--patient-from-filename {regex!r}: not a regular expression ({e})") from None
 
-    def rule(rel: str) -> str:
+    def rule(rel: str, label: str) -> str:
         m = rx.search(rel)
         if m is None:
-            raise InputError(f"--patient-from-filename {regex!r} does not match {rel!r}")
+            raise InputError(f"--patient-from-filename {regex!r} does not match the path of {label}")
         return next((g for g in m.groups() if g), m.group(0))
 
     return rule
 
 
-def _read_text(f: Path) -> str:
+def _read_text(f: Path, label: str) -> str:
     try:
         with open(f, encoding="utf-8", newline="") as fh:
             return fh.read()
     except UnicodeDecodeError as e:
-        raise InputError(f"{f}: not UTF-8 (invalid byte at byte offset {e.start})") from None
+        raise InputError(f"{label}: not UTF-8 (invalid byte at byte offset {e.start})") from None
+    except OSError as e:
+        raise InputError(f"{label}: cannot read ({e.strerror})") from None
 
 
 def _write_text(path: Path, text: str) -> Path:
@@ -122,46 +174,76 @@ def _doc_id(rel: Path) -> str:
     return rel.with_suffix("").as_posix()
 
 
+def _out_name(rel: str, patient_id: str, suffix: str, p: Pseudonyms, keep: bool, names: dict[str, str]) -> str:
+    """The output path (relative to OUT) of the input file ``rel``."""
+    if keep:
+        name = rel
+    else:
+        f = p("file", rel)
+        name = f"{p('patient', patient_id)}-{f}{suffix}" if patient_id else f"{f}{suffix}"
+    names[rel] = name
+    return name
+
+
+def _pseudo_patient(value, p: Pseudonyms) -> str:
+    return p("patient", str(value)) if value not in (None, "") else ""
+
+
 # ---------------------------------------------------------------------------------- txt
-def _read_txt(src: Path, patient: Callable | None, **_) -> InputCorpus:
-    files = _files(src, ".txt")
-    docs = []
-    for f in files:
+def _read_txt(src: Path, patient, name: _Namer, keep_file_names: bool, keep_columns, **_) -> InputCorpus:
+    if keep_columns:
+        raise InputError("--keep-column is for jsonl/csv/i2b2 input; txt input has no columns")
+    docs, labels = [], {}
+    for f in name.index:
         rel = _rel(src, f)
-        docs.append(Document(_doc_id(rel), _read_text(f), [], patient(rel.as_posix()) if patient else "",
-                             metadata={"_path": rel.as_posix()}))
+        d = Document(_doc_id(rel), _read_text(f, name(f)), [], patient(rel.as_posix(), name(f)) if patient else "",
+                     metadata={"_path": rel.as_posix()})
+        docs.append(d)
+        labels[d.id] = name(f)
 
-    def write(out: Path, new: dict[str, Document]) -> list[Path]:
-        return [_write_text(out / d.metadata["_path"], new[d.id].text) for d in docs]
+    def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
+        return [_write_text(out / _out_name(d.metadata["_path"], d.patient_id, ".txt", p, keep_file_names,
+                                            corpus.file_names), new[d.id].text) for d in docs]
 
-    return InputCorpus("txt", docs, False, write)
+    corpus = InputCorpus("txt", docs, False, write, labels)
+    return corpus
 
 
 # ---------------------------------------------------------------------------------- i2b2
-def _read_i2b2(src: Path, patient: Callable | None, **_) -> InputCorpus:
+def _read_i2b2(src: Path, patient, name: _Namer, keep_file_names: bool, keep_columns, **_) -> InputCorpus:
     from ..corpus.i2b2 import read_i2b2_xml, to_i2b2_xml
 
-    docs = []
-    for f in _files(src, ".xml"):
+    docs, labels = [], {}
+    for f in name.index:
         rel = _rel(src, f)
-        d = read_i2b2_xml(f, allow_overlap=True)
+        d = read_i2b2_xml(f, allow_overlap=True, label=name(f))
         d.id = _doc_id(rel)
         if patient:
-            d.patient_id = patient(rel.as_posix())
+            d.patient_id = patient(rel.as_posix(), name(f))
         d.metadata = {**d.metadata, "_path": rel.as_posix()}
         docs.append(d)
+        labels[d.id] = name(f)
+    fields = {"site"} | {k for d in docs for k in d.metadata if not k.startswith("_")}
+    missing = [c for c in keep_columns if c not in fields]
+    if missing:
+        raise InputError(f"--keep-column {missing[0]!r}: no i2b2 file of IN has it in its META (fields: "
+                         f"{', '.join(sorted(fields))[:200]})")
 
-    def write(out: Path, new: dict[str, Document]) -> list[Path]:
+    def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         paths = []
         for d in docs:
             n = new[d.id]
             rel = d.metadata["_path"]
-            meta = {k: v for k, v in n.metadata.items() if not k.startswith("_")}
-            x = Document(Path(rel).stem, n.text, n.spans, n.patient_id, n.site, meta)
-            paths.append(_write_text(out / rel, to_i2b2_xml(x)))
+            meta = {k: n.metadata[k] for k in _OWN_META if k in n.metadata}
+            meta.update({k: d.metadata[k] for k in keep_columns if k in d.metadata and k != "site"})
+            site = d.site if "site" in keep_columns else ""
+            name_ = _out_name(rel, d.patient_id, ".xml", p, keep_file_names, corpus.file_names)
+            x = Document(Path(name_).stem, n.text, n.spans, _pseudo_patient(d.patient_id, p), site, meta)
+            paths.append(_write_text(out / name_, to_i2b2_xml(x)))
         return paths
 
-    return InputCorpus("i2b2", docs, any(d.spans for d in docs), write)
+    corpus = InputCorpus("i2b2", docs, any(d.spans for d in docs), write, labels, tuple(keep_columns))
+    return corpus
 
 
 # ---------------------------------------------------------------------------------- jsonl
@@ -174,33 +256,43 @@ def _column_value(obj, col: str, where: str) -> str:
     return v
 
 
-def _read_jsonl(src: Path, patient: Callable | None, text_column: str, patient_column: str | None, **_) -> InputCorpus:
-    files = _files(src, ".jsonl")
+def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_columns, text_column: str,
+                patient_column: str | None, **_) -> InputCorpus:
     docs: list[Document] = []
+    labels: dict[str, str] = {}
     layout: list[tuple[Path, list]] = []
-    for f in files:
+    seen_keys: set[str] = set()
+    for f in name.index:
         rel = _rel(src, f)
         lines = []
-        for i, line in enumerate(_read_text(f).splitlines(keepends=True), 1):
+        for i, line in enumerate(_read_text(f, name(f)).splitlines(keepends=True), 1):
             if not line.strip():
                 lines.append(line)
                 continue
-            where = f"{f}:{i}"
+            where = name.at(f, i)
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
-                raise InputError(f"{where}: not JSON ({e.msg})") from None
+                raise InputError(f"{where}: not JSON ({e.msg} at character {e.pos})") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{where}: expected a JSON object per line")
+            seen_keys.update(obj)
             did = f"{_doc_id(rel)}:{i}"
-            pid = str(obj.get(patient_column, "")) if patient_column else (patient(rel.as_posix()) if patient else "")
             if patient_column and patient_column not in obj:
                 raise InputError(f"{where}: no patient column {patient_column!r}")
+            v = obj.get(patient_column) if patient_column else None
+            pid = ("" if v is None else str(v)) if patient_column else (patient(rel.as_posix(), name(f))
+                                                                         if patient else "")
             docs.append(Document(did, _column_value(obj, text_column, where), [], pid))
+            labels[did] = where
             lines.append((did, obj, line.endswith("\n")))
         layout.append((rel, lines))
+    missing = [c for c in keep_columns if c not in seen_keys]
+    if missing:
+        raise InputError(f"--keep-column {missing[0]!r}: no JSON object of IN has this field")
+    keep = {text_column, *keep_columns} | ({patient_column} if patient_column else set())
 
-    def write(out: Path, new: dict[str, Document]) -> list[Path]:
+    def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         paths = []
         for rel, lines in layout:
             buf = io.StringIO()
@@ -209,83 +301,113 @@ def _read_jsonl(src: Path, patient: Callable | None, text_column: str, patient_c
                     buf.write(item)
                     continue
                 did, obj, nl = item
-                buf.write(json.dumps({**obj, text_column: new[did].text}, ensure_ascii=False) + ("\n" if nl else ""))
-            paths.append(_write_text(out / rel, buf.getvalue()))
+                o = {k: v for k, v in obj.items() if k in keep}
+                o[text_column] = new[did].text
+                if patient_column:
+                    o[patient_column] = _pseudo_patient(obj[patient_column], p) or obj[patient_column]
+                buf.write(json.dumps(o, ensure_ascii=False) + ("\n" if nl else ""))
+            paths.append(_write_text(out / _out_name(rel.as_posix(), "", ".jsonl", p, keep_file_names,
+                                                     corpus.file_names), buf.getvalue()))
         return paths
 
-    return InputCorpus("jsonl", docs, False, write)
+    corpus = InputCorpus("jsonl", docs, False, write, labels, tuple(keep_columns))
+    return corpus
 
 
 # ---------------------------------------------------------------------------------- csv
-def _read_csv(src: Path, patient: Callable | None, text_column: str, patient_column: str | None, **_) -> InputCorpus:
-    files = _files(src, ".csv")
+def _read_csv(src: Path, patient, name: _Namer, keep_file_names: bool, keep_columns, text_column: str,
+              patient_column: str | None, **_) -> InputCorpus:
     docs: list[Document] = []
+    labels: dict[str, str] = {}
     layout: list[tuple[Path, list[str], list]] = []
-    for f in files:
+    for f in name.index:
         rel = _rel(src, f)
         try:
-            reader = csv.DictReader(io.StringIO(_read_text(f), newline=""))
+            reader = csv.DictReader(io.StringIO(_read_text(f, name(f)), newline=""))
             header = list(reader.fieldnames or [])
             rows = list(reader)
         except csv.Error as e:
-            raise InputError(f"{f}: not CSV ({e})") from None
-        for col, what in ((text_column, "--text-column"), (patient_column, "--patient-column")):
+            raise InputError(f"{name(f)}: not CSV ({e})") from None
+        for col, what in ((text_column, "--text-column"), (patient_column, "--patient-column"),
+                          *((c, "--keep-column") for c in keep_columns)):
             if col is not None and col not in header:
-                raise InputError(f"{f}: {what} {col!r} is not a column (columns: {', '.join(header)[:200]})")
+                raise InputError(f"{name(f)}: {what} {col!r} is not a column (columns: {', '.join(header)[:200]})")
         ids = []
         for i, row in enumerate(rows, 1):
             did = f"{_doc_id(rel)}:{i}"
             if None in row:
-                raise InputError(f"{f}: data row {i} has more cells than the header")
-            pid = row[patient_column] or "" if patient_column else (patient(rel.as_posix()) if patient else "")
+                raise InputError(f"{name(f)}: data row {i} has more cells than the header")
+            pid = row[patient_column] or "" if patient_column else (patient(rel.as_posix(), name(f))
+                                                                    if patient else "")
             docs.append(Document(did, row[text_column] or "", [], pid))
+            labels[did] = f"{name(f)}, data row {i}"
             ids.append(did)
         layout.append((rel, header, list(zip(ids, rows))))
+    keep = {text_column, *keep_columns} | ({patient_column} if patient_column else set())
 
-    def write(out: Path, new: dict[str, Document]) -> list[Path]:
+    def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         paths = []
         for rel, header, rows in layout:
             buf = io.StringIO(newline="")
-            w = csv.DictWriter(buf, fieldnames=header, lineterminator="\n")
+            w = csv.DictWriter(buf, fieldnames=[c for c in header if c in keep], lineterminator="\n",
+                               extrasaction="ignore")
             w.writeheader()
             for did, row in rows:
-                w.writerow({**row, text_column: new[did].text})
-            paths.append(_write_text(out / rel, buf.getvalue()))
+                o = {**row, text_column: new[did].text}
+                if patient_column:
+                    o[patient_column] = _pseudo_patient(row[patient_column], p)
+                w.writerow(o)
+            paths.append(_write_text(out / _out_name(rel.as_posix(), "", ".csv", p, keep_file_names,
+                                                     corpus.file_names), buf.getvalue()))
         return paths
 
-    return InputCorpus("csv", docs, False, write)
+    corpus = InputCorpus("csv", docs, False, write, labels, tuple(keep_columns))
+    return corpus
 
 
 # ---------------------------------------------------------------------------------- physionet
-def _read_physionet(src: Path, **_) -> InputCorpus:
+def _read_physionet(src: Path, keep_columns, **_) -> InputCorpus:
     from ..corpus.physionet import read_physionet
 
     if not src.is_dir():
         raise InputError(f"IN {src}: --format physionet needs the folder holding id.text and id-phi.phrase")
+    if keep_columns:
+        raise InputError("--keep-column is for jsonl/csv/i2b2 input; physionet records have no columns")
     docs = read_physionet(src)
+    labels = {d.id: f"{src / 'id.text'}, record #{k}" for k, d in enumerate(docs, 1)}
 
-    def write(out: Path, new: dict[str, Document]) -> list[Path]:
+    def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         parts = []
         for d in docs:
             pid, nid = d.id.split("-", 1)
-            parts.append(f"START_OF_RECORD={pid}||||{nid}||||\n{new[d.id].text}||||END_OF_RECORD\n")
+            parts.append(f"START_OF_RECORD={_pseudo_patient(pid, p)}||||{nid}||||\n{new[d.id].text}"
+                         "||||END_OF_RECORD\n")
+        corpus.file_names["id.text"] = "id.text"
         return [_write_text(out / "id.text", "".join(parts))]
 
-    return InputCorpus("physionet", docs, True, write)
+    corpus = InputCorpus("physionet", docs, True, write, labels)
+    return corpus
 
 
 _READERS = {"txt": _read_txt, "i2b2": _read_i2b2, "jsonl": _read_jsonl, "csv": _read_csv, "physionet": _read_physionet}
 
 
 def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: str = "text",
-               patient_column: str | None = None, patient_from_filename: str | None = None) -> InputCorpus:
+               patient_column: str | None = None, patient_from_filename: str | None = None,
+               keep_columns: Sequence[str] = (), keep_file_names: bool = False, what: str = "IN") -> InputCorpus:
     """Read IN (a file or a folder) in ``fmt`` (``None``: :func:`detect_format`).
 
+    ``keep_columns``: columns/fields/META entries written verbatim besides the text (default:
+    none). ``keep_file_names``: write IN's relative paths as output names and name files in
+    messages (default: pseudonymised names, files numbered in messages). ``what`` names the
+    input in messages (``"IN"``, ``"--gold"``).
+
     Raises :class:`InputError` (a :class:`~deidlib.corpus.document.CorpusError`) with one
-    line naming the file on any problem, and when IN holds no document or two documents
-    would write the same output file."""
+    line naming the file (never quoting its text) on any problem, and when IN holds no
+    document or two documents would write the same output file."""
     src = Path(src)
     fmt = fmt or detect_format(src)
+    keep_columns = tuple(dict.fromkeys(keep_columns))
     if fmt not in _READERS:
         raise InputError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if fmt in ("txt", "i2b2", "physionet") and patient_column:
@@ -294,13 +416,27 @@ def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: s
         raise InputError("--patient-from-filename is not for physionet input (its records carry patient ids)")
     if patient_column and patient_from_filename:
         raise InputError("give --patient-column or --patient-from-filename, not both")
-    corpus = _READERS[fmt](src, patient=_patient_rule(patient_from_filename), text_column=text_column,
-                           patient_column=patient_column)
+    for c in keep_columns:
+        if c == text_column and fmt in ("jsonl", "csv"):
+            raise InputError(f"--keep-column {c!r} is the text column (it is always written, de-identified)")
+        if c == patient_column:
+            raise InputError(f"--keep-column {c!r} is the patient column (it is written pseudonymised)")
+    files = _files(src, SUFFIX[fmt]) if fmt in SUFFIX else []
+    name = _Namer(src, files, what, keep_file_names)
+    try:
+        corpus = _READERS[fmt](src, patient=_patient_rule(patient_from_filename), name=name,
+                               keep_file_names=keep_file_names, keep_columns=keep_columns,
+                               text_column=text_column, patient_column=patient_column)
+    except CorpusError as e:
+        msg = str(e)
+        if not keep_file_names and " file #" in msg:
+            msg += f" ({NAMES_HIDDEN})"
+        raise InputError(msg) from None
     if not corpus.docs:
-        raise InputError(f"IN {src}: no {fmt} document found")
+        raise InputError(f"{what} {src}: no {fmt} document found")
     seen: set[str] = set()
     for d in corpus.docs:
         if d.id in seen:
-            raise InputError(f"IN {src}: two documents have the id {d.id!r}")
+            raise InputError(f"{what} {src}: two documents have the id of {corpus.labels.get(d.id, 'one file')}")
         seen.add(d.id)
     return corpus

@@ -646,8 +646,8 @@ class SurrogateEngine:
                                 f"{b.subtype} {b.start}-{b.end}; the surrogate engine needs disjoint spans")
         for s in spans:
             if doc.text[s.start:s.end] != s.text:
-                raise SpanError(f"document {doc.id!r}: span {s.subtype} {s.start}-{s.end} text {s.text!r} does not "
-                                f"match the document ({doc.text[s.start:s.end]!r})")
+                raise SpanError(f"document {doc.id!r}: span {s.subtype} {s.start}-{s.end}: its text does not "
+                                "match the document's text there")
         ref = self.reference_for(doc, reference_date)
         own_scope = memo is None
         if memo is None:

@@ -143,7 +143,7 @@ BAD = [
     ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><DATE id='P0' start='0' end='9' text='abc' TYPE='DATE'/></TAGS></deIdi2b2>", r"<DATE id='P0' start='0' end='9'>: offsets 0-9 out of range \(text length 3\)"),
     ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><DATE id='P0' start='2' end='2' text='' TYPE='DATE'/></TAGS></deIdi2b2>", "out of range"),
     ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><DATE id='P0' start='a' end='2' text='ab' TYPE='DATE'/></TAGS></deIdi2b2>", "not integers"),
-    ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><DATE id='P3' start='0' end='2' text='xy' TYPE='DATE'/></TAGS></deIdi2b2>", r"id='P3' start='0' end='2'>: text attribute 'xy' does not match the note's 'ab'"),
+    ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><DATE id='P3' start='0' end='2' text='xy' TYPE='DATE'/></TAGS></deIdi2b2>", r"id='P3' start='0' end='2'>: text attribute does not match the note's text at 0-2"),
     ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><NAME id='P7' start='0' end='2' text='ab' TYPE='NURSE'/></TAGS></deIdi2b2>", "id='P7'.*unknown TYPE 'NURSE' for NAME"),
     ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><NAME id='P7' start='0' end='2' text='ab'/></TAGS></deIdi2b2>", "no TYPE attribute"),
     ("<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><PHI id='P0' start='0' end='2' text='ab' TYPE='DATE'/></TAGS></deIdi2b2>", "unknown PHI category 'PHI'"),

@@ -57,12 +57,12 @@ def test_overlaps_drop_gives_strictly_valid_documents(tmp_path):
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("1 1 11 16 HCPName Smyth", "span 11-16 of record 1-1 does not match the phrase"),
-        ("1 3 0 4 Date Seen", r"no record 1\|\|\|\|3"),
+        ("1 1 11 16 HCPName Smyth", "span 11-16 of the record at id.text:1 does not match the phrase"),
+        ("1 3 0 4 Date Seen", "its pid and nid name no record of id.text"),
         ("1 1 0 4 Nurse Seen", "unknown PhysioNet PHI type 'Nurse'"),
         ("1 1 0", "expected 'pid nid start end TYPE phrase'"),
         ("1 1 x 4 Date Seen", "not integers"),
-        ("1 1 20 99 Date 7/22", "offsets 20-99 out of range of record 1-1"),
+        ("1 1 20 99 Date 7/22", "offsets 20-99 out of range of the record at id.text:1"),
     ],
 )
 def test_reader_errors_name_file_and_line(tmp_path, line, message):
@@ -76,7 +76,7 @@ def test_reader_errors_name_file_and_line(tmp_path, line, message):
     "text, message",
     [
         (TEXT.replace("||||END_OF_RECORD\nSTART_OF_RECORD=1||||2", "\nSTART_OF_RECORD=1||||2", 1), "id.text:1: malformed record"),
-        (TEXT + TEXT.split("\n||||END_OF_RECORD\n")[0] + "\n||||END_OF_RECORD\n", r"id.text:10: duplicate record 1\|\|\|\|1"),
+        (TEXT + TEXT.split("\n||||END_OF_RECORD\n")[0] + "\n||||END_OF_RECORD\n", "id.text:10: duplicate record \\(the same pid and nid as line 1\\)"),
         ("no records here", "no START_OF_RECORD"),
         ("junk\n" + TEXT, "id.text:1: text before the first"),
     ],

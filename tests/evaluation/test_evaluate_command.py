@@ -27,3 +27,19 @@ def test_evaluate_command_errors(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "g"), str(tmp_path / "s")]) == 1
     assert "001-01.xml" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "g"), str(tmp_path / "s"), "--measure", "nope"]) == 2
+
+
+def test_evaluate_refuses_a_system_file_of_another_text(tmp_path, capsys):
+    # same length, same offsets, another note: scoring it would report F1 1.0 for nothing
+    other = T.replace("Brown", "Green")
+    gold = Document("001-01", T, [Span.of(T, 12, 17, "DOCTOR")])
+    write_i2b2_dir([gold], tmp_path / "gold")
+    write_i2b2_dir([Document("001-01", other, [Span.of(other, 12, 17, "DOCTOR")])], tmp_path / "sys")
+    assert main(["evaluate", str(tmp_path / "gold"), str(tmp_path / "sys")]) == 1
+    err = capsys.readouterr().err
+    assert str(tmp_path / "sys" / "001-01.xml") in err and "from character 12 on" in err
+    assert "Brown" not in err and "Green" not in err and err.count("\n") == 1
+    # --lenient skips the pair with a warning (then nothing is left to score)
+    assert main(["evaluate", str(tmp_path / "gold"), str(tmp_path / "sys"), "--lenient"]) == 1
+    err = capsys.readouterr().err
+    assert "skipped file" in err and "Brown" not in err

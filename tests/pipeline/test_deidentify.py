@@ -65,18 +65,20 @@ def write_format(docs, fmt, root):
     return root
 
 
-EXTRA = {"txt": [], "i2b2": [], "jsonl": ["--patient-column", "patient"],
-         "csv": ["--text-column", "note", "--patient-column", "patient"]}
+EXTRA = {"txt": [], "i2b2": [], "jsonl": ["--patient-column", "patient", "--keep-column", "id", "--keep-column", "n"],
+         "csv": ["--text-column", "note", "--patient-column", "patient", "--keep-column", "id"]}
 
 
 def _texts(fmt, out):
+    """Output texts by document id (txt/i2b2 run with --keep-file-names; jsonl/csv keep the id column)."""
     if fmt == "i2b2":
         return {d.id: d.text for d in read_i2b2_dir(out, recursive=True)}
     if fmt == "txt":
         return {p.stem: p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.txt"))}
+    (f,) = out.glob(f"*.{fmt}")
     if fmt == "jsonl":
-        return {o["id"]: o["text"] for o in map(json.loads, (out / "notes.jsonl").read_text().splitlines())}
-    with open(out / "notes.csv", encoding="utf-8", newline="") as fh:
+        return {o["id"]: o["text"] for o in map(json.loads, f.read_text().splitlines())}
+    with open(f, encoding="utf-8", newline="") as fh:
         return {r["id"]: r["note"] for r in csv.DictReader(fh)}
 
 
@@ -85,22 +87,24 @@ def test_each_format_end_to_end(fmt, tiny_model, blind_model, synth_docs, tmp_pa
     docs = synth_docs[24:30]
     src = write_format(docs, fmt, tmp_path / "in")
     before = _snapshot(src)
-    # a model that tags nothing with masks: the output is the input byte for byte (the writers are exact;
-    # i2b2: the same text, no tags left) and every gold mention survives
+    # a model that tags nothing with masks: the output is the input's text byte for byte (the writers are
+    # exact; i2b2: the same text, no tags left) and every gold mention survives
     assert main(["deidentify", str(src), str(tmp_path / "same"), "--model", str(blind_model), "--replace", "mask",
-                 "--no-progress", *EXTRA[fmt]]) == 0
+                 "--no-progress", "--keep-file-names", *EXTRA[fmt]]) == 0
     if fmt == "i2b2":
         same = {d.id: d for d in read_i2b2_dir(tmp_path / "same", recursive=True)}
         assert {i: d.text for i, d in same.items()} == {d.id: d.text for d in docs}
         assert not any(d.spans for d in same.values())
         g = json.loads((tmp_path / "same" / SUMMARY).read_text())["gold"]
         assert g["surviving_gold_phi_mentions"] == g["gold_phi_mentions"] == sum(len(d.spans) for d in docs)
-    else:
+    elif fmt == "txt":
         assert _outputs(tmp_path / "same") == before
+    else:
+        assert _texts(fmt, tmp_path / "same") == {d.id: d.text for d in docs}
     # the tiny tagger with seeded surrogates
     out = tmp_path / "out"
     assert main(["deidentify", str(src), str(out), "--model", str(tiny_model), "--seed", "3", "--no-progress",
-                 *EXTRA[fmt]]) == 0
+                 "--keep-file-names", *EXTRA[fmt]]) == 0
     printed = capsys.readouterr().out
     assert "guarantee: " in printed and "SEEDED run" in printed
     assert _snapshot(src) == before  # IN untouched
@@ -113,8 +117,9 @@ def test_each_format_end_to_end(fmt, tiny_model, blind_model, synth_docs, tmp_pa
                                 in ("i2b2", "jsonl", "csv") else 0, "characters": sum(map(len, orig.values()))}
     assert summary["replaced_spans"] > 0 and summary["surrogates"]["randomness"] == "seeded (3)"
     assert sum(new[i] != orig[i] for i in orig) >= 1
-    if fmt == "jsonl":  # other fields kept
-        assert all(o["n"] == 3 for o in map(json.loads, (out / "notes.jsonl").read_text().splitlines()))
+    if fmt == "jsonl":  # kept fields kept, the patient field pseudonymised
+        objs = list(map(json.loads, (out / "notes.jsonl").read_text().splitlines()))
+        assert all(o["n"] == 3 and o["patient"] not in {d.patient_id for d in docs} for o in objs)
     if fmt == "i2b2":  # tags point at the surrogates; gold counted
         for d in read_i2b2_dir(out, recursive=True):
             assert all(d.text[s.start:s.end] == s.text for s in d.spans)
@@ -124,7 +129,7 @@ def test_each_format_end_to_end(fmt, tiny_model, blind_model, synth_docs, tmp_pa
         assert 0 < g["binary_token"]["recall"] <= 1
     # masks: every replaced span became its category mask
     assert main(["deidentify", str(src), str(tmp_path / "m"), "--model", str(tiny_model), "--replace", "mask",
-                 "--no-progress", *EXTRA[fmt]]) == 0
+                 "--no-progress", "--keep-file-names", *EXTRA[fmt]]) == 0
     masked = _texts(fmt, tmp_path / "m")
     assert any("[NAME]" in t or "[DATE]" in t for t in masked.values())
 
@@ -188,12 +193,14 @@ def test_jsonl_and_csv_column_errors(tiny_model, synth_docs, tmp_path, capsys):
     assert "contains IN" in _one_line_error(capsys)
     assert main(["deidentify", str(f), str(src / "out"), "--model", str(tiny_model), "--text-column", "note",
                  "--no-progress"]) == 0
-    assert (src / "out" / "notes.csv").is_file()
+    assert len(list((src / "out").glob("*.csv"))) == 1
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "n.jsonl").write_text('{"text": "ok"}\nnot json\n')
     assert main(["deidentify", str(bad), str(tmp_path / "o"), "--model", str(tiny_model)]) == 1
-    assert "n.jsonl:2: not JSON" in _one_line_error(capsys)
+    assert "IN file #1 of 1, line 2: not JSON" in _one_line_error(capsys)
+    assert main(["deidentify", str(bad), str(tmp_path / "o"), "--model", str(tiny_model), "--keep-file-names"]) == 1
+    assert "n.jsonl:2: not JSON" in capsys.readouterr().err
 
 
 # ---- surrogates: patients, randomness -------------------------------------------------------------
@@ -215,9 +222,13 @@ def test_one_surrogate_identity_per_patient(tmp_path):
     gold, _ = _planted(tmp_path)
     assert main(["deidentify", str(gold), str(tmp_path / "o"), "--spans", "input", "--seed", "0",
                  "--no-progress"]) == 0
-    out = {d.id: d for d in read_i2b2_dir(tmp_path / "o")}
-    name = {i: d.spans[0].text for i, d in out.items()}
-    assert name["001-01"] == name["001-02"] != "Brown"  # one patient, one identity
+    out = read_i2b2_dir(tmp_path / "o")
+    by_patient = {}
+    for d in out:  # pseudonymised names <patient>-<file>.xml: the patient pseudonym is the prefix
+        by_patient.setdefault(d.patient_id, []).append(d.spans[0].text)
+    assert sorted(map(len, by_patient.values())) == [1, 2] and not {"001", "002"} & set(by_patient)
+    two = next(v for v in by_patient.values() if len(v) == 2)
+    assert two[0] == two[1] != "Brown"  # one patient, one identity
     assert json.loads((tmp_path / "o" / SUMMARY).read_text())["surrogates"]["scope"] == "patient"
 
 
@@ -226,13 +237,14 @@ def test_secure_randomness_by_default(tmp_path):
     runs = []
     for k in range(3):
         assert main(["deidentify", str(gold), str(tmp_path / f"o{k}"), "--spans", "input", "--no-progress"]) == 0
-        runs.append(_outputs(tmp_path / f"o{k}"))
+        runs.append(sorted(_outputs(tmp_path / f"o{k}").values()))  # contents: names are random per run
         s = json.loads((tmp_path / f"o{k}" / SUMMARY).read_text())["surrogates"]
         assert s["randomness"] == "OS CSPRNG" and "SEEDED" not in s["guarantee"]
     assert runs[0] != runs[1] or runs[1] != runs[2]  # unseeded output is not reproducible
+    (tmp_path / "key").write_text("0123456789abcdef0123")
     for k in (3, 4):
         assert main(["deidentify", str(gold), str(tmp_path / f"o{k}"), "--spans", "input", "--seed", "7",
-                     "--no-progress"]) == 0
+                     "--no-progress", "--pseudonym-key-file", str(tmp_path / "key")]) == 0
     assert _outputs(tmp_path / "o3") == _outputs(tmp_path / "o4")
 
 
@@ -264,7 +276,7 @@ def test_missed_phi_all_survive_and_replaced_gold_spans_none(blind_model, tmp_pa
                  "--no-progress", "--audit", str(tmp_path / "audit.jsonl")]) == 0
     g = json.loads((tmp_path / "masked" / SUMMARY).read_text())["gold"]
     assert g["surviving_gold_phi_mentions"] == 0 and g["binary_token"]["recall"] == 1
-    recs = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    recs = [r for r in map(json.loads, (tmp_path / "audit.jsonl").read_text().splitlines()) if "original" in r]
     assert sorted(r["original"] for r in recs) == sorted(s.text for d in docs for s in d.spans)
     assert "Brown" not in (tmp_path / "masked" / SUMMARY).read_text()  # the summary holds no PHI
 
@@ -273,9 +285,10 @@ def test_missed_phi_all_survive_and_replaced_gold_spans_none(blind_model, tmp_pa
 
 def test_two_workers_equal_one_worker_with_a_seed(tiny_model, synth_docs, tmp_path):
     src = write_format(synth_docs[24:48], "i2b2", tmp_path / "in")
-    for w in ("1", "2"):
+    (tmp_path / "key").write_text("a key of at least sixteen bytes\n")
+    for w in ("1", "2"):  # one pseudonym key: the same file names
         assert main(["deidentify", str(src), str(tmp_path / f"w{w}"), "--model", str(tiny_model), "--seed", "5",
-                     "--workers", w, "--no-progress"]) == 0
+                     "--workers", w, "--no-progress", "--pseudonym-key-file", str(tmp_path / "key")]) == 0
     one, two = _outputs(tmp_path / "w1"), _outputs(tmp_path / "w2")
     assert one == two and len(one) == 24
     s1, s2 = (json.loads((tmp_path / w / SUMMARY).read_text()) for w in ("w1", "w2"))

@@ -32,8 +32,7 @@ def test_per_site_corpus_feeds_evaluate_predict_surrogate_train_deidentify(tmp_p
     assert len(list((tmp_path / "sur").glob("*.xml"))) == n
     assert main(["deidentify", str(syn), str(tmp_path / "deid"), "--model", str(tmp_path / "run"), "--seed", "0",
                  "--no-progress"]) == 0
-    assert sorted(p.relative_to(tmp_path / "deid").as_posix() for p in (tmp_path / "deid").rglob("*.xml")) == \
-        sorted(p.relative_to(syn).as_posix() for p in syn.rglob("*.xml"))
+    assert len(list((tmp_path / "deid").glob("*.xml"))) == n  # flat, pseudonymised names
 
 
 def test_plain_text_export_and_flat_layout(tmp_path, tiny_model):
@@ -51,8 +50,8 @@ def test_plain_text_export_and_flat_layout(tmp_path, tiny_model):
                  "--model", str(tiny_model), "--no-progress"]) == 0
     g = json.loads((tmp_path / "deid" / "deidentify.json").read_text())["gold"]
     assert g["gold_phi_mentions"] == sum(len(d.spans) for d in docs)
-    assert sorted(p.name for p in (tmp_path / "deid").iterdir()) == sorted([*(f"{i}.txt" for i in txt),
-                                                                           "deidentify.json"])
+    names = sorted(p.name for p in (tmp_path / "deid").iterdir())
+    assert len(names) == len(txt) + 1 and "deidentify.json" in names and not set(names) & {f"{i}.txt" for i in txt}
     # --force replaces a flat corpus (files synth wrote) by a per-site text-only one
     assert main(["synth", str(syn), "--patients", "3", "--sites", "2", "--format", "txt", "--force"]) == 0
     assert sorted(p.name for p in syn.iterdir()) == ["metadata.tsv", "site0", "site1"]

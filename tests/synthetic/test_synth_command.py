@@ -66,3 +66,18 @@ def test_writes_i2b2_per_site_and_reads_back(tmp_path, capsys):
             (s.start, s.end, s.subtype, s.text) for s in d.spans
         ]
         assert (out / d.site / f"{d.id}.xml").exists()
+
+
+def test_more_sites_than_patients_is_refused_and_empty_sites_are_announced(tmp_path, capsys):
+    assert main(["synth", str(tmp_path / "o"), "--patients", "2", "--sites", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "--sites 5 is more than --patients 2" in err and not (tmp_path / "o").exists()
+    # a site no patient was drawn to is announced (seed 2: both patients fall into one of two sites)
+    assert main(["synth", str(tmp_path / "d"), "--patients", "2", "--sites", "2", "--seed", "2",
+                 "--notes-min", "1", "--notes-max", "1"]) == 0
+    assert len([p for p in (tmp_path / "d").iterdir() if p.is_dir()]) == 1
+    assert "2 sites asked, but the 2 patients (drawn at random to sites) fell into 1 of them" in capsys.readouterr().err
+    # default: 5 sites, or as many as there are patients (no longer 5 for 2 patients)
+    assert main(["synth", str(tmp_path / "e"), "--patients", "2", "--seed", "0", "--notes-min", "1",
+                 "--notes-max", "1"]) == 0
+    assert len([p for p in (tmp_path / "e").iterdir() if p.is_dir()]) == 2 and "warning" not in capsys.readouterr().err
