@@ -20,9 +20,14 @@ convolutions; one multiply–add = 2 FLOPs), forward and, where the function cal
   A count is therefore one of executed work: for a length-bucketed batch the padding is a
   few percent of the steps.
 
-Not counted: element-wise work (gate non-linearities, CRF log-sum-exp and Viterbi, dropout,
-embedding look-ups); it costs time but no matrix products, so a roofline against the matmul
-peak treats it as overhead.
+* The CRF's forward algorithm is one [B, L] × [L, L] product per step
+  (:meth:`deidlib.models.crf.CRF.log_partition`), so a training pass counts it too (with 113
+  tags about 2.6e4 FLOPs per token forward); the Viterbi decode has no products.
+
+Not counted: element-wise work (gate non-linearities, the CRF's exponentials and Viterbi
+maxima, dropout, embedding look-ups); it costs time but no matrix products, so a roofline
+against the matmul peak treats it as overhead. (The hand count this replaced counted RNN and
+linear layers only, valid steps only, and a training pass as 3 × its forward.)
 """
 
 from __future__ import annotations

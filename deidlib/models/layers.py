@@ -49,10 +49,12 @@ def _padded_ok(rnn: nn.RNNBase) -> bool:
     batch-first input and no projection, outside :func:`packed_rnns`. On a padded batch-first
     input torch runs its fused oneDNN LSTM kernel (forward and backward); on a packed one a
     generic per-step loop. Side by side on one thread (``benchmarks/torch_paths.py``, packed
-    time / padded time): word-level LSTM 300 → 128 1.8x in training and 1.6x in inference,
-    character LSTM 25 → 25 (grouped by length) 1.8x and 1.3x. A GRU has no fused CPU kernel
-    in torch: padded it measured 1.0x in training and 0.8x in inference at the gru preset's
-    sizes (0.6-0.7x for the character GRU), so GRUs run packed."""
+    time / padded time): word-level LSTM 300 → 128 1.8-2.0x in training and 1.6-1.7x in
+    inference, character LSTM 25 → 25 (grouped by length) 1.75-1.8x and 1.3-1.4x; the
+    friedrich tagger's prediction pass 1.15-1.55x (``benchmarks/taggers.py``, ``packed``
+    column). A GRU has no fused CPU kernel in torch: padded it measured 1.0x in training and
+    0.8x in inference at the gru preset's sizes (0.65-0.76x for the character GRU), so GRUs
+    run packed."""
     if _PACKED_ONLY or type(rnn) is not nn.LSTM or rnn.num_layers != 1 or not rnn.batch_first:
         return False
     return not rnn.proj_size
