@@ -13,7 +13,7 @@ Checks (each printed as ``ok`` or ``FAILED``, exit status 1 if any failed):
 * DP-SGD's clipped per-sentence sums (``micro`` and ``vmap``, eval mode) agree to 1e-4 (eval-mode
   gradients through an RNN need cuDNN off: its RNN backward runs in training mode only;
   ``train_dp`` trains in training mode, where cuDNN is used);
-* training's padded fused-kernel RNN path (:func:`deidlib.models.layers.run_rnn_padded`) gives the
+* training's padded LSTM path (:func:`deidlib.models.layers.run_rnn_padded`) gives the
   packed path's loss and gradients on the device for every RNN tagger kind (dropout off, TF32
   off), and ``make_optimizer``'s fused Adam takes the for-loop Adam's step (to 1e-6);
 * a noisy DP step on the device adds noise of the claimed scale (σ·C/L, seeded and OS CSPRNG);
@@ -21,7 +21,7 @@ Checks (each printed as ``ok`` or ``FAILED``, exit status 1 if any failed):
   CPU model's; GPU kernels are not bit-identical to the CPU's, so no equality is asked);
 * ``operating_points`` on the device gives the CPU's curve for the same weights.
 
-Timings (medians of ``--repeats``): one training epoch (and one epoch on the device padded
+Timings (medians of ``--repeats``): one training epoch (and one epoch of the festag preset, whose LSTMs run padded, on the device
 against packed, once each), prediction of the test notes, one DP
 step (``micro``, a lot of ``--lot`` sentences). Without the device the script says so and exits 2. The tagger is the
 ``gru`` preset (Ahmed 2020 ch. 4) at the cpu profile's sizes with random word vectors
@@ -92,13 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     sents = [s for s in sents if s.tokens]
     print(f"  corpus: {len(sents)} training sentences, {len(sp.dev)} dev / {len(sp.test)} test notes")
 
-    # the CPU's compiled kernels are built (or loaded from the cache) on first use: build them
-    # before any timing, or the first CPU epoch pays for the compiler (a fresh machine: ~1 min)
-    from deidlib.models import fused_crf, fused_gru, fused_infer
-
-    built = {k.__name__.rsplit(".", 1)[-1]: k.available() for k in (fused_gru, fused_crf, fused_infer)}
-    print(f"  compiled CPU kernels: {built}")
-
     # 1. training, timed per epoch on each device from the same initial weights
     rows = {}
     models = {}
@@ -113,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     f_cpu, f_dev = rows["cpu"]["dev_f1"], rows[str(dev)]["dev_f1"]
     check("train on the device learns", f_dev > 0.5 * f_cpu and f_dev > 0.1, f"dev F1 {f_dev:.3f} (cpu {f_cpu:.3f})")
 
-    # 1b. training's padded fused-kernel RNN path (run_rnn_padded) against the packed path
-    # on the device, per RNN tagger kind: same loss and gradients (dropout off, TF32 off); and fused
+    # 1b. training's padded RNN path (run_rnn_padded, every plain one-layer LSTM) against the packed
+    # path on the device, per RNN tagger kind: same loss and gradients (dropout off, TF32 off); and fused
     # Adam (make_optimizer's default on CUDA) against the for-loop Adam for one step
     for kind in ("gru", "festag", "lstm_gru", "gru_gru"):
         _, km = prepare_tagger(kind, sp.train, scheme="binary", encoding="BIO", embeddings=None, seed=0)
@@ -153,15 +146,16 @@ def main(argv: list[str] | None = None) -> int:
                 steps[fused] = [p.detach() for p in mm.parameters()]
             adiff = max(float((a - c).abs().max()) for a, c in zip(steps[True], steps[False]))
             check("fused Adam step = for-loop Adam step on the device", adiff < 1e-6, f"max |difference| {adiff:.2e}")
-    # packed vs padded training time on the device (gru preset, same initial weights)
+    # packed vs padded training time on the device (festag preset: LSTMs, same initial weights)
+    _, lstm_model = prepare_tagger("festag", sp.train, scheme="binary", encoding="BIO", embeddings=None, seed=0)
     for packed in (False, True):
-        m = copy.deepcopy(cpu_model).to(dev)
+        m = copy.deepcopy(lstm_model).to(dev)
         with packed_rnns() if packed else contextlib.nullcontext():
             t0 = time.perf_counter()
             train(m, sents, None, None, epochs=1, batch_size=16, seed=0, device=dev, progress=False)
             sync()
         rows[str(dev)]["train_packed_s_per_epoch" if packed else "train_padded_s_per_epoch"] = time.perf_counter() - t0
-    print(f"  on {dev.type}, one epoch: padded {rows[str(dev)]['train_padded_s_per_epoch']:.2f} s, packed "
+    print(f"  on {dev.type}, one festag epoch: padded {rows[str(dev)]['train_padded_s_per_epoch']:.2f} s, packed "
           f"{rows[str(dev)]['train_packed_s_per_epoch']:.2f} s (packed / padded "
           f"{rows[str(dev)]['train_packed_s_per_epoch'] / rows[str(dev)]['train_padded_s_per_epoch']:.2f}x)")
 

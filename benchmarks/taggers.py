@@ -3,11 +3,9 @@ side with a plain reference of the same architecture and weights.
 
 Optimised path (what ``deidlib.training`` uses): length-bucketed batches of
 ``--batch-size`` sentences, one :meth:`Featurizer.encode` per batch, the character
-encoder run once per *distinct* token of the batch; in training the one-layer LSTMs and GRUs
-run on the padded batch through torch's fused kernels (:func:`deidlib.models.layers.run_rnn_padded`;
-the character encoder in groups of similar word length), in inference through the compiled
-inference kernel (:mod:`deidlib.models.fused_infer`, packed without it) and the compiled
-Viterbi (:func:`deidlib.models.fused_crf.viterbi`).
+encoder run once per *distinct* token of the batch; the one-layer LSTMs run on the padded
+batch through torch's fused oneDNN kernel (:func:`deidlib.models.layers.run_rnn_padded`; the
+character encoder in groups of similar word length), GRUs on packed sequences.
 Reference path: one sentence at a time, unbucketed, the character encoder run once per
 token *occurrence* (each occurrence gets its own row of ``char_ids``).
 Both include featurization; training = forward + backward + Adam step.
@@ -23,16 +21,16 @@ ahmed: char-GRU 25, word 100, context 150).
 Roofline: the machine's single-thread (or ``--threads``) matmul peak is measured in the
 same run (``torch.mm`` float32 of a large square, and of the shapes these models
 multiply), and each optimised path's achieved GFLOP/s is the matrix-multiply FLOPs it
-*executes* per token (:mod:`deidlib.models.flops`: RNN gates, linear layers, counted
-analytically on an untimed pass; training = 3 × the training forward, inference = the
+*executes* per token (:func:`deidlib.models.flops.count_flops`, torch's ``FlopCounterMode``
+on an untimed pass: training = forward + backward of a training pass, inference = the
 inference pass, where the character encoder runs once per distinct token of the whole
 pass; MFLOP/tok in the peer table is the inference count) times its tokens/s;
 ``%peak`` = achieved / peak. Next to it, the ceiling that torch's kernels set: the
-word-level RNN layers' fused kernels timed alone at the benchmark's batch size and mean
+word-level RNN layers timed alone at the benchmark's batch size and mean
 sentence length (:func:`kernel_ceiling`), as % of the same peak; the distance between the
 tagger's %peak and this one is the time spent outside those kernels.
 Element-wise work (CRF log-sum-exp, Viterbi, gate non-linearities) is not counted, so it
-shows up as a lower ratio. The transformer row has no roofline (attention is not counted).
+shows up as a lower ratio. The transformer row has no roofline.
 
 Peer: flair's ``SequenceTagger`` (``pip install .[bench]``; without flair the peer table
 says so and is skipped) built from local pieces only, nothing downloaded:
@@ -62,10 +60,10 @@ import time
 import torch
 
 from deidlib.corpus.labels import tag_set, tagged_sentences
-from deidlib.models import PRESETS, build_tagger, count_parameters, fused_crf, fused_gru, fused_infer
+from deidlib.models import PRESETS, build_tagger, count_parameters
 from deidlib.models.features import Featurizer
-from deidlib.models.flops import TRAIN_FACTOR, FlopCount, matmul_gflops, rnn_flops
-from deidlib.models.layers import packed_rnns, run_rnn, run_rnn_padded
+from deidlib.models.flops import count_flops, matmul_gflops
+from deidlib.models.layers import packed_rnns, run_rnn
 from deidlib.models.presets import encoder_of
 from deidlib.models.protocol import Batch
 from deidlib.synthetic import generate
@@ -91,18 +89,14 @@ def kind_corpus(docs, kind: str):
     return Featurizer.build(words, tag_set("i2b2", enc)), words, tags
 
 
-def train_pass(tagger, opt, fz: Featurizer, batches, loss_fn=None, losses: list | None = None) -> None:
+def train_pass(tagger, opt, fz: Featurizer, batches) -> None:
     """One training pass over ``batches`` (featurisation, forward, backward, optimiser step per
-    batch), as :mod:`deidlib.training` trains; ``loss_fn`` replaces ``tagger.loss`` (e.g. a
-    compiled one); each batch's loss is appended to ``losses`` when given."""
+    batch), as :mod:`deidlib.training` trains."""
     tagger.train()
     for w, t in batches:
         opt.zero_grad()
-        loss = (loss_fn or tagger.loss)(fz.encode(w, t))
-        loss.backward()
+        tagger.loss(fz.encode(w, t)).backward()
         opt.step()
-        if losses is not None:
-            losses.append(float(loss.detach()))
 
 
 def take(words, tags, n_tokens):
@@ -148,16 +142,13 @@ def matmul_peak(threads: int) -> dict[str, float]:
 
 
 def kernel_ceiling(tagger, batch: int, steps: int, seconds: float = 1.0) -> tuple[float, float]:
-    """GFLOP/s of the tagger's word-level RNN layers *alone*: each one's kernels (a fresh
-    bidirectional ``nn.LSTM``/``nn.GRU`` of the same sizes, a [batch, steps, input] batch
-    without padding), training = forward + backward of ``output.sum()`` through
-    :func:`run_rnn_padded` as in a training step (oneDNN LSTM, or the compiled GRU of
-    :mod:`deidlib.models.fused_gru` where it is built, one call per direction), inference =
-    :func:`run_rnn` under ``no_grad`` as in prediction (the compiled inference kernel of
-    :mod:`deidlib.models.fused_infer` where it is built, else the packed RNN); best time over about ``seconds`` each, FLOPs as in
-    :mod:`deidlib.models.flops`, summed over the layers. What the taggers would reach if
-    nothing but these kernels cost time (no embeddings, character encoder, dropout, CRF,
-    optimiser or featurisation)."""
+    """GFLOP/s of the tagger's word-level RNN layers *alone*: a fresh bidirectional
+    ``nn.LSTM``/``nn.GRU`` of each one's sizes on a [batch, steps, input] batch without
+    padding, through :func:`run_rnn` as in the tagger (LSTM: torch's fused oneDNN kernel;
+    GRU: the packed RNN); training = forward + backward of ``output.sum()``, inference = under
+    ``no_grad``; best time over about ``seconds`` each, FLOPs by :func:`count_flops`, summed
+    over the layers. What the taggers would reach if nothing but these layers cost time (no
+    embeddings, character encoder, dropout, CRF, optimiser or featurisation)."""
     layers = [m for n, m in tagger.named_modules() if isinstance(m, torch.nn.RNNBase) and n.startswith("rnn.")]
     if not layers:
         return float("nan"), float("nan")
@@ -166,23 +157,21 @@ def kernel_ceiling(tagger, batch: int, steps: int, seconds: float = 1.0) -> tupl
         torch.manual_seed(0)
         rnn = type(m)(m.input_size, m.hidden_size, bidirectional=m.bidirectional, batch_first=True)
         x = torch.randn(batch, steps, m.input_size, requires_grad=True)
-        f = rnn_flops(4 if isinstance(m, torch.nn.LSTM) else 3, m.input_size, m.hidden_size, batch * steps, 2 if m.bidirectional else 1)
-
         full = torch.full((batch,), steps)
 
-        def train(rnn=rnn, x=x, full=full):  # the tagger's training path: run_rnn_padded (compiled GRU where built)
+        def train(rnn=rnn, x=x, full=full):
             rnn.train()
             x.grad = None
             rnn.zero_grad(set_to_none=True)
-            run_rnn_padded(rnn, x, full)[0].sum().backward()
+            run_rnn(rnn, x, full).sum().backward()
 
         def infer(rnn=rnn, x=x, full=full):
             rnn.eval()
             with torch.no_grad():
                 run_rnn(rnn, x.detach(), full)
 
-        for i, (fn, fl) in enumerate(((train, TRAIN_FACTOR * f), (infer, f))):
-            fn()
+        for i, fn in enumerate((train, infer)):
+            fl = count_flops(fn)
             best, end = float("inf"), time.perf_counter() + seconds
             while time.perf_counter() < end:
                 t0 = time.perf_counter()
@@ -191,13 +180,6 @@ def kernel_ceiling(tagger, batch: int, steps: int, seconds: float = 1.0) -> tupl
             tot_f[i] += fl
             tot_t[i] += best
     return tot_f[0] / tot_t[0] / 1e9, tot_f[1] / tot_t[1] / 1e9
-
-
-def forward_flops(model, fn) -> int:
-    """Matmul FLOPs executed by ``fn()`` (one inference pass over the timed sentences)."""
-    with FlopCount(model) as fc:
-        fn()
-    return fc.total
 
 
 def bench(kind, fz, words, tags, args, peak):
@@ -229,44 +211,34 @@ def bench(kind, fz, words, tags, args, peak):
             for w in w_ref:
                 tagger.predict(per_occurrence(fz, w, None))
 
+    uses_lstm = any(type(m) is torch.nn.LSTM for m in tagger.modules())  # packed_rnns changes nothing otherwise
     tr_f = n_fast / time_it(train_fast, args.repeats)
-    with packed_rnns():
-        tr_p = n_fast / time_it(train_fast, args.repeats)
+    tr_p = None
+    if uses_lstm:
+        with packed_rnns():
+            tr_p = n_fast / time_it(train_fast, args.repeats)
     plain_adam = make_optimizer(tagger.parameters(), "adam", 1e-3, foreach=False)  # torch's for-loop Adam
     tr_a = n_fast / time_it(lambda: train_with(plain_adam), args.repeats)
-    tr_g = None
-    uses = (fused_gru.enabled() and any(isinstance(m, torch.nn.GRU) for m in tagger.modules())) or (
-        fused_crf.enabled() and getattr(tagger, "crf", None) is not None)
-    if uses:
-        with fused_gru.disabled(), fused_crf.disabled():  # torch.gru and the CRF's Python recursion, as before
-            tr_g = n_fast / time_it(train_fast, args.repeats)
     tr_r = n_ref / time_it(train_ref, args.repeats)
     in_f = n_fast / time_it(infer_fast, args.repeats)
-    in_g = None
-    if fused_infer.enabled() or (fused_crf.enabled() and getattr(tagger, "crf", None) is not None):
-        with fused_infer.disabled(), fused_crf.disabled():  # torch's packed RNN and the Python Viterbi
-            in_g = n_fast / time_it(infer_fast, args.repeats)
+    in_p = None
+    if uses_lstm:
+        with packed_rnns():
+            in_p = n_fast / time_it(infer_fast, args.repeats)
     in_r = n_ref / time_it(infer_ref, args.repeats)
-    def train_forward():  # the FLOPs of a training forward pass (chars once per distinct token of each batch)
-        tagger.eval()
-        with torch.no_grad():
-            for w, t in batches:
-                tagger.loss(fz.encode(w, t))
-
-    fpt = None if kind == "transformer" else (forward_flops(tagger, train_forward) / n_fast,
-                                              forward_flops(tagger, infer_fast) / n_fast)
+    # FLOPs of an (untimed) training pass, forward + backward, and of the inference pass
+    fpt = None if kind == "transformer" else (count_flops(train_fast) / n_fast, count_flops(infer_fast) / n_fast)
     ceiling = kernel_ceiling(tagger, args.batch_size, max(1, round(n_fast / len(w_fast))))
-    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p, train_plain_adam=tr_a,
-                train_uncompiled=tr_g,
-                infer=in_f, infer_ref=in_r, infer_uncompiled=in_g,
+    return dict(kind=kind, params=count_parameters(tagger), train=tr_f, train_ref=tr_r, train_packed=tr_p,
+                train_plain_adam=tr_a, infer=in_f, infer_ref=in_r, infer_packed=in_p,
                 flops_per_token=fpt, ceiling=ceiling)
 
 
 def roofline(fpt, train, infer, peak) -> str:
-    """Achieved GFLOP/s and % of peak; ``fpt`` = (training-forward, inference) FLOPs per token."""
+    """Achieved GFLOP/s and % of peak; ``fpt`` = (training, inference) FLOPs per token."""
     if fpt is None:
         return f"{'-':>8s} {'-':>6s} {'-':>8s} {'-':>6s}"
-    gt, gi = TRAIN_FACTOR * fpt[0] * train / 1e9, fpt[1] * infer / 1e9
+    gt, gi = fpt[0] * train / 1e9, fpt[1] * infer / 1e9
     return f"{gt:8.2f} {100 * gt / peak:5.1f}% {gi:8.2f} {100 * gi / peak:5.1f}%"
 
 
@@ -291,8 +263,8 @@ def spans(tags: list[str]) -> list[tuple[int, int, str]]:
 
 
 def flair_peer(words, tags, batches_idx, args):
-    """flair's SequenceTagger at the peer sizes, built offline; (tagger, train, infer, training-forward
-    functions) or None when flair is not installed."""
+    """flair's SequenceTagger at the peer sizes, built offline; (tagger, train, infer functions) or
+    None when flair is not installed."""
     try:
         import flair
         from flair.data import Dictionary, Sentence
@@ -349,15 +321,7 @@ def flair_peer(words, tags, batches_idx, args):
     def infer():
         ft.predict(sents, mini_batch_size=args.batch_size, label_name="predicted", embedding_storage_mode="none")
 
-    def train_forward():
-        ft.eval()
-        with torch.no_grad():
-            for batch in fl_batches:
-                ft.forward_loss(batch)
-                for s in batch:
-                    s.clear_embeddings()
-
-    return ft, train, infer, train_forward
+    return ft, train, infer
 
 
 def peer(docs, args, peak) -> None:
@@ -379,23 +343,17 @@ def peer(docs, args, peak) -> None:
     def infer_ours():
         predict_tags(ours, w, batch_size=args.batch_size)
 
-    def train_forward_ours():
-        ours.eval()
-        with torch.no_grad():
-            for g in groups:
-                ours.loss(fz.encode([w[i] for i in g], [t[i] for i in g]))
-
     rows = [("ours", count_parameters(ours), n / time_it(train_ours, args.repeats),
              n / time_it(infer_ours, args.repeats),
-             (forward_flops(ours, train_forward_ours) / n, forward_flops(ours, infer_ours) / n))]
+             (count_flops(train_ours) / n, count_flops(infer_ours) / n))]
     fl = flair_peer(w, t, groups, args)
     if fl is None:
         print("peer: flair is not installed (pip install '.[bench]'); the flair column is skipped")
     else:
-        ft, train_fl, infer_fl, train_forward_fl = fl
+        ft, train_fl, infer_fl = fl
         rows.append(("flair", count_parameters(ft), n / time_it(train_fl, args.repeats),
                      n / time_it(infer_fl, args.repeats),
-                     (forward_flops(ft, train_forward_fl) / n, forward_flops(ft, infer_fl) / n)))
+                     (count_flops(train_fl) / n, count_flops(infer_fl) / n)))
     print(f"peer: {n} tokens in {len(w)} sentences, char BiLSTM 25/25 + word 100 -> BiLSTM 150 -> CRF (BIOES), "
           f"batch {args.batch_size}")
     print(f"{'tagger':8s} {'params':>9s} {'train tok/s':>12s} {'infer tok/s':>12s} {'MFLOP/tok':>10s} "
@@ -404,6 +362,10 @@ def peer(docs, args, peak) -> None:
         print(f"{name:8s} {params:9d} {tr:12.0f} {inf:12.0f} {fpt[1] / 1e6:10.3f} {roofline(fpt, tr, inf, peak)}")
     if len(rows) == 2:
         print(f"ours / flair: train {rows[0][2] / rows[1][2]:.2f}x, inference {rows[0][3] / rows[1][3]:.2f}x", flush=True)
+
+
+def packed_cols(fast: float, packed: float | None) -> str:
+    return f"{packed:8.0f} {fast / packed:6.2f} " if packed else f"{'-':>8s} {'-':>6s} "
 
 
 def main() -> None:
@@ -437,29 +399,22 @@ def main() -> None:
               + f"  -> peak {peak:.1f}")
         if a.kinds:
             print("ref = one sentence at a time, char encoder per occurrence; packed = the optimised path with "
-                  "every RNN on packed sequences (layers.packed_rnns), adam = with torch's for-loop Adam instead of "
-                  "the fused one; uncompiled = without the compiled kernels: in training (deidlib.models.fused_gru, "
-                  "fused_crf) torch.gru and the CRF's Python recursion ('-': the tagger has neither a GRU nor a "
-                  "CRF, or they are not built), in inference (fused_infer, fused_crf) torch's packed RNN and the "
-                  "Python Viterbi; kernels = the word-level RNN layers' fused kernels alone at "
-                  "[batch, mean sentence length] (kernel_ceiling), % of the same peak")
+                  "every RNN on packed sequences (layers.packed_rnns; '-': the tagger has no LSTM, so nothing "
+                  "changes), adam = with torch's for-loop Adam instead of the fused one; kernels = the word-level "
+                  "RNN layers alone at [batch, mean sentence length] (kernel_ceiling), % of the same peak")
             print(f"{'kind':12s} {'labels':>6s} {'params':>9s} {'train tok/s':>12s} {'ref':>9s} {'ratio':>7s} "
-                  f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} {'uncompiled':>10s} {'ratio':>6s} "
-                  f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'uncompiled':>10s} {'ratio':>6s} "
+                  f"{'packed':>8s} {'ratio':>6s} {'adam':>8s} {'ratio':>6s} "
+                  f"{'infer tok/s':>12s} {'ref':>9s} {'ratio':>7s} {'packed':>8s} {'ratio':>6s} "
                   f"{'train GF/s':>10s} {'%peak':>6s} "
                   f"{'infer GF/s':>10s} {'%peak':>6s} {'kernels':>8s} {'train':>6s} {'infer':>6s}")
         for kind in a.kinds:
             fz, words_k, tags_k = kind_corpus(docs, kind)
             r = bench(kind, fz, words_k, tags_k, a, peak)
             print(f"{r['kind']:12s} {fz.num_labels:6d} {r['params']:9d} {r['train']:12.0f} {r['train_ref']:9.0f} "
-                  f"{r['train'] / r['train_ref']:7.1f} {r['train_packed']:8.0f} {r['train'] / r['train_packed']:6.2f} "
+                  f"{r['train'] / r['train_ref']:7.1f} " + packed_cols(r['train'], r['train_packed']) +
                   f"{r['train_plain_adam']:8.0f} {r['train'] / r['train_plain_adam']:6.2f} "
-                  + (f"{r['train_uncompiled']:10.0f} {r['train'] / r['train_uncompiled']:6.2f} " if r['train_uncompiled']
-                     else f"{'-':>10s} {'-':>6s} ") +
                   f"{r['infer']:12.0f} {r['infer_ref']:9.0f} "
-                  f"{r['infer'] / r['infer_ref']:7.1f} "
-                  + (f"{r['infer_uncompiled']:10.0f} {r['infer'] / r['infer_uncompiled']:6.2f} " if r['infer_uncompiled']
-                     else f"{'-':>10s} {'-':>6s} ") +
+                  f"{r['infer'] / r['infer_ref']:7.1f} " + packed_cols(r['infer'], r['infer_packed']) +
                   f"{roofline(r['flops_per_token'], r['train'], r['infer'], peak)} "
                   f"{'':>8s} {100 * r['ceiling'][0] / peak:5.1f}% {100 * r['ceiling'][1] / peak:5.1f}%",
                   flush=True)

@@ -1,120 +1,72 @@
-"""Analytic count of the matrix-multiply FLOPs a tagger *executes* (for roofline ratios).
+"""The matrix-multiply FLOPs a tagger *executes* (for roofline ratios), counted by torch's
+:class:`torch.utils.flop_counter.FlopCounterMode`.
 
-:class:`FlopCount` hooks the forward of every ``nn.LSTM``, ``nn.GRU`` and ``nn.Linear`` of
-a model and adds, per call, the multiply–add work of its
-matrix products (one multiply–add = 2 FLOPs):
+:func:`count_flops` runs a function under that mode and returns every FLOP torch's counter
+attributes to the operators that ran (matrix products: ``mm``, ``addmm``, ``bmm``, attention,
+convolutions; one multiply–add = 2 FLOPs), forward and, where the function calls
+``backward``, backward. What that means for the taggers:
 
-* RNN layer (per direction, per executed time step of one sequence):
-  ``2 · G · H · (D + H)`` with G = 4 gates (LSTM) or 3 (GRU), input size D, hidden H.
-  Packed inputs execute ``sum(batch_sizes)`` steps (padding is skipped); padded inputs
-  execute ``B · T``.
-* Linear: ``2 · in · out`` per row.
-* RNNs run on the padded tensor (:func:`deidlib.models.layers.run_rnn_padded`, which calls
-  the fused kernel directly, so no module hook fires) report to the active counters
-  themselves (:func:`note_rnn_steps`), with only their *valid* steps (``sum(lengths)``):
-  the padding steps the fused kernel runs as well are not counted, so a roofline ratio
-  is one of useful work.
+* Linear layers and the decomposed RNNs (packed sequences: every GRU, and any LSTM inside
+  :func:`deidlib.models.layers.packed_rnns`) run as ``addmm``/``mm`` calls torch counts as
+  they are: a packed RNN executes only the valid (sequence, step) pairs, so it counts
+  ``2 · G · H · (D + H)`` per valid step and direction (G = 4 gates for an LSTM, 3 for a
+  GRU), the analytic count (``tests/models/test_flops.py``); a backward counts twice its
+  forward (gradients with respect to inputs and weights), except where an input needs no
+  gradient.
+* The fused oneDNN LSTM (a plain one-layer LSTM on a padded batch,
+  :func:`deidlib.models.layers.run_rnn_padded`) is one ``mkldnn_rnn_layer`` operator that
+  torch's counter does not know; :data:`CUSTOM` adds it with the same formula per executed
+  step, padding steps included (the kernel runs them), and its backward at twice that.
+  A count is therefore one of executed work: for a length-bucketed batch the padding is a
+  few percent of the steps.
 
-Attention is not counted (``nn.TransformerEncoderLayer``'s inference fast path bypasses
-the module hooks), so the count is meant for the recurrent taggers.
+* The CRF's forward algorithm is one [B, L] × [L, L] product per step
+  (:meth:`deidlib.models.crf.CRF.log_partition`), so a training pass counts it too (with 113
+  tags about 2.6e4 FLOPs per token forward); the Viterbi decode has no products.
 
-Not counted: element-wise work (gate non-linearities, CRF log-sum-exp and Viterbi max over
-L² transitions per token, dropout, embedding look-ups); they cost time but no matrix
-products, so a roofline against the matmul peak treats them as overhead. Why analytic:
-``torch.utils.flop_counter.FlopCounterMode`` does not see the CPU RNN kernels in every
-case (it reported 0 FLOPs for an un-packed and an equal-length packed LSTM on torch 2.13),
-so it cannot be trusted for these models.
-
-A backward pass is counted as twice the forward (gradient with respect to inputs and to
-weights, each one product of the forward's size): training = 3 × forward, the usual
-convention (Kaplan et al. 2020, §2.1).
+Not counted: element-wise work (gate non-linearities, the CRF's exponentials and Viterbi
+maxima, dropout, embedding look-ups); it costs time but no matrix products, so a roofline
+against the matmul peak treats it as overhead. (The hand count this replaced counted RNN and
+linear layers only, valid steps only, and a training pass as 3 × its forward.)
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import torch
-from torch import nn
-from torch.nn.utils.rnn import PackedSequence
+from torch.utils.flop_counter import FlopCounterMode
 
-__all__ = ["FlopCount", "rnn_flops", "linear_flops", "matmul_gflops", "note_rnn_steps", "TRAIN_FACTOR"]
-
-#: forward + backward = 3 × forward
-TRAIN_FACTOR = 3
-
-_GATES = {nn.LSTM: 4, nn.GRU: 3, nn.RNN: 1}
-
-#: the counters whose ``with`` block is open (innermost last)
-_ACTIVE: list[FlopCount] = []
+__all__ = ["count_flops", "matmul_gflops", "CUSTOM"]
 
 
-def note_rnn_steps(rnn: nn.RNNBase, steps: int) -> None:
-    """Called by RNN code that bypasses the module's forward: ``steps`` valid (sequence,
-    time) steps of ``rnn`` were run; every open :class:`FlopCount` of a model holding
-    ``rnn`` adds their FLOPs."""
-    for fc in _ACTIVE:
-        if any(m is rnn for m in fc.model.modules()):
-            fc._add_rnn(rnn, steps)
+def _lstm_layer(input_shape, w_ih_shape, w_hh_shape, *args, out_shape=None, **kwargs) -> int:
+    """One direction of a oneDNN LSTM layer over ``input`` [T, B, D] (the operator's layout):
+    ``2 · 4H · (D + H)`` per (step, row)."""
+    steps, rows = input_shape[0], input_shape[1]
+    return 2 * w_ih_shape[0] * (w_ih_shape[1] + w_hh_shape[1]) * steps * rows
 
 
-def rnn_flops(gates: int, input_size: int, hidden: int, steps: int, directions: int = 1) -> int:
-    """Matmul FLOPs of one RNN layer over ``steps`` executed (sequence, time) steps."""
-    return 2 * gates * hidden * (input_size + hidden) * steps * directions
+def _lstm_layer_backward(input_shape, w_ih_shape, w_hh_shape, *args, out_shape=None, **kwargs) -> int:
+    return 2 * _lstm_layer(input_shape, w_ih_shape, w_hh_shape)
 
 
-def linear_flops(in_features: int, out_features: int, rows: int) -> int:
-    return 2 * in_features * out_features * rows
+#: formulas for the operators torch's counter does not know (``FlopCounterMode(custom_mapping=...)``)
+CUSTOM = {torch.ops.aten.mkldnn_rnn_layer: _lstm_layer,
+          torch.ops.aten.mkldnn_rnn_layer_backward: _lstm_layer_backward}
 
 
-class FlopCount:
-    """Context manager: ``with FlopCount(model) as fc: model(...)``; ``fc.total`` is the
-    forward matmul FLOPs executed inside the block (see module docstring)."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.model = model
-        self.total = 0
-        self._handles: list = []
-
-    def _rnn(self, mod: nn.RNNBase, args, _out) -> None:
-        x = args[0]
-        if isinstance(x, PackedSequence):
-            steps = int(x.batch_sizes.sum())
-        else:
-            steps = x.shape[0] * x.shape[1] if x.dim() == 3 else x.shape[0]
-        self._add_rnn(mod, steps)
-
-    def _add_rnn(self, mod: nn.RNNBase, steps: int) -> None:
-        gates = next(g for cls, g in _GATES.items() if isinstance(mod, cls))
-        d = 2 if mod.bidirectional else 1
-        size = mod.input_size
-        for _layer in range(mod.num_layers):
-            self.total += rnn_flops(gates, size, mod.hidden_size, steps, d)
-            size = mod.hidden_size * d
-
-    def _linear(self, mod: nn.Linear, args, _out) -> None:
-        self.total += linear_flops(mod.in_features, mod.out_features, args[0].numel() // mod.in_features)
-
-    def __enter__(self) -> FlopCount:
-        for m in self.model.modules():
-            if isinstance(m, nn.RNNBase):
-                self._handles.append(m.register_forward_hook(self._rnn))
-            elif isinstance(m, nn.Linear):
-                self._handles.append(m.register_forward_hook(self._linear))
-        _ACTIVE.append(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self in _ACTIVE:
-            _ACTIVE.remove(self)
-        for h in self._handles:
-            h.remove()
-        self._handles.clear()
+def count_flops(fn: Callable[[], object]) -> int:
+    """Matmul FLOPs executed by ``fn()`` (see the module docstring)."""
+    with FlopCounterMode(display=False, custom_mapping=CUSTOM) as mode:
+        fn()
+    return mode.get_total_flops()
 
 
 def matmul_gflops(m: int, k: int, n: int, seconds: float = 0.3) -> float:
     """Achieved GFLOP/s of ``torch.mm`` of [m, k] × [k, n] float32 (best of repeated runs
     for about ``seconds``), on torch's current thread setting."""
-    import time
-
     a, b = torch.randn(m, k), torch.randn(k, n)
     out = torch.empty(m, n)
     torch.mm(a, b, out=out)

@@ -13,14 +13,11 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..embeddings.chars import CASINGS, N_CHAR_IDS
-from . import flops as _flops
-from . import fused_gru as _fused_gru
-from . import fused_infer as _fused_infer
 from .features import UNK
 from .protocol import Batch
 
 __all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn",
-           "run_rnn_padded", "length_groups", "char_group_costs", "packed_rnns", "Dropout"]
+           "run_rnn_padded", "length_groups", "char_group_costs", "grouped_final_states", "packed_rnns", "Dropout"]
 
 
 def _reversal_index(lengths: torch.Tensor, total: int) -> torch.Tensor:
@@ -36,8 +33,8 @@ _PACKED_ONLY = False
 
 @contextmanager
 def packed_rnns() -> Iterator[None]:
-    """Inside the block every RNN runs on packed sequences, as before the padded path and
-    the compiled inference kernel (for side-by-side measurements, ``benchmarks/taggers.py``)."""
+    """Inside the block every RNN runs on packed sequences (the simple path, for side-by-side
+    measurements: ``benchmarks/taggers.py``, ``benchmarks/device_check.py``)."""
     global _PACKED_ONLY
     before, _PACKED_ONLY = _PACKED_ONLY, True
     try:
@@ -47,22 +44,20 @@ def packed_rnns() -> Iterator[None]:
 
 
 def _padded_ok(rnn: nn.RNNBase) -> bool:
-    """Whether :func:`run_rnn` should use :func:`run_rnn_padded` for ``rnn``: a plain
-    one-layer ``nn.LSTM``/``nn.GRU`` (not a subclass such as Opacus' DP layers) with
-    batch-first input and no projection, and only while autograd records. Measured side by
-    side on one thread (``benchmarks/taggers.py``; packed → padded tokens/s, idle 2-core
-    Xeon with AVX-512): training is 1.3-1.8x faster for every RNN tagger (the fused oneDNN
-    LSTM forward *and* backward; a GRU, which has no fused CPU kernel in torch, saved the
-    packed path's per-step slicing in autograd, and runs on the compiled GRU of
-    :mod:`deidlib.models.fused_gru`), while inference is not faster
-    (0.85-1.06x: the oneDNN call re-lays out its weights each time, and without a backward
-    pass the packed loop is cheap), so prediction does not use it: it runs the compiled
-    inference kernel of :mod:`deidlib.models.fused_infer`, or the packed path."""
-    if _PACKED_ONLY or type(rnn) not in (nn.LSTM, nn.GRU) or rnn.num_layers != 1 or not rnn.batch_first:
+    """Whether :func:`run_rnn` (and :class:`CharEncoder`) should use :func:`run_rnn_padded`
+    for ``rnn``: a plain one-layer ``nn.LSTM`` (not a subclass such as Opacus' DP layers) with
+    batch-first input and no projection, outside :func:`packed_rnns`. On a padded batch-first
+    input torch runs its fused oneDNN LSTM kernel (forward and backward); on a packed one a
+    generic per-step loop. Side by side on one thread (``benchmarks/torch_paths.py``, packed
+    time / padded time): word-level LSTM 300 → 128 1.8-2.0x in training and 1.6-1.7x in
+    inference, character LSTM 25 → 25 (grouped by length) 1.75-1.8x and 1.3-1.4x; the
+    friedrich tagger's prediction pass 1.15-1.55x (``benchmarks/taggers.py``, ``packed``
+    column). A GRU has no fused CPU kernel in torch: padded it measured 1.0x in training and
+    0.8x in inference at the gru preset's sizes (0.65-0.76x for the character GRU), so GRUs
+    run packed."""
+    if _PACKED_ONLY or type(rnn) is not nn.LSTM or rnn.num_layers != 1 or not rnn.batch_first:
         return False
-    if getattr(rnn, "proj_size", 0):
-        return False
-    return torch.is_grad_enabled()
+    return not rnn.proj_size
 
 
 def length_groups(sorted_lengths: list[int], call_cost: float = 100.0, step_rows: float = 0.0) -> list[tuple[int, int]]:
@@ -93,36 +88,17 @@ def length_groups(sorted_lengths: list[int], call_cost: float = 100.0, step_rows
 
 
 def char_group_costs(rnn: nn.RNNBase) -> tuple[float, float]:
-    """``(call_cost, step_rows)`` of :func:`length_groups` for a character RNN, in row-steps
+    """``(call_cost, step_rows)`` of :func:`length_groups` for a character LSTM, in row-steps
     of its own work. Fitted (least squares, time = c + a · steps + b · rows · steps, one
     thread, one direction, forward + backward) on the development machine (2-core AVX-512
-    Xeon, torch 2.13):
-
-    * oneDNN LSTM: c / b = 103 for festag's character LSTM (128 one-hot inputs, 128 hidden)
-      and 450 for a 25/25 one (flair's sizes), a / b ≈ 0, summarised as
-      ``87 + 4.5e5 / (hidden · (input + hidden))``: the per-call cost (oneDNN re-lays out the
-      weights on each call) weighs more against small layers;
-    * compiled GRU (:mod:`deidlib.models.fused_gru`): c / b = 76 and a / b = 5-15 rows for
-      25/25 and 50/50 layers: (76, 10).
+    Xeon, torch 2.13) for the oneDNN LSTM: c / b = 103 for festag's character LSTM (128
+    one-hot inputs, 128 hidden) and 450 for a 25/25 one (flair's sizes), a / b ≈ 0,
+    summarised as ``87 + 4.5e5 / (hidden · (input + hidden))``: the per-call cost (oneDNN
+    re-lays out the weights on each call) weighs more against small layers.
 
     Only speed depends on them: a row's result does not depend on its group (up to float
     rounding)."""
-    if isinstance(rnn, nn.LSTM):
-        return 87.0 + 4.5e5 / (rnn.hidden_size * (rnn.input_size + rnn.hidden_size)), 0.0
-    return 76.0, 10.0
-
-
-def _fused_gru_ok(rnn: nn.RNNBase, x: torch.Tensor) -> bool:
-    """Whether ``rnn`` (a plain GRU with biases, on CPU float tensors, not inside a
-    ``torch.func`` transform) runs on the compiled GRU of :mod:`deidlib.models.fused_gru`
-    (when it is built and not disabled)."""
-    return isinstance(rnn, nn.GRU) and rnn.bias and _fused_gru.KERNEL.usable(x, rnn.weight_ih_l0)
-
-
-def _fused_infer_ok(rnn: nn.RNNBase, x: torch.Tensor) -> bool:
-    """Whether ``rnn`` runs on the compiled inference kernel of :mod:`deidlib.models.fused_infer`
-    (:func:`~deidlib.models.fused_infer.usable`, and not inside :func:`packed_rnns`)."""
-    return not _PACKED_ONLY and _fused_infer.usable(rnn, x)
+    return 87.0 + 4.5e5 / (rnn.hidden_size * (rnn.input_size + rnn.hidden_size)), 0.0
 
 
 def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -130,9 +106,8 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
 
     Why: torch's CPU kernels for *packed* sequences run a generic per-step loop whose batch
     shrinks step by step (and autograd records every step), while a padded batch-first
-    input reaches the fused oneDNN (mkldnn) RNN kernels, forward and backward
-    (``benchmarks/taggers.py``); a GRU, which has none in torch, runs on the compiled one of
-    :mod:`deidlib.models.fused_gru` where it is built. The forward direction is causal, so its outputs at a
+    input reaches the fused oneDNN (mkldnn) LSTM kernel, forward and backward
+    (:func:`_padded_ok` says where it is used). The forward direction is causal, so its outputs at a
     row's valid steps do not depend on the padding after them; the backward direction runs
     as a forward pass over each row reversed *within its length* (padding kept at the end)
     and is reversed back. Returns ``(outputs [B, T, dirs·H]``, zero at padding as
@@ -142,8 +117,6 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
     (clamp them to 1, as :class:`CharEncoder` does)."""
     bsz, total, _ = x.shape
     lengths = lengths.to(x.device)
-    if _flops._ACTIVE:
-        _flops.note_rnn_steps(rnn, int(lengths.sum()))
     w = rnn._flat_weights
     per_dir = len(w) // (2 if rnn.bidirectional else 1)
     lstm = isinstance(rnn, nn.LSTM)
@@ -151,11 +124,8 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
     padded = int(lengths.min()) < total
     h0 = x.new_zeros(1, bsz, rnn.hidden_size)
     hx = (h0, h0) if lstm else h0
-    fused = _fused_gru_ok(rnn, x)
 
     def one(inp: torch.Tensor, weights) -> torch.Tensor:
-        if fused:
-            return _fused_gru.gru_layer(inp, h0[0], *weights)[0]
         return fn(inp, hx, weights, rnn.bias, 1, 0.0, rnn.training, False, True)[0]
 
     last = (lengths - 1).view(bsz, 1, 1).expand(bsz, 1, rnn.hidden_size)
@@ -181,18 +151,27 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
 
 def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Run a (bidirectional) RNN over padded ``x`` [B, T, D] with true ``lengths``: padding
-    never enters a valid step and outputs are zero at padding. Plain one-layer LSTM/GRU go
-    through :func:`run_rnn_padded` (fused kernels) in training and through the compiled
-    inference kernel of :mod:`deidlib.models.fused_infer` without autograd; anything else
-    (several layers, Opacus' DP layers, no compiler) through a packed sequence."""
+    never enters a valid step and outputs are zero at padding. A plain one-layer LSTM goes
+    through :func:`run_rnn_padded` (torch's fused oneDNN kernel, :func:`_padded_ok`);
+    anything else (GRUs, several layers, Opacus' DP layers) through a packed sequence."""
     if _padded_ok(rnn):
         return run_rnn_padded(rnn, x, lengths)[0]
-    if _fused_infer_ok(rnn, x):
-        return _fused_infer.run_rnn_infer(rnn, x, lengths)[0]
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     out, _ = rnn(packed)
     out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
     return out
+
+
+def grouped_final_states(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """``h_n`` [dirs, B, H] of ``rnn`` over ``x`` [B, T, D] with ``lengths`` (≥ 1), computed
+    by :func:`run_rnn_padded` over groups of rows of similar length (:func:`length_groups`
+    with :func:`char_group_costs`), in the original row order."""
+    order = torch.argsort(lengths)
+    sl = lengths[order]
+    parts = []
+    for a, b in length_groups(sl.tolist(), *char_group_costs(rnn)):
+        parts.append(run_rnn_padded(rnn, x[order[a:b], : int(sl[b - 1])], sl[a:b])[1])
+    return torch.cat(parts, 1).index_select(1, torch.argsort(order))
 
 
 class CharEncoder(nn.Module):
@@ -221,18 +200,8 @@ class CharEncoder(nn.Module):
     def forward(self, char_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         x = self.embed(char_ids)
         lengths = lengths.clamp(min=1)
-        # a padded char GRU on torch.gru measured slower than packed (no fused kernel, one call
-        # per length group); on the compiled GRU it is faster
-        if _padded_ok(self.rnn) and (isinstance(self.rnn, nn.LSTM) or _fused_gru_ok(self.rnn, x)):
-            order = torch.argsort(lengths)
-            sl = lengths[order]
-            parts = []
-            for a, b in length_groups(sl.tolist(), *char_group_costs(self.rnn)):
-                rows = order[a:b]
-                parts.append(run_rnn_padded(self.rnn, x[rows, : int(sl[b - 1])], sl[a:b])[1])
-            h = torch.cat(parts, 1).index_select(1, torch.argsort(order))
-        elif _fused_infer_ok(self.rnn, x):  # inference: compiled, no packing
-            h = _fused_infer.run_rnn_infer(self.rnn, x, lengths, want_out=False)[1]
+        if _padded_ok(self.rnn) and isinstance(self.rnn, nn.LSTM):
+            h = grouped_final_states(self.rnn, x, lengths)
         else:
             packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
             _, h = self.rnn(packed)

@@ -89,7 +89,6 @@ from typing import Any
 import torch
 
 from ..corpus.labels import TaggedSentence
-from ..models import fused_crf
 from ..models.protocol import Batch
 from ..rng import derive_seed
 from .accounting import ACCOUNTANTS, MAX_NOISE_MULTIPLIER, epsilon, noise_for_epsilon
@@ -214,10 +213,7 @@ def per_unit_gradients(
     if sorted(seen) != list(range(B)):
         raise ValueError("groups must partition the sentences of the batch")
     params = _params(tagger)
-    # a batched backward (vmap) cannot go through the compiled CRF's backward, so both methods
-    # (``loop`` is the cross-check of ``vmap``) differentiate the CRF's Python recursion
-    with fused_crf.disabled():
-        losses = _unit_losses(tagger, batch, groups)
+    losses = _unit_losses(tagger, batch, groups)
     G = len(groups)
     if method == "vmap":
         eye = torch.eye(G, dtype=losses.dtype, device=losses.device)

@@ -1,4 +1,4 @@
-"""run_rnn_padded (the fused-kernel path of every one-layer LSTM/GRU) against torch's packed
+"""run_rnn_padded (the fused oneDNN path of every plain one-layer LSTM) against torch's packed
 RNN: same outputs, same final states, same gradients; padding never leaks into valid steps."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_padded_equals_packed(cls, bidirectional, training, lengths):
     assert (mine[0][pad] == 0).all()  # no gradient flows into padding
 
 
-def test_run_rnn_takes_the_padded_path_only_for_plain_one_layer_rnns():
+def test_run_rnn_takes_the_padded_path_only_for_plain_one_layer_lstms():
     torch.manual_seed(0)
     lengths = torch.tensor([4, 2])
     x = torch.randn(2, 4, 3)
@@ -81,11 +81,14 @@ def test_run_rnn_takes_the_padded_path_only_for_plain_one_layer_rnns():
     plain = nn.LSTM(3, 2, batch_first=True, bidirectional=True)
     torch.testing.assert_close(run_rnn(plain, x, lengths), packed_reference(plain, x, lengths)[0])
     assert _padded_ok(plain)
+    with torch.no_grad():  # inference too (the fused kernel measured faster there as well)
+        assert _padded_ok(plain)
     with packed_rnns():
         assert not _padded_ok(plain)
-    with torch.no_grad():  # inference keeps the packed path (measured faster there)
-        assert not _padded_ok(plain)
     assert _padded_ok(plain)
+    gru = nn.GRU(3, 2, batch_first=True, bidirectional=True)  # no fused CPU kernel: packed
+    assert not _padded_ok(gru)
+    torch.testing.assert_close(run_rnn(gru, x, lengths), packed_reference(gru, x, lengths)[0])
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
@@ -133,7 +136,6 @@ def test_length_groups_extremes():
     assert length_groups([1, 1, 2], 0.0, 0.0) == [(0, 2), (2, 3)]
     assert length_groups([1, 1, 2], 0.0, 10.0) == [(0, 3)]  # steps dear: 13 · 2 < 12 · 1 + 11 · 2
     assert char_group_costs(nn.LSTM(128, 128)) == pytest.approx((87 + 4.5e5 / (128 * 256), 0.0))
-    assert char_group_costs(nn.GRU(25, 25)) == (76.0, 10.0)
 
 
 def test_dropout_masks_have_the_right_law():
