@@ -9,5 +9,5 @@ The package is thin on purpose. From the bottom layer up (DESIGN.md, "Layers"):
 imported on demand; ``import deidlib`` is cheap.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["__version__"]
