@@ -279,6 +279,12 @@ def _run(args, interrupts: Interrupts) -> int:
             options.surrogate_config()  # a bad --locale fails here, in one line
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.replace == "surrogate":
+        from ..surrogates.engine import epsilon_warning
+
+        warning = epsilon_warning(args.epsilon, options.memo_scope)
+        if warning:
+            print(f"deidlib deidentify: WARNING: {warning}", file=sys.stderr)
     blob = None
     model_name = "none (--spans input)"
     if args.spans == "model":

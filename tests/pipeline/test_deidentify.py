@@ -324,3 +324,21 @@ def test_dask_local_cluster_equals_single_process(tiny_model, synth_docs):
     for i in local:
         assert dist[i].document == local[i].document and dist[i].predicted == local[i].predicted
     assert process_chunk(blob, opts, chunks[0])[0].document == local[chunks[0][0].id].document
+
+
+def test_deidentify_warns_that_a_huge_epsilon_releases_values_nearly_unchanged(tmp_path, tiny_model, capsys):
+    """Surrogates at a budget above NEARLY_UNCHANGED_EPSILON keep dates, ages and cities almost
+    exactly: deidentify says so, as `deidlib surrogate` does; masks release no values, so no warning."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.txt").write_text("Seen on 03/04/2019 in Boston by Dr. Smith.\n", encoding="utf-8")
+    assert main(["deidentify", str(src), str(tmp_path / "o1"), "--model", str(tiny_model), "--epsilon", "1e308",
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "deidlib deidentify: WARNING: epsilon 1e+308 per document is above 20" in err
+    assert main(["deidentify", str(src), str(tmp_path / "o2"), "--model", str(tiny_model), "--epsilon", "20",
+                 "--no-progress"]) == 0
+    assert "WARNING" not in capsys.readouterr().err
+    assert main(["deidentify", str(src), str(tmp_path / "o3"), "--model", str(tiny_model), "--epsilon", "1e308",
+                 "--replace", "mask", "--no-progress"]) == 0
+    assert "WARNING" not in capsys.readouterr().err
