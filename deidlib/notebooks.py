@@ -13,7 +13,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,41 @@ __all__ = [
     "default_jobs",
     "NotebookRunError",
     "failure_message",
+    "INLINE_BACKEND",
+    "inline_figures",
 ]
+
+#: the backend the kernels run with: every figure a notebook shows is stored in the executed
+#: notebook (and so on its documentation page), whatever ``MPLBACKEND`` the caller has set
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+_env_lock = threading.Lock()
+_env_users = 0
+_env_saved: str | None = None
+
+
+@contextmanager
+def inline_figures() -> Iterator[None]:
+    """Set ``MPLBACKEND`` to :data:`INLINE_BACKEND` for the kernels started inside (papermill
+    starts them with this process's environment), and put the caller's value back when the
+    last of the concurrent runs ends. A caller's ``MPLBACKEND=Agg`` (a test suite, a headless
+    batch job) would otherwise reach the kernels, which would then save their figure files but
+    show no figure in the executed notebook."""
+    global _env_users, _env_saved
+    with _env_lock:
+        if _env_users == 0:
+            _env_saved = os.environ.get("MPLBACKEND")
+            os.environ["MPLBACKEND"] = INLINE_BACKEND
+        _env_users += 1
+    try:
+        yield
+    finally:
+        with _env_lock:
+            _env_users -= 1
+            if _env_users == 0:
+                if _env_saved is None:
+                    os.environ.pop("MPLBACKEND", None)
+                else:
+                    os.environ["MPLBACKEND"] = _env_saved
 
 
 class NotebookRunError(RuntimeError):
@@ -140,15 +177,16 @@ def run_notebook(
         **(extra_parameters or {}),
     }
     try:
-        pm.execute_notebook(
-            str(src),
-            str(running),
-            parameters=params,
-            cwd=str(nb_dir),
-            kernel_name="python3",
-            progress_bar=progress,
-            request_save_on_cell_execute=False,
-        )
+        with inline_figures():
+            pm.execute_notebook(
+                str(src),
+                str(running),
+                parameters=params,
+                cwd=str(nb_dir),
+                kernel_name="python3",
+                progress_bar=progress,
+                request_save_on_cell_execute=False,
+            )
     except Exception as e:
         if running.exists():
             os.replace(running, failed)

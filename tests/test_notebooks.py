@@ -219,3 +219,24 @@ def test_reproduce_without_jobs_runs_default_jobs_at_once(tmp_path, monkeypatch,
     monkeypatch.setattr(notebooks, "run_notebook", fake_run)
     outs = notebooks.reproduce("smoke", runs_dir=tmp_path, copy_figures=False)
     assert [o.name for o in outs] == [e.name for e in ENTRIES] and peak[0] == expected
+
+
+def test_kernels_show_figures_inline_whatever_the_callers_backend(monkeypatch):
+    """A caller's MPLBACKEND (Agg in this suite) must not reach the kernels, or the executed
+    notebooks (and their documentation pages) would hold no figure; nested and concurrent runs
+    share the setting and the caller's value comes back after the last one."""
+    import os
+
+    from deidlib.notebooks import INLINE_BACKEND, inline_figures
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    with inline_figures():
+        assert os.environ["MPLBACKEND"] == INLINE_BACKEND
+        with inline_figures():
+            assert os.environ["MPLBACKEND"] == INLINE_BACKEND
+        assert os.environ["MPLBACKEND"] == INLINE_BACKEND
+    assert os.environ["MPLBACKEND"] == "Agg"
+    monkeypatch.delenv("MPLBACKEND")
+    with inline_figures():
+        assert os.environ["MPLBACKEND"] == INLINE_BACKEND
+    assert "MPLBACKEND" not in os.environ
