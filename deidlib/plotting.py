@@ -9,6 +9,8 @@ of :mod:`deidlib.studies` are decorated with it and :func:`savefig` saves inside
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["STYLE", "style", "savefig", "COLORS"]
@@ -29,12 +31,25 @@ COLORS = {
 }
 
 
-def style():
-    """The deidlib style for a block or a function, the previous ``rcParams`` restored after:
-    ``with style(): fig, ax = plt.subplots()`` or ``@style()`` above a figure function."""
-    import matplotlib.pyplot as plt
+@contextmanager
+def style() -> Iterator[None]:
+    """The deidlib style for a block or a function, the previous values of the style's own
+    ``rcParams`` restored after: ``with style(): fig, ax = plt.subplots()`` or ``@style()``
+    above a figure function.
 
-    return plt.style.context(STYLE)
+    Only the keys of the style file are set and restored. ``plt.style.context`` restores
+    *every* rcParam on exit, which undoes what an interactive backend set while the block ran
+    (the inline backend of a Jupyter kernel then showed no figure in any later cell:
+    ``tests/test_plotting.py``)."""
+    import matplotlib as mpl
+
+    rc = mpl.rc_params_from_file(STYLE, use_default_template=False)
+    saved = {k: mpl.rcParams[k] for k in rc}
+    mpl.rcParams.update(rc)
+    try:
+        yield
+    finally:
+        mpl.rcParams.update(saved)
 
 
 def savefig(fig, name: str, out_dir: str | Path, *, pdf: bool = True) -> list[Path]:

@@ -92,3 +92,31 @@ def test_nothing_sets_a_matplotlib_backend():
             offenders += [f"{f.relative_to(ROOT)}: {c}" for c in calls
                           if c in ("matplotlib.use", "mpl.use", "plt.switch_backend", "pyplot.switch_backend")]
     assert offenders == []
+
+
+def test_a_kernel_shows_every_figure_after_a_styled_one(tmp_path):
+    """In a Jupyter kernel (inline backend) a figure made after a styled one is still shown in
+    its cell: the executed notebooks, and the documentation pages made from them, carry every
+    figure. Restoring all rcParams on leaving the style (``plt.style.context``) hid them."""
+    import json
+
+    import nbformat
+    import papermill as pm
+
+    from deidlib.notebooks import inline_figures
+
+    cells = [
+        "import matplotlib.pyplot as plt\nfrom deidlib import plotting",
+        "with plotting.style():\n    fig, ax = plt.subplots()\n    ax.plot([0, 1])",
+        "fig, ax = plt.subplots()\nax.plot([1, 0])",
+        "@plotting.style()\ndef f():\n    fig, ax = plt.subplots()\n    return fig\nfig = f()",
+        "fig = f()",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    src, out = tmp_path / "figures.ipynb", tmp_path / "figures.out.ipynb"
+    nbformat.write(nb, src)
+    with inline_figures():
+        pm.execute_notebook(str(src), str(out), kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    shown = [sum("image/png" in o.get("data", {}) for o in c.get("outputs", []))
+             for c in json.loads(out.read_text())["cells"]]
+    assert shown == [0, 1, 1, 1, 1], shown
