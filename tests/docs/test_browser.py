@@ -143,6 +143,7 @@ def jupyterlab(tmp_path):
                JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"))
+    env.pop("MPLBACKEND", None)  # as a user's JupyterLab: the kernels pick the inline backend (the suite sets Agg)
     log = open(tmp_path / "jupyterlab.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
