@@ -2,8 +2,8 @@
 
 README, documentation pages, DESIGN.md, the package's code (docstrings and comments), the
 notebooks, the benchmarks and the tests state what holds and which test guards it. References
-to the project's internal tracker ("issue 14"), to work stops ("stop 25", "until stop 17") or
-to commits ("at 2a9009e") point to a history no reader can see and go stale; they belong in
+to the project's internal tracker ("issue" and a number), to work stops ("stop" and a number)
+or to commits (an abbreviated hash) point to a history no reader can see and go stale; they belong in
 CHANGELOG.md, which this test does not scan.
 """
 

@@ -228,15 +228,13 @@ def _run(args, interrupts: Interrupts) -> int:
         from ..pipeline.default_model import default_model_dir
 
         inputs.append(("the default model", default_model_dir()))
-    if args.pseudonym_key_file:  # the key is never written into OUT (nor read as a note: below)
+    if args.pseudonym_key_file:  # the key is never written into OUT (check_output) nor read as a note
         inputs.append(("--pseudonym-key-file", args.pseudonym_key_file))
     out = check_output(args.out_dir, inputs, what="OUT", force=args.force)
     if args.pseudonym_key_file:
-        key_path = resolve(args.pseudonym_key_file)
-        for name, folder in (("IN", src), ("OUT", args.out_dir)):
-            f = resolve(folder)
-            if key_path == f or f in key_path.parents:
-                raise UsageError(f"--pseudonym-key-file may not lie inside {name}")
+        key_path, in_path = resolve(args.pseudonym_key_file), resolve(src)
+        if key_path == in_path or in_path in key_path.parents:
+            raise UsageError("--pseudonym-key-file may not lie inside IN")
     try:
         pseudonyms = Pseudonyms(load_key(args.pseudonym_key_file))
     except PseudonymError as e:
@@ -274,14 +272,13 @@ def _run(args, interrupts: Interrupts) -> int:
     options = DeidOptions(replace=args.replace, spans=args.spans, seed=args.seed, epsilon=args.epsilon,
                           locale=args.locale, memo_scope="patient" if has_patients else "document",
                           audit=bool(args.audit), threads=threads)
-    try:
-        if args.replace == "surrogate":
-            options.surrogate_config()  # a bad --locale fails here, in one line
-    except ValueError as e:
-        raise UsageError(str(e)) from None
     if args.replace == "surrogate":
         from ..surrogates.engine import epsilon_warning
 
+        try:
+            options.surrogate_config()  # a bad --locale fails here, in one line
+        except ValueError as e:
+            raise UsageError(str(e)) from None
         warning = epsilon_warning(args.epsilon, options.memo_scope)
         if warning:
             print(f"deidlib deidentify: WARNING: {warning}", file=sys.stderr)
