@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_sigint_mid_run_exits_130_and_leaves_no_out(blind_model, synth_docs, tmp_path):
     src = tmp_path / "in"
     src.mkdir()
-    for k in range(4):  # several chunks of 32 notes: the run is still tagging when the signal comes
+    # 640 notes, 20 chunks of 32: tagging lasts seconds after the progress bar appears (160 notes
+    # took ~1.1 s on an idle machine, too close to the 0.5 s wait: the run could finish first)
+    for k in range(16):
         for d in synth_docs[:40]:
             (src / f"{k}-{d.id}.txt").write_text(d.text, encoding="utf-8")
     out = tmp_path / "out"
