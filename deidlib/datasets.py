@@ -39,7 +39,7 @@ from .corpus.splits import (
     split_by_patient,
 )
 from .profiles import get_profile
-from .synthetic import generate
+from .synthetic import DEFAULT_HETEROGENEITY, generate
 
 __all__ = ["load_corpus", "CORPORA", "SPLITS", "I2B2_2014", "synthetic_documents"]
 
@@ -56,19 +56,22 @@ def _copy(d: Document) -> Document:
 
 
 @lru_cache(maxsize=8)
-def _synthetic(patients: int, sites: int, seed: int, note_scale: tuple = ()) -> tuple[Document, ...]:
-    return tuple(generate(patients=patients, sites=sites, seed=seed, note_scale=dict(note_scale) or None))
+def _synthetic(patients: int, sites: int, seed: int, note_scale: tuple = (),
+               heterogeneity: float = DEFAULT_HETEROGENEITY) -> tuple[Document, ...]:
+    return tuple(generate(patients=patients, sites=sites, seed=seed, note_scale=dict(note_scale) or None,
+                          heterogeneity=heterogeneity))
 
 
 def synthetic_documents(
     profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None,
-    note_scale: dict[str, float] | None = None,
+    note_scale: dict[str, float] | None = None, heterogeneity: float | None = None,
 ) -> list[Document]:
-    """The synthetic corpus of a profile (sizes and note-type weights overridable, see
-    :func:`deidlib.synthetic.generate`), memoized in-process."""
+    """The synthetic corpus of a profile (sizes, note-type weights and site heterogeneity
+    overridable, see :func:`deidlib.synthetic.generate`), memoized in-process."""
     p = get_profile(profile)
     scale = tuple(sorted((note_scale or {}).items()))
-    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed), scale)]
+    h = DEFAULT_HETEROGENEITY if heterogeneity is None else float(heterogeneity)
+    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed), scale, h)]
 
 
 @lru_cache(maxsize=2)
@@ -85,6 +88,7 @@ def load_corpus(
     patients: int | None = None,
     sites: int | None = None,
     note_scale: dict[str, float] | None = None,
+    heterogeneity: float | None = None,
 ) -> CorpusSplits:
     """Train/dev/test documents of ``corpus``.
 
@@ -99,6 +103,8 @@ def load_corpus(
         patients, sites: override the profile's synthetic corpus size.
         note_scale: synthetic only: multiply every site's weight of these note types
             (``{"icu_nursing_note": 3}``); ignored for real corpora.
+        heterogeneity: synthetic only: how different the sites are, in [0, 1]
+            (``None``: :data:`deidlib.synthetic.DEFAULT_HETEROGENEITY`); ignored for real corpora.
 
     Raises:
         ValueError: unknown corpus or split.
@@ -109,7 +115,7 @@ def load_corpus(
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     if corpus == "synthetic":
-        docs = synthetic_documents(profile, seed, patients, sites, note_scale)
+        docs = synthetic_documents(profile, seed, patients, sites, note_scale, heterogeneity)
         if split == "document":
             return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
         return split_by_patient(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")

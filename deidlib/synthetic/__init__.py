@@ -7,7 +7,7 @@ writing styles differ (:mod:`.styles`), with identities and places from Faker
 """
 
 from .generator import DIAGNOSIS_LABELS, NOTE_TYPES, generate, generate_iter, site_names
-from .styles import ARCHETYPES, SiteStyle, site_style
+from .styles import ARCHETYPES, DEFAULT_HETEROGENEITY, SiteStyle, site_style
 from .vocab import EPONYMS, PRIMARY_SITES
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "generate_iter",
     "site_names",
     "site_style",
+    "DEFAULT_HETEROGENEITY",
     "SiteStyle",
     "ARCHETYPES",
     "DIAGNOSIS_LABELS",

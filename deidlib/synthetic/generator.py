@@ -26,7 +26,7 @@ from ..rng import derive_seed
 from .identities import SitePools, build_site_pools, make_patient
 from .notes import NoteContext, render_note
 from .notes.icu import ICU_CASING
-from .styles import NOTE_TYPES, site_names, site_style
+from .styles import DEFAULT_HETEROGENEITY, NOTE_TYPES, check_heterogeneity, site_names, site_style
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
 __all__ = ["generate", "generate_iter", "site_names", "DIAGNOSIS_LABELS", "NOTE_TYPES"]
@@ -68,6 +68,7 @@ def generate_iter(
     start_year: int = 2004,
     end_year: int = 2019,
     pool_size: int = 160,
+    heterogeneity: float = DEFAULT_HETEROGENEITY,
     progress: bool = False,
 ) -> Iterator[Document]:
     """Yield the documents of :func:`generate` one at a time (patient by patient).
@@ -77,8 +78,9 @@ def generate_iter(
     lo, hi = _check(patients, sites, notes_per_patient, note_mix, diagnosis_weights)
     if note_scale is not None and (set(note_scale) - set(NOTE_TYPES) or any(f < 0 for f in note_scale.values())):
         raise ValueError(f"note_scale must map some of {NOTE_TYPES} to factors >= 0, got {note_scale!r}")
+    heterogeneity = check_heterogeneity(heterogeneity)
     names = site_names(sites)
-    styles = [site_style(i, seed) for i in range(sites)]
+    styles = [site_style(i, seed, heterogeneity) for i in range(sites)]
     pools: list[SitePools] = [build_site_pools(seed, i, names[i], locale, size=pool_size) for i in range(sites)]
     if site_weights is None:
         wr = random.Random(derive_seed(seed, "site-sizes", sites))
@@ -172,6 +174,8 @@ def generate(
         site_weights: relative number of patients per site.
         start_year, end_year: range of first-visit years.
         pool_size: names per sex per site sampled from Faker (more = fewer repeated names).
+        heterogeneity: how different the sites are, in [0, 1] (see
+            :func:`deidlib.synthetic.styles.site_style`; default ``DEFAULT_HETEROGENEITY``).
         progress: show a tqdm bar.
 
     Returns:

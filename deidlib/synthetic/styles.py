@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["SiteStyle", "ARCHETYPES", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
+__all__ = ["SiteStyle", "ARCHETYPES", "DEFAULT_HETEROGENEITY", "check_heterogeneity", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
 
 NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report", "icu_nursing_note")
 
@@ -194,6 +194,22 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
 )
 
 
+#: how different the sites are by default (0 = every site writes alike, 1 = the most
+#: different); see :func:`site_style`
+DEFAULT_HETEROGENEITY: float = 1.0
+
+
+def check_heterogeneity(h) -> float:
+    """``h`` as a float in [0, 1], or a ``ValueError`` naming the parameter."""
+    try:
+        v = float(h)
+    except (TypeError, ValueError):
+        raise ValueError(f"heterogeneity must be a number in [0, 1], got {h!r}") from None
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"heterogeneity must be a number in [0, 1], got {h!r}")
+    return v
+
+
 def site_names(k: int) -> list[str]:
     """Names of ``k`` sites: ``site0`` ... ``site{k-1}``."""
     if not isinstance(k, int) or k < 1:
@@ -205,8 +221,9 @@ def _perturb(d: dict[str, float], rng: random.Random, lo: float = 0.4, hi: float
     return {k: v * rng.uniform(lo, hi) for k, v in d.items()}
 
 
-def site_style(index: int, seed: int) -> SiteStyle:
+def site_style(index: int, seed: int, heterogeneity: float = DEFAULT_HETEROGENEITY) -> SiteStyle:
     """The style of site ``index``: archetype ``index % 5``; indices >= 5 get seeded perturbations."""
+    check_heterogeneity(heterogeneity)
     if index < 0:
         raise ValueError(f"site index must be >= 0, got {index}")
     base = ARCHETYPES[index % len(ARCHETYPES)]
