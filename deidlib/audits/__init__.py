@@ -6,6 +6,8 @@
   (AUC and TPR at low FPR);
 * :mod:`.epsilon` — empirical ε lower bounds (Jagielski et al. 2020, Clopper–Pearson) and the
   white-box audit of one DP-SGD step against the accountant;
+* :mod:`.one_run` — the one-run audit of ``train_dp`` (Steinke, Nasr & Jagielski 2023): many
+  gradient canaries in one training, an ε lower bound from the number of correct guesses;
 * :mod:`.reconstruction` — the words of a DSSGD site's batch from its uploaded update;
 * :mod:`.linkage` — note linkage and equal-value disclosure on surrogate text.
 
@@ -14,16 +16,25 @@ outputs), below :mod:`deidlib.studies`.
 """
 
 from .canary import Canary, canary_exposure, canary_words, exposure, insert_canaries, make_canaries
-from .epsilon import EpsilonAudit, audit_dp_step, audit_epsilon, clopper_pearson_upper, epsilon_lower_bound
+from .epsilon import (
+    EpsilonAudit,
+    audit_dp_step,
+    audit_epsilon,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    raise_if_violated,
+)
 from .linkage import equal_value_disclosure, note_linkage
 from .membership import group_scores, lira_offline_scores, logit_confidence, loss_scores
 from .metrics import attack_scores, roc_auc, tpr_at_fpr
+from .one_run import OneRunAudit, audit_train_dp_one_run, epsilon_one_run
 from .reconstruction import batch_rows, embedding_slice, reconstruction_prf, recovered_rows
 from .scoring import sentence_losses
 
 __all__ = [
     "Canary", "canary_exposure", "canary_words", "exposure", "insert_canaries", "make_canaries",
     "EpsilonAudit", "audit_dp_step", "audit_epsilon", "clopper_pearson_upper", "epsilon_lower_bound",
+    "raise_if_violated", "OneRunAudit", "audit_train_dp_one_run", "epsilon_one_run",
     "equal_value_disclosure", "note_linkage",
     "group_scores", "lira_offline_scores", "logit_confidence", "loss_scores",
     "attack_scores", "roc_auc", "tpr_at_fpr",

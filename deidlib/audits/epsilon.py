@@ -11,7 +11,8 @@ so ε ≥ max(ln((1 − δ − FPR)/FNR), ln((1 − δ − FNR)/FPR)). The rates
 trials, so we replace them by their one-sided Clopper–Pearson upper bounds at level α/2 each:
 the resulting ε_LB is a lower bound on the true ε with confidence ≥ 1 − α. A correct
 accountant's ε must never be below it — an audit above the accountant's ε is a bug
-(:func:`audit_dp_step` is the test of :mod:`deidlib.privacy.dpsgd`'s noise).
+(:func:`audit_dp_step` is the test of :mod:`deidlib.privacy.dpsgd`'s noise; :func:`raise_if_violated`
+turns such a result into an error).
 
 Threshold choice (documented): picking the best threshold on the same trials that estimate
 the rates would void the confidence; :func:`audit_epsilon` picks it on the first half of the
@@ -38,6 +39,7 @@ __all__ = [
     "audit_epsilon",
     "EpsilonAudit",
     "audit_dp_step",
+    "raise_if_violated",
 ]
 
 
@@ -150,3 +152,14 @@ def audit_dp_step(noise_multiplier: float, *, actual_noise_multiplier: float | N
     lb, _ = audit_epsilon(s_in, s_out, delta=delta, alpha=alpha)
     claimed = accountant_epsilon(noise_multiplier, 1.0, 1, delta, accountant)
     return EpsilonAudit(float(noise_multiplier), float(actual), delta, accountant, claimed, lb, 1 - alpha, trials)
+
+
+def raise_if_violated(audits) -> None:
+    """Raise ``RuntimeError("privacy bug: ...")`` if an audit of a correct mechanism proves a larger
+    ε than its accountant: ``audits`` are dicts (or objects with ``to_dict``) with
+    ``epsilon_lower_bound`` and ``accountant_epsilon``; rows with ``broken=True`` (a mechanism
+    broken on purpose, which the audit is *meant* to catch) are skipped."""
+    rows = [a.to_dict() if hasattr(a, "to_dict") else dict(a) for a in audits]
+    bad = [r for r in rows if not r.get("broken", False) and r["epsilon_lower_bound"] > r["accountant_epsilon"]]
+    if bad:
+        raise RuntimeError(f"privacy bug: an audit exceeds the accountant's ε: {bad}")

@@ -29,10 +29,14 @@ split scores utility (binary-token F1, :func:`deidlib.training.evaluate_tagger`)
   disclosure (:mod:`deidlib.audits.linkage`).
 * **ε audits** (:func:`epsilon_audits`): the white-box one-step audit of the DP-SGD noise at
   every σ of the study (and a deliberately broken mechanism, noise 10× smaller than claimed,
-  which must exceed its claim), and an end-to-end audit of ``train_dp``: many tiny trainings
-  with and without one canary sentence, Clopper–Pearson bound (Jagielski et al. 2020).
-  Every correct mechanism's lower bound must stay at or below the accountant's ε; the study
-  raises if one does not (a bug).
+  which must exceed its claim), and the one-run audit of ``train_dp`` (Steinke, Nasr &
+  Jagielski 2023; :mod:`deidlib.audits.one_run`, :func:`one_run_audit`): ``one_run_canaries``
+  Dirac gradient canaries, each in the training set with probability 1/2, one full-batch
+  ``train_dp`` run of ``one_run_steps`` steps with σ calibrated to each ε of
+  ``one_run_epsilons`` on ``one_run_sentences`` population sentences, and the same run with the
+  noise 10× smaller than the ledger claims at ``one_run_broken_epsilon`` (which must exceed its
+  claim). Every correct mechanism's lower bound must stay at or below the accountant's ε; the
+  study raises if one does not (a bug).
 * **Representations (friedrich) and shared layers (alawad)**: their adversaries come from
   their own studies (notebooks 05-07) and are not joined into this frontier yet; :data:`MISSING` rows say so.
 
@@ -55,7 +59,7 @@ import torch
 from ..audits import (
     attack_scores,
     audit_dp_step,
-    audit_epsilon,
+    audit_train_dp_one_run,
     batch_rows,
     canary_exposure,
     canary_words,
@@ -67,6 +71,7 @@ from ..audits import (
     loss_scores,
     make_canaries,
     note_linkage,
+    raise_if_violated,
     reconstruction_prf,
     recovered_rows,
     sentence_losses,
@@ -80,7 +85,7 @@ from ..corpus.splits import subsample
 from ..datasets import load_corpus
 from ..models import Featurizer, build_tagger
 from ..plotting import style
-from ..privacy.accounting import epsilon as accountant_epsilon
+from ..privacy.accounting import noise_for_epsilon
 from ..privacy.dpsgd import train_dp
 from ..results import fingerprint_documents
 from ..rng import derive_seed
@@ -91,13 +96,11 @@ from .params import StudyParams, profiles
 
 __all__ = [
     "AuditParams", "PROFILE_PARAMS", "params_for", "AuditData", "prepare_data", "make_tagger", "fit",
-    "membership_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "e2e_audit", "frontier_table",
+    "membership_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit", "frontier_table",
     "plot_frontier", "run_study", "AuditResults", "MISSING",
 ]
 
 SCHEME, ENCODING = "binary", "BIO"
-#: DP-SGD steps of every end-to-end audit training (full batch)
-E2E_STEPS = 3
 
 #: methods whose attack is measured by another study and not yet joined into this frontier
 #: (the notebook prints these)
@@ -141,15 +144,19 @@ class AuditParams(StudyParams):
     dssgd_lr: float = 0.3
     surrogate_epsilons: tuple[float, ...] = (1.0, 10.0)
     step_audit_trials: int = 2000
-    e2e_trials: int = 200
-    e2e_noise: float = 1.0
-    e2e_sentences: int = 15
+    one_run_canaries: int = 2000
+    one_run_steps: int = 2
+    one_run_epsilons: tuple[float, ...] = (2.0, 4.0, 8.0)
+    one_run_broken_epsilon: float = 2.0
+    one_run_sentences: int = 20
 
     def check(self) -> None:
         if self.references < 1:
             raise ValueError("audits needs references >= 1")
-        if any(s <= 0 for s in self.dp_noises) or self.e2e_noise <= 0:
+        if any(s <= 0 for s in self.dp_noises):
             raise ValueError("noise multipliers must be > 0")
+        if self.one_run_canaries < 20 or any(e <= 0 for e in (*self.one_run_epsilons, self.one_run_broken_epsilon)):
+            raise ValueError("the one-run audit needs one_run_canaries >= 20 and ε > 0")
 
 
 PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
@@ -158,11 +165,11 @@ PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
         patients=24, max_pool_sentences=60, max_patient_sentences=6, max_eval_documents=4, epochs=3, dp_noises=(1.0,), references=1,
         canary_copies=(1, 16), canaries_per_setting=1, canary_candidates=16, dssgd_theta_us=(1.0,),
         dssgd_dp_epsilons=(1.0,), dssgd_epochs=1, surrogate_epsilons=(1.0,), step_audit_trials=1000,
-        e2e_trials=4, e2e_sentences=6,
+        one_run_canaries=200, one_run_steps=1, one_run_epsilons=(8.0,), one_run_sentences=6,
     ),
-    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2, e2e_trials=100),
+    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2),
     "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8,
-                         canaries_per_setting=5, canary_candidates=1024, e2e_trials=1000),
+                         canaries_per_setting=5, canary_candidates=1024, one_run_canaries=10000),
 })
 
 
@@ -365,39 +372,33 @@ def surrogate_rows(data: AuditData, params: AuditParams, *, seed: int = 0) -> li
 
 
 # ------------------------------------------------------------------------- ε audits
-def e2e_audit(data: AuditData, params: AuditParams, noise: float, *, seed: int = 0, trials: int | None = None,
-              actual_noise: float | None = None) -> dict[str, Any]:
-    """End-to-end audit of :func:`~deidlib.privacy.dpsgd.train_dp` (Jagielski et al. 2020,
-    Algorithm 2): ``trials`` tiny trainings on ``e2e_sentences`` population sentences with and
-    without one canary sentence (the first canary, its secret in the PHI slot). Full-batch
-    DP-SGD (sampling rate q = 1 in both worlds, so the two worlds differ only by the canary)
-    for ``E2E_STEPS`` steps; q = 1 also makes the RDP accountant closed-form (fast enough for
-    hundreds of ledgers). Score = −loss of the canary. The claimed ε is the accountant's for
-    (σ, q = 1, steps); ``actual_noise`` runs train_dp at another σ (a broken mechanism)."""
-    trials = params.e2e_trials if trials is None else trials
-    base = data.sentences[: params.e2e_sentences]
-    canary = make_canaries((1,), 1, 2, derive_seed(seed, "audits-e2e"))[0]
-    fz = _featurizer([s.words for s in base], canary_words([canary]))
-    s_in, s_out = [], []
-    for t in range(trials):
-        for world, scores in ((True, s_in), (False, s_out)):
-            sents = [*base, canary.sentence()] if world else list(base)
-            tagger = make_tagger(fz, params, derive_seed(seed, "e2e-init", t))
-            fit(tagger, sents, params, noise if actual_noise is None else actual_noise,
-                derive_seed(seed, "e2e-train", t, world), epochs=E2E_STEPS, batch_size=len(sents),
-                accountant="rdp")
-            scores.append(-float(sentence_losses(tagger, [canary.sentence()])[0]))
-    lb, _ = audit_epsilon(s_in, s_out, delta=params.delta)
-    claimed = accountant_epsilon(noise, 1.0, E2E_STEPS, params.delta, "rdp")
-    return {"audit": "end-to-end train_dp (canary sentence)", "noise_multiplier": noise,
-            "actual_noise_multiplier": noise if actual_noise is None else actual_noise,
-            "sample_rate": 1.0, "steps": E2E_STEPS, "trials": trials, "accountant": "rdp",
-            "accountant_epsilon": claimed, "epsilon_lower_bound": lb, "confidence": 0.95}
+def one_run_audit(data: AuditData, params: AuditParams, target_epsilon: float, *, seed: int = 0,
+                  actual_noise: float | None = None, train_dp_fn=None) -> dict[str, Any]:
+    """The one-run audit of :func:`~deidlib.privacy.dpsgd.train_dp` (Steinke, Nasr & Jagielski
+    2023; :func:`deidlib.audits.one_run.audit_train_dp_one_run`): the first ``one_run_sentences``
+    population sentences plus ``one_run_canaries`` Dirac gradient canaries (each in with
+    probability 1/2), one full-batch run of ``one_run_steps`` steps at the σ calibrated to
+    ``target_epsilon`` (params' δ, accountant and C; seeded). ``actual_noise`` (a fraction of the
+    calibrated σ) runs a deliberately broken mechanism; ``train_dp_fn`` replaces ``train_dp``
+    (a test passes a mutant)."""
+    base = data.sentences[: params.one_run_sentences]
+
+    def make_base(extra_words):
+        fz = _featurizer([s.words for s in base], extra_words)
+        return make_tagger(fz, params, derive_seed(seed, "one-run-init"))
+
+    a = audit_train_dp_one_run(
+        make_base, base, canaries=params.one_run_canaries, target_epsilon=target_epsilon,
+        steps=params.one_run_steps, delta=params.delta, accountant=params.accountant,
+        max_grad_norm=params.max_grad_norm, seed=derive_seed(seed, "one-run", target_epsilon, actual_noise or 0.0),
+        actual_noise_multiplier=actual_noise, train_dp=train_dp_fn)
+    return a.to_dict()
 
 
 def epsilon_audits(data: AuditData, params: AuditParams, *, seed: int = 0) -> pd.DataFrame:
-    """One-step white-box audits at every σ (and one broken mechanism), the end-to-end audit;
-    raises if a correct mechanism's lower bound exceeds its accountant ε (a bug)."""
+    """One-step white-box audits at every σ (and one broken mechanism), the one-run audits of
+    ``train_dp`` (and one broken run); raises if a correct mechanism's lower bound exceeds its
+    accountant ε (a bug, :func:`deidlib.audits.epsilon.raise_if_violated`)."""
     rows = []
     for s in params.dp_noises:
         a = audit_dp_step(s, trials=params.step_audit_trials, delta=params.delta, accountant="rdp",
@@ -410,14 +411,14 @@ def epsilon_audits(data: AuditData, params: AuditParams, *, seed: int = 0) -> pd
                       accountant="rdp", seed=derive_seed(seed, "audit-broken"))
     rows.append({"audit": "one DP-SGD step, noise 10x too small (deliberately broken)", **a.to_dict(),
                  "broken": True})
-    e = e2e_audit(data, params, params.e2e_noise, seed=seed)
-    rows.append({**e, "delta": params.delta,
-                 "claimed_noise_multiplier": e["noise_multiplier"],
-                 "violated": e["epsilon_lower_bound"] > e["accountant_epsilon"], "broken": False})
+    for eps in params.one_run_epsilons:
+        rows.append({**one_run_audit(data, params, eps, seed=seed), "broken": False})
+    eps = params.one_run_broken_epsilon
+    sigma = noise_for_epsilon(eps, 1.0, params.one_run_steps, params.delta, params.accountant)
+    b = one_run_audit(data, params, eps, seed=seed, actual_noise=sigma / 10)
+    rows.append({**b, "audit": b["audit"] + ", noise 10x too small (deliberately broken)", "broken": True})
     df = pd.DataFrame(rows)
-    bad = df[~df.broken & df.violated]
-    if len(bad):
-        raise RuntimeError(f"privacy bug: an audit exceeds the accountant's ε: {bad.to_dict('records')}")
+    raise_if_violated(df.to_dict("records"))
     return df
 
 

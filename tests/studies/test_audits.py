@@ -31,7 +31,7 @@ def test_frontier_lists_the_missing_rows_without_numbers():
 def test_the_study_raises_when_an_audit_beats_the_accountant(monkeypatch):
     """A noise bug in dpsgd (10x too small) makes the one-step audit exceed the accountant's ε:
     the study must refuse to report it as a result."""
-    params = au.params_for("smoke", step_audit_trials=1000, e2e_trials=4)
+    params = au.params_for("smoke", step_audit_trials=1000)
     data = au.prepare_data(params)
     real = dpsgd._add_noise
     monkeypatch.setattr(dpsgd, "_add_noise", lambda s, c, z, d, g: real(s, c, z / 10, d, g))
