@@ -47,6 +47,7 @@ __all__ = [
     "epsilon_one_run",
     "GradientCanaryTagger",
     "canary_word",
+    "canary_sentence",
     "OneRunAudit",
     "audit_train_dp_one_run",
 ]
@@ -138,6 +139,7 @@ class GradientCanaryTagger(torch.nn.Module):
 
 
 def canary_sentence(i: int) -> TaggedSentence:
+    """Canary ``i`` as a training sentence: its word alone, tagged O."""
     w = canary_word(i)
     return TaggedSentence(f"canary-{i}", [Token(w, 0, len(w))], ["O"])
 

@@ -15,6 +15,10 @@ Each check compares what it observes with what the ledger claims (steps, σ, C, 
 The mutation test patches a copy of :mod:`deidlib.privacy.dpsgd` (source text replaced,
 executed as a separate module) with each of the bugs below and asserts that the
 matching check fails on the mutant while it passes on the real module.
+
+The one-run ε audit (:mod:`deidlib.audits.one_run`) attacks the same copies from the outside
+too: with a tenth of the noise, one training run proves an ε above the run's own ledger, which
+is a privacy-bug error (:func:`deidlib.audits.raise_if_violated`).
 """
 
 from __future__ import annotations
@@ -268,3 +272,36 @@ def test_an_unmutated_copy_passes_the_checks(make_tagger, monkeypatch):
     check_patient_clipping(copy, make_tagger)
     check_secure_noise_is_fresh(copy, make_tagger)
     check_calibrated_noise(copy, make_tagger)
+
+
+# ------------------------------------------------------- the one-run audit (Steinke et al. 2023)
+
+#: train_dp's σ divided by 10 where it reaches the noise; the ledger keeps the claimed σ
+TENTH_OF_THE_NOISE = (
+    "                noise_multiplier=noise_multiplier,\n                denominator=q * n,",
+    "                noise_multiplier=noise_multiplier / 10,\n                denominator=q * n,",
+)
+
+
+def _one_run(train_dp_fns, target_epsilon=2.0):
+    from deidlib.studies import audits as au
+
+    params = au.params_for("smoke", one_run_canaries=200, one_run_steps=1)
+    data = au.prepare_data(params)
+    return [au.one_run_audit(data, params, target_epsilon, train_dp_fn=f) for f in train_dp_fns]
+
+
+def test_one_run_audit_catches_a_tenth_of_the_noise_in_one_run(monkeypatch):
+    """One training run with 200 gradient canaries: the /10-noise mutant of train_dp proves a
+    larger ε than its own ledger claims, and that is a privacy-bug error; an unmutated copy
+    (the same code path) passes."""
+    from deidlib.audits import raise_if_violated
+
+    copy = _mutant(TENTH_OF_THE_NOISE[0], TENTH_OF_THE_NOISE[0], monkeypatch).train_dp
+    mutant = _mutant(*TENTH_OF_THE_NOISE, monkeypatch).train_dp
+    ok, bad = _one_run([copy, mutant])
+    raise_if_violated([ok])
+    assert bad["claimed_noise_multiplier"] == pytest.approx(ok["claimed_noise_multiplier"])
+    assert bad["accountant_epsilon"] == pytest.approx(ok["accountant_epsilon"]) and bad["violated"], bad
+    with pytest.raises(RuntimeError, match="privacy bug"):
+        raise_if_violated([bad])
