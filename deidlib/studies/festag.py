@@ -2,8 +2,10 @@
 centralized (A), round robin (B), with DSSGD (C_0.1, C_0.5) and locally only (D).
 
 Notebook ``01_festag_dssgd`` calls :func:`run_study` and plots :func:`figure6` (F1 on the
-test set per epoch; left panel with C_0.1, right with C_0.5) and :func:`table3` (final
-min / mean / max F1). All training goes through :mod:`deidlib.collaborative`.
+test set per epoch; left panel with C_0.1, right with C_0.5) and :func:`table3` (min / mean /
+max F1 at the final and at the dev-selected epoch); :func:`heterogeneity_study` repeats A and D
+at other site-heterogeneity levels of the synthetic corpus. All training goes through
+:mod:`deidlib.collaborative`.
 
 Setup (paper section "Experiments", Table 2):
 
@@ -11,9 +13,12 @@ Setup (paper section "Experiments", Table 2):
   (``deidlib.models.build_tagger("festag", ...)``) with 29 labels — the 28 PHI
   subtypes of Table 1 and non-PHI, i.e. the ``i2b2`` label scheme with ``IO`` encoding
   (the paper's label set has no B-/I- prefixes);
-* the training documents are split by patient into ``n_sites`` (5) disjoint sites
-  (:func:`deidlib.corpus.splits.partition_by_patient`); the test set is global and never
-  split; the dev split is not used (the paper has no early stopping);
+* the sites are institutions: when the documents carry more than one ``site`` (the
+  synthetic corpus' five), each site is the non-test documents of one ``site``
+  (:func:`site_groups`); a one-site corpus is partitioned by patient into ``n_sites`` (5)
+  seeded parts instead (``site_split="random"``, also available on any corpus). Each site
+  holds out ``dev_fraction`` of its patients as its own dev split; the test set is global
+  and never split;
 * plain SGD with learning rate 0.9 and batch size 1 in the paper profile; DSSGD with
   θ_d = 0.1 (C_0.1) or 0.5 (C_0.5), θ_u = 0.5, γ = 10, τ = 1e-4;
 * the score is the binary token-level F1 (a token predicted as any PHI class is a true
@@ -23,9 +28,24 @@ Setup (paper section "Experiments", Table 2):
 
 Deviations and choices, all visible in the returned parameters:
 
+* **One stopping rule for every strategy** (the paper trains 200 epochs without one). The
+  evaluator scores every evaluated model on dev too (:func:`binary_token_evaluator`); a run
+  unit — the global model of A and B on the pooled dev split, each worker of C and D on its
+  own site's dev split (:func:`dev_key`) — stops ``patience`` epochs after its best dev F1
+  (:func:`select_epoch`), and a run ends when all its units have stopped (:func:`stop_rule`,
+  passed to :func:`deidlib.collaborative.simulate`; it changes no update). A DSSGD worker whose
+  rule has fired keeps its selected checkpoint but goes on taking part until the run ends, so
+  the others' downloads are those of the uninterrupted algorithm. Scores are reported at each
+  unit's final epoch and at its dev-selected epoch (:func:`selection`); the test split never
+  chooses an epoch. cpu: patience 4, at most 20 epochs; paper: no stopping, 200 epochs (the
+  dev-selected epoch is still reported). Flower runs (``engine="flower"``) train all epochs;
+  the same rule then selects the epochs afterwards.
+* **Stability** (:func:`stability`): the standard deviation of a unit's test F1 over its last
+  5 epochs up to its final epoch, and over seeds of the seed's mean final F1.
+
 * **Profiles** scale the data, the epochs (paper: 200) and the tagger size; ``cpu`` keeps
-  the paper's optimisation (batch 1, lr 0.9, no clipping), 20 epochs (A and B level off by
-  epoch ~10, C and D are still rising slowly at 20) and 3 seeds; ``smoke`` uses mini-batches.
+  the paper's optimisation (batch 1, lr 0.9, no clipping), at most 20 epochs with early
+  stopping and 3 seeds; ``smoke`` uses mini-batches.
 * **Loss** (``loss="token_mean"``, all profiles): NeuroNER (``entity_lstm.py``), whose
   hyperparameters the paper uses, averages the softmax cross-entropy over the tokens of the
   one sentence of a step. Our taggers' own loss sums it over the tokens, which at lr 0.9
