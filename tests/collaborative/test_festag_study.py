@@ -293,3 +293,25 @@ def test_every_strategy_records_dev_scores_and_a_dev_selected_epoch():
             assert set(d["site_names"]) <= {k.split("@")[1] for k in rec if k.startswith("dev_f1@")}
     # the same rule stopped every run: no unit trained past patience epochs after its dev best
     assert ((sel.stop_epoch - sel.selected_epoch) <= 1).all()
+
+
+def test_heterogeneity_table_compares_levels_on_the_same_seeds_and_measures_the_site_gap():
+    r = _results()
+    r["params"] = {"patience": None, "heterogeneity": 0.8}
+    flat = _results()
+    flat["params"] = {"patience": None, "heterogeneity": 0.0}
+    flat["experiments"] = ["A", "D"]
+    flat["runs"] = [x for x in flat["runs"] if x["experiment"] in ("A", "D") and x["seed"] == 0]
+    for x in flat["runs"]:
+        for rec in x["records"]:
+            for k in rec:
+                if k.startswith("dev_f1@"):
+                    rec[k] = rec["f1"]  # alike sites: a worker scores the same on every site's dev
+    het = {"levels": [0.0], "seeds": [0], "runs": [flat]}
+    t = festag.heterogeneity_table(r, het).set_index(["heterogeneity", "experiment"])
+    assert set(t.index) == {(0.0, "A"), (0.0, "D"), (0.8, "A"), (0.8, "D")}
+    assert t.loc[(0.8, "A"), "best_mean"] == pytest.approx(0.8)  # seed 0 only, not seed 1's 0.9
+    assert t.loc[(0.8, "D"), "cross_site_gap"] == pytest.approx(0.1)  # own dev − other sites' dev
+    assert t.loc[(0.0, "D"), "cross_site_gap"] == pytest.approx(0.0)
+    fig = festag.figure_heterogeneity(r, het)
+    assert len(fig.axes) == 2
