@@ -38,7 +38,7 @@
 # **One stopping rule for every strategy.** After every epoch each run unit is scored on dev as
 # well as on test: the global model of A and B on the pooled dev split of all sites, each worker
 # of C and D on its own site's dev split. A unit stops `patience` epochs after its best dev F1
-# (cpu profile: patience 4, at most 20 epochs; the paper profile runs the paper's 200 epochs,
+# (cpu profile: patience 4, not before epoch 8, at most 20 epochs; the paper profile runs the paper's 200 epochs,
 # `patience=None`); a run ends when all its units have stopped. Scores are reported at the final
 # epoch and at the dev-selected epoch; the test split never chooses an epoch.
 
@@ -63,7 +63,7 @@ tau = 1e-4  # updates with |u| < tau are not shared
 max_site_sentences = None  # None: the profile's cap on training sentences per site (cpu 300)
 max_test_sentences = None  # None: the profile's cap on test sentences (cpu 750)
 negatives_per_positive = None  # None: no down-sampling; k keeps k PHI-free sentences per PHI sentence
-theta_d_sweep = None  # None: the profile's extra θ_d values of the DSSGD sweep on the first seed (cpu 0.25, 1); () skips it
+theta_d_sweep = None  # None: the profile's extra θ_d values of the DSSGD sweep on the first seed (cpu 1); () skips it
 site_split = "auto"  # auto | documents (each document's own site) | random (seeded partition by patient into n_sites)
 patience = None  # None: the profile's early-stopping patience on dev (cpu 4; paper: no stopping)
 heterogeneity = None  # synthetic corpus: how different the sites are, in [0, 1]; None: the generator's default

@@ -37,7 +37,7 @@ Deviations and choices, all visible in the returned parameters:
   rule has fired keeps its selected checkpoint but goes on taking part until the run ends, so
   the others' downloads are those of the uninterrupted algorithm. Scores are reported at each
   unit's final epoch and at its dev-selected epoch (:func:`selection`); the test split never
-  chooses an epoch. cpu: patience 4, at most 20 epochs; paper: no stopping, 200 epochs (the
+  chooses an epoch. cpu: patience 4, not before epoch 8 (``min_epochs``), at most 20 epochs; paper: no stopping, 200 epochs (the
   dev-selected epoch is still reported). Flower runs (``engine="flower"``) train all epochs;
   the same rule then selects the epochs afterwards.
 * **Stability** (:func:`stability`): the standard deviation of a unit's test F1 over its last
@@ -201,6 +201,9 @@ class FestagParams(StudyParams):
     #: early stopping: a run unit stops once its dev F1 has not improved for this many epochs
     #: (None: no stopping, ``epochs`` run; ``epochs`` is then the maximum)
     patience: int | None = None
+    #: the stopping rule does not fire before this epoch (a unit still predicting no PHI at all
+    #: has a flat dev F1 of 0 for its first epochs)
+    min_epochs: int = 1
     #: synthetic corpus only: how different the sites are, in [0, 1] (None: the generator's default)
     heterogeneity: float | None = None
     #: extra heterogeneity levels of the site-heterogeneity experiment (() skips it)
@@ -224,6 +227,8 @@ class FestagParams(StudyParams):
             raise ValueError(f"dev_fraction must lie in (0, 1), got {self.dev_fraction}")
         if self.patience is not None and self.patience < 1:
             raise ValueError(f"patience must be >= 1 or None, got {self.patience}")
+        if self.min_epochs < 1:
+            raise ValueError(f"min_epochs must be >= 1, got {self.min_epochs}")
         for h in (*self.heterogeneity_levels, *([] if self.heterogeneity is None else [self.heterogeneity])):
             if not 0 <= h <= 1:
                 raise ValueError(f"heterogeneity values must lie in [0, 1], got {h}")
@@ -258,7 +263,8 @@ PROFILE_PARAMS: dict[str, FestagParams] = profiles(FestagParams, {
         max_test_sentences=750,
         max_dev_sentences=60,
         patience=4,
-        theta_d_sweep=(0.25, 1.0),
+        min_epochs=8,
+        theta_d_sweep=(1.0,),
         heterogeneity_levels=(0.0,),
     ),
     "paper": FestagParams(),
@@ -556,7 +562,7 @@ def run_study(
         for name in experiments:
             t0 = time.perf_counter()
             on_flower = engine == "flower" and name not in ("A", "D")
-            stop = {} if on_flower else {"stop": stop_rule(params.patience)}  # Flower runs all epochs
+            stop = {} if on_flower else {"stop": stop_rule(params.patience, params.min_epochs)}  # Flower runs all epochs
             hist = _engine(on_flower)(
                 _strategy(name, params), data.sites, model_factory=_on_device(factory, device), trainer=trainer,
                 evaluate=evaluate, epochs=params.epochs, seed=seed, progress=progress,
@@ -574,12 +580,13 @@ def dev_key(site: str) -> str:
     return "dev_f1" if site == "global" else f"dev_f1@{site}"
 
 
-def select_epoch(dev: Sequence[float], patience: int | None) -> tuple[int, int]:
+def select_epoch(dev: Sequence[float], patience: int | None, min_epochs: int = 1) -> tuple[int, int]:
     """``(selected, stopped)`` positions in a run unit's per-epoch ``dev`` scores.
 
-    Early stopping: the unit stops at the first epoch that is ``patience`` epochs past its best
-    dev score so far (``None``: never; then it stops at the last epoch); ``selected`` is the epoch
-    of the best dev score up to the stop (the first of ties). Reads dev scores only.
+    Early stopping: the unit stops at the first epoch, not before the ``min_epochs``-th, that is
+    ``patience`` epochs past its best dev score so far (``None``: never; then it stops at the last
+    epoch); ``selected`` is the epoch of the best dev score up to the stop (the first of ties).
+    Reads dev scores only.
     """
     if not len(dev):
         raise ValueError("no dev scores to select an epoch on")
@@ -587,18 +594,18 @@ def select_epoch(dev: Sequence[float], patience: int | None) -> tuple[int, int]:
     for i, v in enumerate(dev):
         if v > dev[best]:
             best = i
-        if patience is not None and i - best >= patience:
+        if patience is not None and i + 1 >= min_epochs and i - best >= patience:
             stop = i
             break
     return best, stop
 
 
-def _fired(dev: Sequence[float], patience: int | None) -> bool:
-    best, stop = select_epoch(dev, patience)
-    return patience is not None and stop - best >= patience
+def _fired(dev: Sequence[float], patience: int | None, min_epochs: int = 1) -> bool:
+    best, stop = select_epoch(dev, patience, min_epochs)
+    return patience is not None and stop - best >= patience and stop + 1 >= min_epochs
 
 
-def stop_rule(patience: int | None) -> Callable[[Any], bool]:
+def stop_rule(patience: int | None, min_epochs: int = 1) -> Callable[[Any], bool]:
     """``stop(history) -> bool`` for :func:`deidlib.collaborative.simulate`: the run ends once
     every run unit (A/B: the global model on the pooled dev split; C/D: each worker on its own
     site's dev split) has met :func:`select_epoch`'s stopping condition. ``None``: never stops."""
@@ -609,7 +616,7 @@ def stop_rule(patience: int | None) -> Callable[[Any], bool]:
         series: dict[str, list[float]] = {}
         for r in hist.records:
             series.setdefault(r["site"], []).append(float(r[dev_key(r["site"])]))
-        return bool(series) and all(_fired(v, patience) for v in series.values())
+        return bool(series) and all(_fired(v, patience, min_epochs) for v in series.values())
 
     return stop
 
@@ -658,12 +665,13 @@ def selection(results: dict[str, Any], metric: str = "f1") -> pd.DataFrame:
     :func:`dev_key`), and the test ``metric`` at both (``final``, ``best``). The test scores are
     read only at epochs chosen on dev. Runs without dev scores give NaN selections."""
     patience = results.get("params", {}).get("patience")
+    min_epochs = results.get("params", {}).get("min_epochs", 1)
     rows = []
     for run in results["runs"]:
         for site, g in _unit_frames(run):
             key = dev_key(site)
             if key in g and g[key].notna().all():
-                sel, stop = select_epoch(g[key].tolist(), patience)
+                sel, stop = select_epoch(g[key].tolist(), patience, min_epochs)
                 best, sel_epoch, dev_best = float(g[metric][sel]), int(g.epoch[sel]), float(g[key][sel])
             else:
                 stop, best, sel_epoch, dev_best = len(g) - 1, math.nan, math.nan, math.nan

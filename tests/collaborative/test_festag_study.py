@@ -229,6 +229,9 @@ def test_select_epoch_stops_patience_epochs_after_the_dev_best():
     assert festag.select_epoch([0.1, 0.3, 0.2, 0.25, 0.9], patience=2) == (1, 3)  # 0.9 comes too late
     assert festag.select_epoch([0.1, 0.3, 0.2, 0.25, 0.9], patience=None) == (4, 4)
     assert festag.select_epoch([0.5, 0.5, 0.5], patience=5) == (0, 2)  # ties: the first; never fired
+    # a flat start (no PHI predicted yet) does not stop a unit before min_epochs
+    assert festag.select_epoch([0.0, 0.0, 0.0, 0.0, 0.4, 0.5], patience=2) == (0, 2)
+    assert festag.select_epoch([0.0, 0.0, 0.0, 0.0, 0.4, 0.5], patience=2, min_epochs=5) == (5, 5)
     with pytest.raises(ValueError):
         festag.select_epoch([], patience=1)
 
