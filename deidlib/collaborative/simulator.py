@@ -51,7 +51,9 @@ def simulate(
     names: Sequence[str] | None = None,
     server: ParameterServer | None = None,
     progress: bool = False,
+    stop: Callable[[CollaborativeHistory], bool] | None = None,
 ) -> CollaborativeHistory:
-    """Run ``strategy`` on fresh sites built from ``partitions``; returns its :class:`CollaborativeHistory`."""
+    """Run ``strategy`` on fresh sites built from ``partitions``; returns its :class:`CollaborativeHistory`
+    (``stop``: an early-stopping rule, see :meth:`Strategy.run`)."""
     sites = make_sites(partitions, model_factory=model_factory, trainer=trainer, seed=seed, names=names)
-    return strategy.run(sites, epochs=epochs, evaluate=evaluate, seed=seed, server=server, progress=progress)
+    return strategy.run(sites, epochs=epochs, evaluate=evaluate, seed=seed, server=server, progress=progress, stop=stop)

@@ -135,9 +135,14 @@ class Strategy:
 
     ``server`` may be passed to any strategy (e.g. a recording server in tests); only
     :class:`DSSGD` uses one, the others must leave it untouched.
+
+    ``stop``: ``stop(history) -> bool``, asked after every completed epoch (round) of the
+    built-in strategies; ``True`` ends the run there (an early-stopping rule, e.g. on dev
+    scores the evaluator records). It changes no update, only how many epochs run.
     """
 
     name = "strategy"
+    _stop: Callable[[CollaborativeHistory], bool] | None = None
 
     def run(
         self,
@@ -148,6 +153,7 @@ class Strategy:
         seed: int,
         server: ParameterServer | None = None,
         progress: bool = False,
+        stop: Callable[[CollaborativeHistory], bool] | None = None,
     ) -> CollaborativeHistory:
         if not sites:
             raise ValueError("no sites given")
@@ -156,7 +162,15 @@ class Strategy:
             raise ValueError(f"site names must be unique, got {names}")
         if int(epochs) < 0:
             raise ValueError(f"epochs must be >= 0, got {epochs}")
-        return self._run(list(sites), int(epochs), evaluate, int(seed), server, progress)
+        self._stop = stop
+        try:
+            return self._run(list(sites), int(epochs), evaluate, int(seed), server, progress)
+        finally:
+            self._stop = None
+
+    def _halt(self, hist: CollaborativeHistory) -> bool:
+        """Whether the run's ``stop`` rule ends it after the epoch just completed."""
+        return self._stop is not None and bool(self._stop(hist))
 
     def _run(self, sites, epochs, evaluate, seed, server, progress) -> CollaborativeHistory:  # pragma: no cover
         raise NotImplementedError
@@ -176,6 +190,8 @@ class Centralized(Strategy):
                 stats = central.train_epoch(seed=epoch_seed(seed, e, 0))
                 hist.add(e, "global", _metrics(central.evaluate(evaluate)), train_loss=stats["loss"])
                 bar.update()
+                if self._halt(hist):
+                    break
         return hist
 
 
@@ -205,6 +221,8 @@ class RoundRobin(Strategy):
                     losses.append(stats["loss"])
                     bar.update()
                 hist.add(e, "global", _metrics(current.evaluate(evaluate)), train_loss=float(np.mean(losses)))
+                if self._halt(hist):
+                    break
         hist.communication["parameters_transferred"] = transferred
         return hist
 
@@ -287,6 +305,8 @@ class DSSGD(Strategy):
                     info = self._worker_epoch(site, server, e, seed, position[site.name], ledgers.get(site.name))
                     hist.add(e, site.name, _metrics(site.evaluate(evaluate)), **info)
                     bar.update()
+                if self._halt(hist):
+                    break
         hist.ledgers = {k: v.to_dict() for k, v in ledgers.items()}
         hist.communication = {
             "downloaded": sum(c.values for c in server.calls if c.op == "download"),
@@ -333,6 +353,8 @@ class LocalOnly(Strategy):
                     hist.add(e, site.name, _metrics(site.evaluate(evaluate)), train_loss=stats["loss"],
                              steps=stats["steps"])
                     bar.update()
+                if self._halt(hist):
+                    break
         hist.communication = {"parameters_transferred": 0}
         return hist
 

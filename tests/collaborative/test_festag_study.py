@@ -15,16 +15,21 @@ def _results():
     runs = []
     for seed in (0, 1):
         runs.append({"experiment": "A", "seed": seed, "records": [
-            {"epoch": 1, "site": "global", "f1": 0.5 + seed / 10}, {"epoch": 2, "site": "global", "f1": 0.8 + seed / 10}]})
+            {"epoch": 1, "site": "global", "f1": 0.5 + seed / 10, "dev_f1": 0.5},
+            {"epoch": 2, "site": "global", "f1": 0.8 + seed / 10, "dev_f1": 0.6}]})
         runs.append({"experiment": "B", "seed": seed, "records": [
-            {"epoch": 1, "site": "global", "f1": 0.5}, {"epoch": 2, "site": "global", "f1": 0.8}]})
+            {"epoch": 1, "site": "global", "f1": 0.5, "dev_f1": 0.5}, {"epoch": 2, "site": "global", "f1": 0.8,
+                                                                       "dev_f1": 0.6}]})
         for name, base in (("C_0.1", 0.7), ("C_0.5", 0.4), ("D", 0.6)):
             recs = []
             for e in (1, 2):
                 for i in range(3):
-                    recs.append({"epoch": e, "site": f"site{i + 1}", "f1": base + 0.01 * i + 0.05 * e + 0.01 * seed})
+                    f1 = base + 0.01 * i + 0.05 * e + 0.01 * seed
+                    recs.append({"epoch": e, "site": f"site{i + 1}", "f1": f1,
+                                 **{f"dev_f1@site{j + 1}": f1 - 0.1 * (j != i) for j in range(3)}})
             runs.append({"experiment": name, "seed": seed, "records": recs})
-    return {"experiments": list(festag.EXPERIMENTS), "runs": runs, "seeds": [0, 1], "corpus": "x", "profile": "smoke"}
+    return {"experiments": list(festag.EXPERIMENTS), "runs": runs, "seeds": [0, 1], "corpus": "x", "profile": "smoke",
+            "params": {"patience": None}}
 
 
 def test_table3_hand_computed():
@@ -44,7 +49,7 @@ def test_shape_checks_and_figure():
     assert c["fluctuation_C01"] == pytest.approx(0.05)  # epochs 1 -> 2: +0.05 for every worker
     fig = festag.figure6(r)
     assert len(fig.axes) == 2
-    labels = [line.get_label() for line in fig.axes[1].get_lines()]
+    labels = [line.get_label() for line in fig.axes[1].get_lines() if not line.get_label().startswith("_")]
     assert [lab.split()[0] for lab in labels] == ["D", "C_0.5", "B", "A"]
     # every series has its band: one filled area per series, A and B over seeds too
     assert len(fig.axes[0].collections) == 4
@@ -58,8 +63,8 @@ def test_table3_best_epoch_and_theta_table():
     # A's best epoch is its last: 0.8 / 0.9; C_0.5 rises too, so best == final here
     assert best.loc["A", "mean"] == pytest.approx(0.85)
     assert best.loc["C_0.5", "n"] == 6
-    r["runs"][0]["records"][1]["f1"] = 0.1  # seed 0's A collapses at its last epoch
-    assert festag.table3(r, at="best").loc["A", "min"] == pytest.approx(0.5)
+    r["runs"][0]["records"][1]["f1"] = 0.1  # seed 0's A collapses on test at its last epoch, dev still rises
+    assert festag.table3(r, at="best").loc["A", "min"] == pytest.approx(0.1)  # dev chose epoch 2: test unseen
     assert festag.table3(r).loc["A", "min"] == pytest.approx(0.1)
     with pytest.raises(ValueError):
         festag.table3(r, at="median")
@@ -195,4 +200,121 @@ def test_run_study_smoke_end_to_end():
     t = festag.table3(r)
     assert set(t.index) == {"A", "C_0.1", "D"}
     assert np.isfinite(t["mean"]).all() and (t["max"] <= 1).all()
-    assert t.loc["D", "n"] == 5
+    assert t.loc["D", "n"] == len(r["data"][0]["site_names"]) > 1
+
+
+def test_best_table_takes_the_test_score_at_the_dev_selected_epoch_not_the_test_max():
+    r = _results()
+    a0 = r["runs"][0]["records"]  # seed 0's A: test 0.5 -> 0.8
+    a0[0]["dev_f1"], a0[1]["dev_f1"] = 0.7, 0.4  # dev prefers epoch 1
+    best = festag.table3(r, at="best")
+    assert best.loc["A", "min"] == pytest.approx(0.5)  # the test max (0.8) would be chosen on test
+    sel = festag.selection(r).set_index(["experiment", "seed", "site"])
+    assert sel.loc[("A", 0, "global"), "selected_epoch"] == 1
+    # a worker is selected on its own site's dev split, not on another site's
+    c = r["runs"][2]["records"]  # C_0.1 seed 0
+    for rec in c:
+        if rec["site"] == "site1":
+            rec["dev_f1@site1"] = 0.9 if rec["epoch"] == 1 else 0.2
+            rec["dev_f1@site2"] = 0.1 if rec["epoch"] == 1 else 0.95
+    sel = festag.selection(r).set_index(["experiment", "seed", "site"])
+    assert sel.loc[("C_0.1", 0, "site1"), "selected_epoch"] == 1
+    for rec in r["runs"][0]["records"]:
+        del rec["dev_f1"]
+    with pytest.raises(ValueError, match="dev scores"):
+        festag.table3(r, at="best")
+
+
+def test_select_epoch_stops_patience_epochs_after_the_dev_best():
+    assert festag.select_epoch([0.1, 0.3, 0.2, 0.25, 0.9], patience=2) == (1, 3)  # 0.9 comes too late
+    assert festag.select_epoch([0.1, 0.3, 0.2, 0.25, 0.9], patience=None) == (4, 4)
+    assert festag.select_epoch([0.5, 0.5, 0.5], patience=5) == (0, 2)  # ties: the first; never fired
+    # a flat start (no PHI predicted yet) does not stop a unit before min_epochs
+    assert festag.select_epoch([0.0, 0.0, 0.0, 0.0, 0.4, 0.5], patience=2) == (0, 2)
+    assert festag.select_epoch([0.0, 0.0, 0.0, 0.0, 0.4, 0.5], patience=2, min_epochs=5) == (5, 5)
+    with pytest.raises(ValueError):
+        festag.select_epoch([], patience=1)
+
+
+def test_stop_rule_reads_dev_scores_of_every_unit_never_test():
+    from types import SimpleNamespace
+
+    stop = festag.stop_rule(1)
+
+    def hist(*recs):
+        return SimpleNamespace(records=list(recs))
+
+    # A/B: the pooled dev falls while test rises -> stop; dev rises while test falls -> go on
+    assert stop(hist({"epoch": 1, "site": "global", "f1": 0.1, "dev_f1": 0.5},
+                     {"epoch": 2, "site": "global", "f1": 0.9, "dev_f1": 0.4}))
+    assert not stop(hist({"epoch": 1, "site": "global", "f1": 0.9, "dev_f1": 0.4},
+                         {"epoch": 2, "site": "global", "f1": 0.1, "dev_f1": 0.5}))
+    # C/D: each worker on its own site's dev; the run goes on until every worker has fired
+    w = [{"epoch": 1, "site": "s1", "f1": 0.5, "dev_f1@s1": 0.5, "dev_f1@s2": 0.1},
+         {"epoch": 1, "site": "s2", "f1": 0.5, "dev_f1@s1": 0.1, "dev_f1@s2": 0.5},
+         {"epoch": 2, "site": "s1", "f1": 0.9, "dev_f1@s1": 0.4, "dev_f1@s2": 0.9},
+         {"epoch": 2, "site": "s2", "f1": 0.1, "dev_f1@s1": 0.1, "dev_f1@s2": 0.6}]
+    assert not stop(hist(*w))  # s1 fired, s2 still improves on its own dev
+    w[3]["dev_f1@s2"] = 0.3
+    assert stop(hist(*w))
+    assert not festag.stop_rule(None)(hist(*w))
+
+
+def test_sites_are_the_documents_own_sites_when_they_carry_several():
+    from deidlib.synthetic import generate
+
+    docs = list(generate(patients=12, sites=3, seed=0))
+    assert len({d.site for d in docs}) > 1
+    params = festag.params_for("smoke")
+    mode, names, groups = festag.site_groups(docs, params, seed=0)
+    assert mode == "documents" and names == sorted({d.site for d in docs})
+    assert all({d.site for d in g} == {n} for n, g in zip(names, groups))
+    assert sum(map(len, groups)) == len(docs)
+    # the random patient partition stays available, and is what one-site corpora get
+    mode, names, groups = festag.site_groups(docs, festag.params_for("smoke", site_split="random"), seed=0)
+    assert mode == "random" and len(groups) == params.n_sites
+    assert any(len({d.site for d in g}) > 1 for g in groups)
+    for d in docs:
+        d.site = "only"
+    mode, _, groups = festag.site_groups(docs, params, seed=0)
+    assert mode == "random" and len(groups) == params.n_sites
+    with pytest.raises(ValueError, match="site_split"):
+        festag.params_for("smoke", site_split="hospital")
+
+
+@pytest.mark.skipif(_deps_missing() is not None, reason=f"dependencies not available: {_deps_missing()}")
+def test_every_strategy_records_dev_scores_and_a_dev_selected_epoch():
+    r = festag.run_study(festag.params_for("smoke", epochs=3, patience=1), seeds=[0], progress=False)
+    d = r["data"][0]
+    assert d["site_split"] == "documents" and all(n > 0 for n in d["dev_sentences"])
+    sel = festag.selection(r)
+    assert set(sel.experiment) == set(festag.EXPERIMENTS)
+    assert sel.selected_epoch.notna().all() and (sel.selected_epoch <= sel.stop_epoch).all()
+    for run in r["runs"]:
+        for rec in run["records"]:
+            assert festag.dev_key(rec["site"]) in rec  # the stopping rule's input for every unit
+            assert set(d["site_names"]) <= {k.split("@")[1] for k in rec if k.startswith("dev_f1@")}
+    # the same rule stopped every run: no unit trained past patience epochs after its dev best
+    assert ((sel.stop_epoch - sel.selected_epoch) <= 1).all()
+
+
+def test_heterogeneity_table_compares_levels_on_the_same_seeds_and_measures_the_site_gap():
+    r = _results()
+    r["params"] = {"patience": None, "heterogeneity": 0.8}
+    flat = _results()
+    flat["params"] = {"patience": None, "heterogeneity": 0.0}
+    flat["experiments"] = ["A", "D"]
+    flat["runs"] = [x for x in flat["runs"] if x["experiment"] in ("A", "D") and x["seed"] == 0]
+    for x in flat["runs"]:
+        for rec in x["records"]:
+            for k in rec:
+                if k.startswith("dev_f1@"):
+                    rec[k] = rec["f1"]  # alike sites: a worker scores the same on every site's dev
+    het = {"levels": [0.0], "seeds": [0], "runs": [flat]}
+    t = festag.heterogeneity_table(r, het).set_index(["heterogeneity", "experiment"])
+    assert set(t.index) == {(0.0, "A"), (0.0, "D"), (0.8, "A"), (0.8, "D")}
+    assert t.loc[(0.8, "A"), "best_mean"] == pytest.approx(0.8)  # seed 0 only, not seed 1's 0.9
+    assert t.loc[(0.8, "D"), "cross_site_gap"] == pytest.approx(0.1)  # own dev − other sites' dev
+    assert t.loc[(0.0, "D"), "cross_site_gap"] == pytest.approx(0.0)
+    fig = festag.figure_heterogeneity(r, het)
+    assert len(fig.axes) == 2

@@ -268,3 +268,19 @@ def test_tagger_trainer_token_mean_loss_is_neuroner_s():
         assert float(steps["sentence"].abs().max()) > 0
     with pytest.raises(ValueError, match="loss must be one of"):
         tagger_trainer(loss="mean")
+
+
+@pytest.mark.parametrize("strategy", [Centralized, RoundRobin, lambda: DSSGD(DSSGDConfig()), LocalOnly])
+def test_stop_rule_ends_every_strategy_after_the_epoch_it_fires_without_changing_it(strategy):
+    kw = dict(model_factory=tiny_factory, trainer=tiny_trainer(), evaluate=EVAL, seed=5)
+    asked = []
+
+    def stop(hist):
+        asked.append(max(r["epoch"] for r in hist.records))
+        return asked[-1] >= 2
+
+    stopped = simulate(strategy(), _parts(3), epochs=5, stop=stop, **kw)
+    assert asked == [1, 2]  # asked once per completed epoch
+    assert {r["epoch"] for r in stopped.records} == {1, 2}
+    full = simulate(strategy(), _parts(3), epochs=5, **kw)
+    assert stopped.records == [r for r in full.records if r["epoch"] <= 2]  # same updates up to the stop

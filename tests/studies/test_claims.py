@@ -21,11 +21,25 @@ def _verdicts(t: pd.DataFrame) -> list[str]:
 def test_festag_claims_follow_table3_and_flag_a_reversed_ordering():
     t3 = pd.DataFrame({"min": [0.96, 0.96, 0.95, 0.70, 0.90], "mean": [0.962, 0.961, 0.955, 0.84, 0.905],
                        "max": [0.96, 0.96, 0.956, 0.95, 0.91]}, index=["A", "B", "C_0.1", "C_0.5", "D"])
-    assert _verdicts(C.festag(t3)) == ["faithful"] * 4  # the paper's own Table 3
+    assert _verdicts(C.festag(t3)) == ["faithful"] * 5  # the paper's own Table 3
     worse = t3.copy()
     worse.loc["C_0.1", "mean"] = 0.80  # DSSGD below local-only training
-    assert _verdicts(C.festag(worse))[1] == "contradicts"
-    assert _verdicts(C.festag(t3.drop(index="C_0.5")))[3] == "not measured"
+    assert _verdicts(C.festag(worse))[2] == "contradicts"
+    assert _verdicts(C.festag(t3.drop(index="C_0.5")))[4] == "not measured"
+    level = t3.copy()
+    level.loc["D", "mean"] = 0.962  # local-only as good as centralized: no clear gap
+    assert _verdicts(C.festag(level))[3] == "partial"
+    level.loc["D", "mean"] = 0.99  # local-only above centralized
+    assert _verdicts(C.festag(level))[3] == "contradicts"
+
+
+def test_festag_stability_claim_reads_the_std_over_the_last_epochs():
+    t3 = pd.DataFrame({"min": [0.96, 0.96, 0.95, 0.95, 0.90], "mean": [0.962, 0.961, 0.955, 0.95, 0.905],
+                       "max": [0.96, 0.96, 0.956, 0.956, 0.91]}, index=["A", "B", "C_0.1", "C_0.5", "D"])
+    wobbly = pd.DataFrame({"std_last": [0.01, 0.01, 0.01, 0.08, 0.01]}, index=t3.index)
+    steady = pd.DataFrame({"std_last": [0.01, 0.01, 0.05, 0.01, 0.01]}, index=t3.index)
+    assert _verdicts(C.festag(t3, wobbly))[4] == "faithful"
+    assert _verdicts(C.festag(t3, steady))[4] == "contradicts"  # C_0.1 the less stable one
 
 
 def _ahmed_row(config, f1, r=90.0, **kw):
