@@ -211,7 +211,10 @@ thread_tab[thread_tab.type.isin(["DATE", "AGE"])].head(20)
 # IPADDR, OTHER are left out). The smoke profile trains the same recipe on the smoke corpus for one epoch
 # (its numbers mean nothing); cpu and paper use the default model itself (built once and cached). The
 # paper's numbers are on French hospital notes (HNFC) and i2b2: a different corpus, so the comparison is
-# of levels only.
+# of levels only. The default model replaces a token when its PHI probability exceeds 0.03 (a
+# recall-oriented threshold saved in the model, see `DEFAULT_MODEL_RECIPE`), which costs precision on
+# some types (LOC at the cpu profile). Time: about a minute on one thread to build the model when it is
+# not cached yet.
 
 # %%
 ner_run = tchouka.default_tagger_predictions(params.ner_overrides)
