@@ -277,10 +277,13 @@ _TCHOUKA = {
 }
 
 
-def tchouka(checks: pd.DataFrame) -> pd.DataFrame:
+def tchouka(checks: pd.DataFrame, table2: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tchouka et al.: the privacy statements checked by
     :func:`deidlib.studies.tchouka.guarantee_checks` (paper value: the bound ε·d; ours: the exact
-    maximum log-ratio of the output laws, or the empirical one where no exact value exists)."""
+    maximum log-ratio of the output laws, or the empirical one where no exact value exists), and,
+    with ``table2`` (:func:`deidlib.studies.tchouka.ner.table2`), the NER-quality statement of
+    section 3.4: the proposed NER's overall micro F1 (Table 2, 97.4) against the overall F1 of the
+    tagger that feeds our surrogates."""
     ch = _flat(checks)
     claims = []
     for prefix, (text, rule) in _TCHOUKA.items():
@@ -292,6 +295,12 @@ def tchouka(checks: pd.DataFrame) -> pd.DataFrame:
             ours = r.exact_max_log_ratio if not pd.isna(r.exact_max_log_ratio) else r.empirical_max_log_ratio
             claims.append(Claim(f"{text}: max log-ratio, {r.mechanism}", float(r.bound), float(ours), rule,
                                 1e-6, paper_text=f"ε·d = {float(r.bound):.3g}"))
+    if table2 is not None:
+        t2 = _flat(table2)
+        claims.append(Claim(
+            "the NER feeding the surrogates reaches the paper's overall micro F1 (section 3.4, Table 2, "
+            "'PROPOSAL' Overall: 'at the level of those in English')",
+            _one(t2, "paper_proposal_f1", label="Overall"), _one(t2, "f1", label="Overall"), "at_least", 0.02))
     return claims_table(claims)
 
 

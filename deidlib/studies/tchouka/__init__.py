@@ -25,6 +25,13 @@ computation of the notebook lives here; the surrogate engine itself is
   exactly where the output law is known in closed form and empirically (histograms of
   sampled outputs, :func:`deidlib.surrogates.audit.ratio_test`).
 * (d) :func:`before_after` — a synthetic note with its gold PHI surrogated.
+* Thread table (:mod:`.thread_values`, the paper's Figure 5 analog): :func:`thread_table`
+  lists, per mention, the original and surrogate values and the shift of the paper example
+  and of one synthetic patient's notes (:func:`patient_thread`, one ε and memo per patient);
+  :func:`plot_thread` draws it.
+* Table 2 analog (:mod:`.ner`): :func:`table2` scores the tagger that feeds ``deidlib
+  deidentify`` (:func:`default_tagger_predictions`) per paper label with the i2b2 scorer,
+  beside the paper's Table 2.
 
 **Choices where the paper is silent (named here, also in the notebook).**
 
@@ -51,8 +58,9 @@ computation of the notebook lives here; the surrogate engine itself is
 
 from __future__ import annotations
 
-from . import figures, params, privacy, summarize, thread, utility
-from .figures import plot_date_utility, plot_figure6, plot_location_utility, plot_privacy
+from . import figures, ner, params, privacy, summarize, thread, thread_values, utility
+from .figures import plot_date_utility, plot_figure6, plot_location_utility, plot_privacy, plot_thread
+from .ner import PAPER_LABEL, PAPER_TABLE2, default_tagger_predictions, table2
 from .params import DATE_METHODS, LOCATION_STUDY_METHODS, PROFILE_PARAMS, TchoukaParams, params_for
 from .privacy import guarantee_checks, known_date_attack
 from .summarize import summary
@@ -66,10 +74,13 @@ from .thread import (
     thread_document,
     thread_example,
 )
+from .thread_values import patient_thread, thread_table
 from .utility import Timelines, date_utility, km_per_unit, location_utility, simulate_timelines
 
 __all__ = [
     "figures",
+    "ner",
+    "thread_values",
     "params",
     "privacy",
     "summarize",
@@ -100,4 +111,11 @@ __all__ = [
     "plot_privacy",
     "summary",
     "load_french_places",
+    "patient_thread",
+    "thread_table",
+    "plot_thread",
+    "PAPER_LABEL",
+    "PAPER_TABLE2",
+    "default_tagger_predictions",
+    "table2",
 ]

@@ -208,3 +208,50 @@ def plot_privacy(attack: pd.DataFrame, checks: pd.DataFrame, hists: dict, hist_k
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     return fig
+
+
+@style()
+def plot_thread(table: pd.DataFrame, epsilon: float, patient_epsilon: float):
+    """The thread figure (the paper's Figure 5 analog and one synthetic patient's notes):
+    (a) the paper example's original → surrogate dates and age with their shifts; (b) the
+    patient's date shifts (days) per note, memo hits hollow; (c) the patient's ages per note,
+    original and surrogate, with the name replacements listed."""
+    threads = list(dict.fromkeys(table["thread"]))
+    ex, pt = table[table.thread == threads[0]], table[table.thread == threads[-1]]
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(15, 4.4), gridspec_kw={"width_ratios": [1.1, 1.3, 1]})
+    nums = ex[ex["shift"].notna()].reset_index(drop=True)
+    y = np.arange(len(nums))[::-1]
+    colors = ["tab:blue" if t == "DATE" else "tab:orange" for t in nums.type]
+    a1.barh(y, nums["shift"].astype(float), color=colors)
+    a1.axvline(0, color="k", lw=0.6)
+    a1.set_yticks(y, [f"{r.type} {r.original}\n→ {r.surrogate} ({int(r['shift']):+d} {r.unit})"
+                      for _, r in nums.iterrows()], fontsize=8)
+    a1.set_xlabel("shift (surrogate − original, in the noised unit)")
+    names = ex[ex.type.isin(["NAME", "CITY"]) & ~ex.memo_hit.astype(bool)]
+    a1.set_title(f"(a) paper example, ε = {epsilon:g} per note (ε/{len(ex[ex.epsilon > 0])} per value)\n"
+                 + "; ".join(f"{r.original} → {r.surrogate}" for _, r in names.iterrows())
+                 + "\n(paper's draw, Figure 5: age −3 years, dates +8 and +4 days)", fontsize=9)
+    notes = list(dict.fromkeys(pt.note))
+    xi = {n: i for i, n in enumerate(notes)}
+    days = pt[(pt.type == "DATE") & (pt.unit == "day") & pt["shift"].notna()]
+    for hit, face in ((False, "tab:blue"), (True, "none")):
+        d = days[days.memo_hit.astype(bool) == hit]
+        a2.scatter(d.note.map(xi), d["shift"].astype(float), facecolors=face, edgecolors="tab:blue",
+                   label="memo hit (same value as before)" if hit else "new value (ε·d Laplace draw)")
+    a2.axhline(0, color="k", lw=0.6)
+    a2.set_xticks(range(len(notes)), notes, rotation=30, fontsize=8)
+    a2.set_ylabel("date shift (days)")
+    a2.set_title(f"(b) {threads[-1]}: date shifts per note\nε = {patient_epsilon:g} per patient, "
+                 f"{pt[pt.epsilon > 0].epsilon.iloc[0] if (pt.epsilon > 0).any() else 0:.3g} per distinct value", fontsize=9)
+    a2.legend(fontsize=8)
+    ages = pt[(pt.type == "AGE") & pt["shift"].notna()].drop_duplicates(["note", "original_value"])
+    a3.plot(ages.note.map(xi), ages.original_value.astype(float), "o-", color="gray", label="original age")
+    a3.plot(ages.note.map(xi), ages.surrogate_value.astype(float), "s--", color="tab:orange", label="surrogate age")
+    a3.set_xticks(range(len(notes)), notes, rotation=30, fontsize=8)
+    a3.set_ylabel("age (years)")
+    pairs = pt[pt.type == "NAME"].drop_duplicates("original").head(4)
+    a3.set_title("(c) ages per note; names: " + "; ".join(f"{r.original} → {r.surrogate}" for _, r in pairs.iterrows()),
+                 fontsize=8, wrap=True)
+    a3.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

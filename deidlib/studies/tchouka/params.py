@@ -34,6 +34,10 @@ class TchoukaParams(StudyParams):
     shift_max_days: int = 365  #: the shift baseline: ±1..365 days per patient
     corpus_patients: int = 6  #: synthetic corpus for the before/after example
     reference_date: str = "2021-01-01"  #: dates are days before this (simulated timelines)
+    thread_patients: int = 6  #: synthetic corpus the patient thread is picked from
+    #: the Table 2 analog's tagger: None = the package's default model as ``deidentify`` builds
+    #: it; a dict = DEFAULT_MODEL_RECIPE with these entries replaced (a smaller corpus, fewer epochs)
+    ner_overrides: dict[str, Any] | None = None
 
     def check(self) -> None:
         for name in ("figure6_epsilons", "date_epsilons", "location_epsilons"):
@@ -52,6 +56,7 @@ PROFILE_PARAMS: dict[str, TchoukaParams] = profiles(TchoukaParams, {
         geoind_draws=50,
         audit_draws=5_000,
         corpus_patients=4,
+        ner_overrides={"profile": "smoke", "epochs": 1},
     ),
     "cpu": TchoukaParams(
         timeline_patients=3000,

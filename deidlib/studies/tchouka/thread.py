@@ -65,7 +65,7 @@ def thread_example(
 
     Returns ``{"document", "surrogate", "spans" (DataFrame: one row per span with the
     original/surrogate text and offsets, method, unit, ε consumed), "budget",
-    "entities" (the distinct DP entities sharing ε)}``.
+    "entities" (the distinct DP entities sharing ε), "records" (the engine's replacements)}``.
     """
     doc = thread_document()
     cfg = SurrogateConfig(
@@ -100,6 +100,7 @@ def thread_example(
         "spans": pd.DataFrame(rows),
         "budget": res.budget,
         "entities": [repr(e) for e in entities],
+        "records": res.replacements,
     }
 
 
