@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from ..corpus.document import Document
 from ..rng import derive_seed
-from .identities import SitePools, build_site_pools, make_patient
+from .identities import SitePools, build_site_pools, make_patient, styled_pools
 from .notes import NoteContext, render_note
 from .notes.icu import ICU_CASING
 from .styles import DEFAULT_HETEROGENEITY, NOTE_TYPES, check_heterogeneity, site_names, site_style
@@ -81,7 +81,8 @@ def generate_iter(
     heterogeneity = check_heterogeneity(heterogeneity)
     names = site_names(sites)
     styles = [site_style(i, seed, heterogeneity) for i in range(sites)]
-    pools: list[SitePools] = [build_site_pools(seed, i, names[i], locale, size=pool_size) for i in range(sites)]
+    pools: list[SitePools] = [styled_pools(build_site_pools(seed, i, names[i], locale, size=pool_size), styles[i], seed, i)
+                              for i in range(sites)]
     if site_weights is None:
         wr = random.Random(derive_seed(seed, "site-sizes", sites))
         site_weights = [wr.uniform(0.6, 1.4) for _ in range(sites)]
