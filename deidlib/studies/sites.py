@@ -24,12 +24,31 @@ from ..corpus.splits import CorpusSplits
 from ..evaluation import binary_token_prf
 from ..plotting import style
 
-__all__ = ["TAGGER", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
+__all__ = ["TAGGER", "TARGET_GAP", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
 
 #: the tagger of the matrix: small word-level GRU-CRF (hparams of :data:`deidlib.models.PRESETS` ``"gru"``)
 TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16,
                           "hparams": {"word_dim": 32, "char_emb_dim": 12, "char_hidden": 16, "hidden": 48,
                                       "casing": True}}
+
+#: what the default heterogeneity is chosen for: mean diagonal F1 at least this much above the
+#: mean off-diagonal F1
+TARGET_GAP = 0.15
+#: per profile: seeds and tagger of the matrix (smoke: one tiny tagger, seconds)
+PROFILE_PARAMS: dict[str, dict[str, Any]] = {
+    "smoke": {"seeds": (0,), "tagger": {"kind": "gru", "epochs": 1, "batch_size": 16,
+                                        "hparams": {"word_dim": 8, "char_emb_dim": 4, "char_hidden": 4, "hidden": 8}}},
+    "cpu": {"seeds": (0, 1, 2), "tagger": TAGGER},
+    "paper": {"seeds": (0, 1, 2, 3, 4), "tagger": TAGGER},
+}
+
+
+def params_for(profile: str) -> dict[str, Any]:
+    """Seeds and tagger of the cross-site matrix at ``profile`` (smoke, cpu, paper)."""
+    if profile not in PROFILE_PARAMS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}")
+    p = PROFILE_PARAMS[profile]
+    return {"seeds": tuple(p["seeds"]), "tagger": dict(p["tagger"])}
 
 
 def by_site(splits: CorpusSplits) -> dict[str, CorpusSplits]:
