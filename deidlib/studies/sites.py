@@ -27,7 +27,7 @@ from ..plotting import style
 __all__ = ["TAGGER", "TARGET_GAP", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
 
 #: the tagger of the matrix: small word-level GRU-CRF (hparams of :data:`deidlib.models.PRESETS` ``"gru"``)
-TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16,
+TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 4, "batch_size": 16, "lr": 3e-3,
                           "hparams": {"word_dim": 32, "char_emb_dim": 12, "char_hidden": 16, "hidden": 48,
                                       "casing": True}}
 
@@ -64,7 +64,7 @@ def _fit(site: CorpusSplits, seed: int, tagger: dict[str, Any], device: str):
     model, _ = fit_tagger(tagger["kind"], CorpusSplits(site.train, [], [], site.name), scheme="binary",
                           encoding="IO", embeddings=None, hparams=dict(tagger.get("hparams") or {}), seed=seed,
                           evaluate_test=False, epochs=tagger["epochs"], batch_size=tagger["batch_size"],
-                          patience=None, device=device, progress=False)
+                          lr=tagger.get("lr"), patience=None, device=device, progress=False)
     return model
 
 
