@@ -131,7 +131,8 @@ cs_params = cs.params_for(profile)
 levels = {"heterogeneity 0": 0.0, f"heterogeneity {DEFAULT_HETEROGENEITY:g} (default)": DEFAULT_HETEROGENEITY}
 cs_tables, cs_cells, cs_summary = [], {}, {}
 for label, h in levels.items():
-    by_seed = {seed + s: load_corpus("synthetic", profile=profile, seed=seed + s, heterogeneity=h) for s in cs_params["seeds"]}
+    by_seed = {seed + s: load_corpus("synthetic", profile=profile, seed=seed + s, patients=cs_params["patients"],
+                                     heterogeneity=h) for s in cs_params["seeds"]}
     m = cs.cross_site_matrix(by_seed, tagger=cs_params["tagger"], device=device, progress=False)
     summ = cs.cross_site_summary(m)
     cs_cells[label] = summ["cells"]

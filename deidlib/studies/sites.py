@@ -34,21 +34,22 @@ TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 4, "batch_size": 16, "lr": 3e
 #: what the default heterogeneity is chosen for: mean diagonal F1 at least this much above the
 #: mean off-diagonal F1
 TARGET_GAP = 0.15
-#: per profile: seeds and tagger of the matrix (smoke: one tiny tagger, seconds)
+#: per profile: seeds, corpus size (``patients``; None: the profile's) and tagger of the matrix
+#: (smoke: 40 patients, so that every site has test notes, and one tiny tagger: seconds)
 PROFILE_PARAMS: dict[str, dict[str, Any]] = {
-    "smoke": {"seeds": (0,), "tagger": {"kind": "gru", "epochs": 1, "batch_size": 16,
+    "smoke": {"seeds": (0,), "patients": 40, "tagger": {"kind": "gru", "epochs": 1, "batch_size": 16,
                                         "hparams": {"word_dim": 8, "char_emb_dim": 4, "char_hidden": 4, "hidden": 8}}},
-    "cpu": {"seeds": (0, 1, 2), "tagger": TAGGER},
-    "paper": {"seeds": (0, 1, 2, 3, 4), "tagger": TAGGER},
+    "cpu": {"seeds": (0, 1, 2), "patients": None, "tagger": TAGGER},
+    "paper": {"seeds": (0, 1, 2, 3, 4), "patients": None, "tagger": TAGGER},
 }
 
 
 def params_for(profile: str) -> dict[str, Any]:
-    """Seeds and tagger of the cross-site matrix at ``profile`` (smoke, cpu, paper)."""
+    """Seeds, patients and tagger of the cross-site matrix at ``profile`` (smoke, cpu, paper)."""
     if profile not in PROFILE_PARAMS:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}")
     p = PROFILE_PARAMS[profile]
-    return {"seeds": tuple(p["seeds"]), "tagger": dict(p["tagger"])}
+    return {"seeds": tuple(p["seeds"]), "patients": p["patients"], "tagger": dict(p["tagger"])}
 
 
 def by_site(splits: CorpusSplits) -> dict[str, CorpusSplits]:

@@ -12,7 +12,8 @@ notes depend only on ``(seed, patient index, sites, locale, options)``, so
 
 Longitudinal records: each patient keeps name, MRN, contacts and doctors across
 2-6 (default) records whose dates advance by weeks to months; ages follow the birth
-date. Sites differ in writing style and mixes (:mod:`deidlib.synthetic.styles`).
+date. Sites differ in writing style, PHI surface forms and mixes, as much as
+``heterogeneity`` says (:mod:`deidlib.synthetic.styles`).
 """
 
 from __future__ import annotations
@@ -175,8 +176,15 @@ def generate(
         site_weights: relative number of patients per site.
         start_year, end_year: range of first-visit years.
         pool_size: names per sex per site sampled from Faker (more = fewer repeated names).
-        heterogeneity: how different the sites are, in [0, 1] (see
-            :func:`deidlib.synthetic.styles.site_style`; default ``DEFAULT_HETEROGENEITY``).
+        heterogeneity: how different the sites are, in [0, 1] (default
+            :data:`~deidlib.synthetic.styles.DEFAULT_HETEROGENEITY`). Each site's weight tables
+            and rates are ``(1 - h) * common + h * own`` (:mod:`deidlib.synthetic.styles`). 0: every
+            site draws from one shared style (same note-type, diagnosis, date-format, name-form,
+            phone, MRN and hospital-naming distributions, headers at random, every template
+            phrasing); 1: each site writes dates, phones, MRN / account / order numbers and
+            hospital names in site-exclusive forms, with its own headers, wording ("pt", "hx",
+            "w/"), mixes and half of the template phrasings. The cross-site F1 this buys is
+            measured by :mod:`deidlib.studies.sites` (notebook 00).
         progress: show a tqdm bar.
 
     Returns:
