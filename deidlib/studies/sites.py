@@ -27,7 +27,7 @@ from ..plotting import style
 __all__ = ["TAGGER", "TARGET_GAP", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
 
 #: the tagger of the matrix: small word-level GRU-CRF (hparams of :data:`deidlib.models.PRESETS` ``"gru"``)
-TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 4, "batch_size": 16, "lr": 3e-3,
+TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16, "lr": 3e-3,
                           "hparams": {"word_dim": 32, "char_emb_dim": 12, "char_hidden": 16, "hidden": 48,
                                       "casing": True}}
 
