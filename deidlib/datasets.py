@@ -14,6 +14,10 @@ This module sits above :mod:`deidlib.corpus` (readers, splits), :mod:`deidlib.sy
   80:20 into 1,948 training and 486 test notes; "the training set was split 80:20 for
   training and validation", so dev = floor(0.2 * 1,948) = 389 of the training notes,
   train = 1,559), or ``"patient"`` (70/10/20 by patient).
+* ``"mixed"``: the synthetic sites plus the PhysioNet nursing notes as one more site
+  (``doc.site == "physionet"``), each split by patient 70/10/20 (synthetic patients are
+  ``PPP``, PhysioNet patients their own ids, so a patient stays in one split);
+  ``heterogeneity`` applies to the synthetic sites.
 * ``"i2b2"``: i2b2 2014 XML from ``data_dir`` (or ``$DEIDLIB_DATA_DIR/i2b2_2014``):
   ``train/ dev/ test/`` folders (or the official release's folder names), or one flat
   folder split by patient; see :func:`deidlib.corpus.splits.read_split_dirs`.
@@ -43,7 +47,7 @@ from .synthetic import DEFAULT_HETEROGENEITY, generate
 
 __all__ = ["load_corpus", "CORPORA", "SPLITS", "I2B2_2014", "synthetic_documents"]
 
-CORPORA = ("synthetic", "physionet", "i2b2")
+CORPORA = ("synthetic", "physionet", "i2b2", "mixed")
 SPLITS = ("patient", "document")
 #: folder name of the i2b2 2014 corpus under ``$DEIDLIB_DATA_DIR``
 I2B2_2014 = "i2b2_2014"
@@ -93,7 +97,7 @@ def load_corpus(
     """Train/dev/test documents of ``corpus``.
 
     Args:
-        corpus: ``"synthetic"``, ``"physionet"`` or ``"i2b2"``.
+        corpus: ``"synthetic"``, ``"physionet"``, ``"i2b2"`` or ``"mixed"`` (synthetic sites + PhysioNet).
         data_dir: folder of a real corpus (see the module docstring for the search order).
         profile: synthetic corpus size (``smoke`` / ``cpu`` / ``paper``).
         seed: generation and split seed.
@@ -119,6 +123,16 @@ def load_corpus(
         if split == "document":
             return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
         return split_by_patient(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
+    if corpus == "mixed":
+        syn = load_corpus("synthetic", profile=profile, seed=seed, patients=patients, sites=sites,
+                          note_scale=note_scale, heterogeneity=heterogeneity)
+        real = load_corpus("physionet", data_dir, seed=seed, split="patient")
+        if {d.patient_id for d in syn.train + syn.dev + syn.test} & {d.patient_id for d in real.train + real.dev + real.test}:
+            raise ValueError("mixed corpus: synthetic and PhysioNet patient ids collide")
+        def by_id(a, b):
+            return sorted(a + b, key=lambda d: d.id)
+
+        return CorpusSplits(by_id(syn.train, real.train), by_id(syn.dev, real.dev), by_id(syn.test, real.test), "mixed")
     if corpus == "physionet":
         d = find_data_dir(PHYSIONET_DEID, data_dir)
         if d is None:

@@ -106,3 +106,39 @@ def test_physionet_thesis_split(physionet_dir):
     p = load_corpus("physionet", data_dir=physionet_dir, split="patient")
     pats = [{d.patient_id for d in x} for x in (p.train, p.dev, p.test)]
     assert not (pats[0] & pats[1] or pats[0] & pats[2] or pats[1] & pats[2]) and len(p.all) == 2434
+
+
+def test_mixed_corpus_adds_physionet_as_one_more_site_split_by_patient(tmp_path):
+    body = "Seen by Dr Smith.\n"
+    recs = "".join(f"START_OF_RECORD={p}||||{n}||||\n{body}||||END_OF_RECORD\n" for p in range(1, 21) for n in (1, 2))
+    (tmp_path / "id.text").write_text(recs)
+    (tmp_path / "id-phi.phrase").write_text("".join(f"{p} {n} 11 16 HCPName Smith\n" for p in range(1, 21) for n in (1, 2)))
+    m = load_corpus("mixed", data_dir=tmp_path, profile="smoke", seed=1)
+    syn = load_corpus("synthetic", profile="smoke", seed=1)
+    assert {d.site for d in m.all} == {d.site for d in syn.all} | {"physionet"}
+    assert sum(d.site == "physionet" for d in m.all) == 40
+    assert ids(m.test) == sorted(ids(syn.test) + [d.id for d in m.test if d.site == "physionet"])
+    pats = [{d.patient_id for d in x} for x in (m.train, m.dev, m.test)]
+    assert not (pats[0] & pats[1] or pats[0] & pats[2] or pats[1] & pats[2])
+    assert all(d.site == "physionet" for d in m.all if d.metadata.get("source") == "physionet_deid_1.1")
+
+
+@pytest.mark.realdata
+def test_mixed_corpus_with_the_real_nursing_notes(physionet_dir):
+    m = load_corpus("mixed", data_dir=physionet_dir, profile="smoke")
+    real = [d for d in m.all if d.site == "physionet"]
+    assert len(real) == 2434 and len({d.site for d in m.all}) > 2
+    pats = [{d.patient_id for d in x if d.site == "physionet"} for x in (m.train, m.dev, m.test)]
+    assert all(pats) and not (pats[0] & pats[1] or pats[0] & pats[2] or pats[1] & pats[2])
+
+
+def test_reproduce_accepts_the_mixed_corpus():
+    import argparse
+
+    from deidlib.commands import reproduce
+
+    p = argparse.ArgumentParser()
+    reproduce.add_arguments(p)
+    assert p.parse_args(["--corpus", "mixed"]).corpus == "mixed"
+    with pytest.raises(SystemExit):
+        p.parse_args(["--corpus", "mimic"])

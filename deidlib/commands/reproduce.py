@@ -10,11 +10,13 @@ HELP = "execute the study notebooks with papermill into runs/<profile>/ and refr
 def add_arguments(p) -> None:
     p.add_argument("--profile", choices=["smoke", "cpu", "paper"], default="cpu", help="scale of the runs (default: cpu)")
     p.add_argument("--only", action="append", metavar="STUDY", help="run only this study or notebook (repeatable)")
-    p.add_argument("--corpus", choices=["synthetic", "physionet", "i2b2", "abstracts"], default="synthetic",
+    p.add_argument("--corpus", choices=["synthetic", "physionet", "i2b2", "abstracts", "mixed"],
+                   default="synthetic",
                    help="corpus for the studies that take one (default: the embedded synthetic corpus; "
-                        "abstracts: medical_abstracts_tc, only for --only alawad)")
+                        "abstracts: medical_abstracts_tc, only for --only alawad; mixed: the synthetic sites plus "
+                        "the PhysioNet nursing notes as one more site; real-data runs stay in runs/)")
     p.add_argument("--data-dir", default=None,
-                   help="folder of the real corpus (physionet/i2b2), relative to the current directory")
+                   help="folder of the real corpus (physionet/i2b2/mixed), relative to the current directory")
     p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     p.add_argument("--no-copy-figures", dest="copy_figures", action="store_false",
@@ -62,7 +64,7 @@ def run(args) -> int:
 
     if args.data_dir is not None:
         if args.corpus == "synthetic":
-            raise UsageError("--data-dir is only for --corpus physionet, i2b2 or abstracts (the synthetic corpus is embedded)")
+            raise UsageError("--data-dir is only for --corpus physionet, i2b2, abstracts or mixed (the synthetic corpus is embedded)")
         if not Path(args.data_dir).is_dir():
             raise UsageError(f"--data-dir {args.data_dir}: not a folder", code=1)
     if args.runs_dir is not None:  # a runs folder is reused run after run: no --force needed

@@ -12,7 +12,8 @@ notes depend only on ``(seed, patient index, sites, locale, options)``, so
 
 Longitudinal records: each patient keeps name, MRN, contacts and doctors across
 2-6 (default) records whose dates advance by weeks to months; ages follow the birth
-date. Sites differ in writing style and mixes (:mod:`deidlib.synthetic.styles`).
+date. Sites differ in writing style, PHI surface forms and mixes, as much as
+``heterogeneity`` says (:mod:`deidlib.synthetic.styles`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 
 from ..corpus.document import Document
 from ..rng import derive_seed
-from .identities import SitePools, build_site_pools, make_patient
+from .identities import SitePools, build_site_pools, make_patient, styled_pools
 from .notes import NoteContext, render_note
 from .notes.icu import ICU_CASING
 from .styles import DEFAULT_HETEROGENEITY, NOTE_TYPES, check_heterogeneity, site_names, site_style
@@ -81,7 +82,8 @@ def generate_iter(
     heterogeneity = check_heterogeneity(heterogeneity)
     names = site_names(sites)
     styles = [site_style(i, seed, heterogeneity) for i in range(sites)]
-    pools: list[SitePools] = [build_site_pools(seed, i, names[i], locale, size=pool_size) for i in range(sites)]
+    pools: list[SitePools] = [styled_pools(build_site_pools(seed, i, names[i], locale, size=pool_size), styles[i], seed, i)
+                              for i in range(sites)]
     if site_weights is None:
         wr = random.Random(derive_seed(seed, "site-sizes", sites))
         site_weights = [wr.uniform(0.6, 1.4) for _ in range(sites)]
@@ -174,8 +176,15 @@ def generate(
         site_weights: relative number of patients per site.
         start_year, end_year: range of first-visit years.
         pool_size: names per sex per site sampled from Faker (more = fewer repeated names).
-        heterogeneity: how different the sites are, in [0, 1] (see
-            :func:`deidlib.synthetic.styles.site_style`; default ``DEFAULT_HETEROGENEITY``).
+        heterogeneity: how different the sites are, in [0, 1] (default
+            :data:`~deidlib.synthetic.styles.DEFAULT_HETEROGENEITY`). Each site's weight tables
+            and rates are ``(1 - h) * common + h * own`` (:mod:`deidlib.synthetic.styles`). 0: every
+            site draws from one shared style (same note-type, diagnosis, date-format, name-form,
+            phone, MRN and hospital-naming distributions, headers at random, every template
+            phrasing); 1: each site writes dates, phones, MRN / account / order numbers and
+            hospital names in site-exclusive forms, with its own headers, wording ("pt", "hx",
+            "w/"), mixes and half of the template phrasings. The cross-site F1 this buys is
+            measured by :mod:`deidlib.studies.sites` (notebook 00).
         progress: show a tqdm bar.
 
     Returns:

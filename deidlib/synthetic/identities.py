@@ -22,13 +22,13 @@ import datetime as _dt
 import functools
 import random
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..rng import derive_seed
-from .phi_forms import format_phone, random_id
+from .phi_forms import format_phone, random_id, site_id, site_phone
 from .vocab import DIAGNOSES, HARD_FIRST_NAMES, HARD_LAST_NAMES, PRIMARY_SITES, PROFESSIONS_EN
 
-__all__ = ["SitePools", "Doctor", "Patient", "build_site_pools", "make_patient", "faker_for", "wide_names",
+__all__ = ["SitePools", "Doctor", "Patient", "build_site_pools", "styled_pools", "make_patient", "faker_for", "wide_names",
            "WIDE_NAME_LOCALES"]
 
 _FAKERS: dict[str, object] = {}
@@ -207,6 +207,25 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
             license=random_id("LICENSE", rng), phone=format_phone(rng, lang), sex=sex,
         ))
     return pools
+
+
+def styled_pools(pools: SitePools, style, seed: int, site_index: int) -> SitePools:
+    """``pools`` with the site's hospital naming and doctors' phone patterns (English pools;
+    a new object: cached pools are never mutated). Hospital names keep their city, saint or
+    surname and take a suffix drawn from ``style.hospital_suffixes``."""
+    if pools.lang != "en" or not style.hospital_suffixes:
+        return pools
+    rng = random.Random(derive_seed(seed, "styled-pools", site_index, repr(sorted(style.hospital_suffixes.items()))))
+    keys = list(style.hospital_suffixes)
+    weights = [style.hospital_suffixes[k] for k in keys]
+    suffixes = sorted(_HOSPITAL_SUFFIX["en"], key=len, reverse=True)
+    hospitals = []
+    for h in pools.hospitals:
+        stem = next((h[: -len(s)].rstrip() for s in suffixes if h.endswith(" " + s)), h)
+        hospitals.append(f"{stem} {rng.choices(keys, weights=weights, k=1)[0]}")
+    hospitals = list(dict.fromkeys(hospitals))
+    doctors = [replace(d, phone=site_phone(style, rng, "en")) for d in pools.doctors]
+    return replace(pools, hospitals=hospitals, home_hospital=hospitals[0], doctors=doctors)
 
 
 #: Faker locales whose (Latin-script) name lists make the wide name pool of ICU nursing notes
@@ -405,13 +424,13 @@ def make_patient(pid: str, pools: SitePools, style, rng: random.Random,
     place = rng.randrange(len(pools.cities))
     p = Patient(
         pid=pid, site=pools.site, sex=sex, first=first, middle=middle, last=last, birth=birth,
-        mrn=random_id("MEDICALRECORD", rng), ssn=random_id("SSN", rng), phone=format_phone(rng, lang),
+        mrn=site_id(style, "MEDICALRECORD", rng), ssn=random_id("SSN", rng), phone=site_phone(style, rng, lang),
         email=f"{user}@{rng.choice(pools.email_domains)}", username=user,
         street=rng.choice(pools.streets), city=pools.cities[place], state=pools.states[place],
         zip=pools.zips[place], country=pools.countries[0] if lang == "en" else "France",
         employer=rng.choice(pools.companies), profession=rng.choice(pools.jobs),
         insurer=rng.choice(pools.insurers), healthplan=random_id("HEALTHPLAN", rng),
-        account=random_id("ACCOUNT", rng), license=random_id("LICENSE", rng),
+        account=site_id(style, "ACCOUNT", rng), license=random_id("LICENSE", rng),
         vehicle=random_id("VEHICLE", rng), device=random_id("DEVICE", rng), bioid=random_id("BIOID", rng),
         relative_first=rng.choice(pools.first_m if rel_sex == "M" else pools.first_f),
         relative_last=last if rng.random() < 0.6 else rng.choice(pools.last), relation=relation,

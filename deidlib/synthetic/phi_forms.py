@@ -24,6 +24,8 @@ __all__ = [
     "format_phone",
     "PHONE_FORMATS",
     "random_id",
+    "site_phone",
+    "site_id",
     "ID_SHAPES",
     "month_names",
 ]
@@ -221,3 +223,21 @@ def random_id(kind: str, rng: random.Random, shape: str | None = None) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _weighted(table: dict[str, float], rng: random.Random) -> str:
+    keys = list(table)
+    return rng.choices(keys, weights=[table[k] for k in keys], k=1)[0]
+
+
+def site_phone(style, rng: random.Random, lang: str = "en") -> str:
+    """A phone number in one of ``style.phone_formats`` (English; other locales: the shared list)."""
+    if lang != "fr" and getattr(style, "phone_formats", None):
+        return format_phone(rng, lang, _weighted(style.phone_formats, rng))
+    return format_phone(rng, lang)
+
+
+def site_id(style, kind: str, rng: random.Random) -> str:
+    """An identifier of ``kind`` in one of the site's shapes (``style.id_shapes``), else a shared shape."""
+    table = (getattr(style, "id_shapes", None) or {}).get(kind)
+    return random_id(kind, rng, _weighted(table, rng) if table else None)

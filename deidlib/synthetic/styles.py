@@ -4,12 +4,39 @@ Collaborative training (festag), ensembles across data sets (ahmed) and the
 registry-invariant classifier (alawad) all need sites whose data differ in more than
 their patients. A :class:`SiteStyle` fixes, per site: the note-type mix, the diagnosis
 and tumour-site mix (label shift), section-header wording and decoration, abbreviation
-rate, casing (some sites write notes in all caps or all lower case), preferred date
-formats, name forms, how much contact/identifier PHI their headers carry, and the
-misspelling rate.
+rate, casing (some sites write notes in all caps or all lower case), the surface forms
+of PHI (date formats, name order, phone patterns, MRN / account / order-number shapes,
+how the site names hospitals), how much contact/identifier PHI their headers carry,
+site wording of common clinical vocabulary, the share of the template phrasings it
+uses, and the misspelling rate.
 
 Five archetypes are defined; sites beyond five reuse an archetype with weights
 perturbed by a seeded generator (so ``sites=8`` gives eight distinct mixes).
+
+**Heterogeneity** (``heterogeneity`` of :func:`site_style`, :func:`deidlib.synthetic.generate`,
+:func:`deidlib.datasets.load_corpus`; a float in [0, 1], default
+:data:`DEFAULT_HETEROGENEITY`) is the one parameter that sets how different the sites are.
+Every weight table of a site is ``(1 - h) * common + h * own``, where ``common`` is the
+mean of the five archetypes' tables and ``own`` is the site's table; every rate
+(abbreviations, misspellings, titles, contact/identifier lines, lab tables, glued titles)
+and the verbosity interpolate the same way. What each level changes:
+
+* ``h = 0``: every site draws from one shared style (same note-type, diagnosis, casing,
+  date-format, name-form, phone, ID-shape and hospital-naming distributions; headers,
+  header wording and key/value separators drawn at random per note; every template
+  phrasing; no site wording). Sites then differ only in their patients and place pools.
+* ``0 < h < 1``: each choice is the site's own with probability rising with ``h``
+  (header decoration, wording and separator: probability ``h`` per note; site wording of
+  vocabulary such as "pt"/"hx"/"w/" per note with probability ``h``; a share ``1 - h/2`` of the
+  template phrasings).
+* ``h = 1``: each archetype writes PHI in site-exclusive surface forms: disjoint sets of
+  full-date formats (:data:`SITE_DATE_FORMATS`), phone patterns (:data:`SITE_PHONE_FORMATS`),
+  MRN / account / order-number shapes (:data:`SITE_ID_SHAPES`) and hospital-name suffixes
+  (:data:`SITE_HOSPITAL_SUFFIXES`); its own name-form mix, header style, note-type and
+  diagnosis mix; half of the template phrasings; its own vocabulary.
+
+The measured effect (cross-site binary-token F1, :mod:`deidlib.studies.sites`) is stated at
+:data:`DEFAULT_HETEROGENEITY`.
 """
 
 from __future__ import annotations
@@ -19,7 +46,8 @@ from dataclasses import dataclass, field, replace
 
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["SiteStyle", "ARCHETYPES", "DEFAULT_HETEROGENEITY", "check_heterogeneity", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
+__all__ = ["SiteStyle", "ARCHETYPES", "SITE_DATE_FORMATS", "SITE_PHONE_FORMATS", "SITE_ID_SHAPES",
+           "SITE_HOSPITAL_SUFFIXES", "SITE_VOCAB", "HEADERS", "KV_SEPS", "DEFAULT_HETEROGENEITY", "check_heterogeneity", "site_style", "site_names", "NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
 
 NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report", "icu_nursing_note")
 
@@ -110,6 +138,18 @@ class SiteStyle:
     #: which wording of :data:`SECTION_SYNONYMS` this site uses
     section_variant: int = 0
     extra: dict = field(default_factory=dict)
+    #: English phone patterns (keys of :data:`deidlib.synthetic.phi_forms.PHONE_FORMATS`
+    #: or site patterns); empty: the shared list
+    phone_formats: dict[str, float] = field(default_factory=dict)
+    #: identifier kind -> shape weights (see :data:`deidlib.synthetic.phi_forms.ID_SHAPES`);
+    #: kinds not named use the shared shapes
+    id_shapes: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: hospital-name suffix weights (English); empty: the pools' own names
+    hospital_suffixes: dict[str, float] = field(default_factory=dict)
+    #: site wording of common words in running text ("patient" -> "pt")
+    vocab: dict[str, str] = field(default_factory=dict)
+    #: how different this site is from the common style (see the module docstring)
+    heterogeneity: float = 1.0
 
 
 def _uniform(keys, **over) -> dict[str, float]:
@@ -194,13 +234,68 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
 )
 
 
+#: site-exclusive full-date formats of the five archetypes (pairwise disjoint)
+SITE_DATE_FORMATS: tuple[dict[str, float], ...] = (
+    {"mdy_slash": 4, "month_d_y": 1},
+    {"mdy_short": 4, "mdy_dash": 1},
+    {"iso": 4, "ymd_slash": 1},
+    {"d_month_y": 3, "dot": 2},
+    {"d_mon_y": 4, "mon_d_y": 1},
+)
+#: site-exclusive English phone patterns (pairwise disjoint; ``{a}`` area code, ``{b}-{c}`` number)
+SITE_PHONE_FORMATS: tuple[dict[str, float], ...] = (
+    {"({a}) {b}-{c}": 1.0},
+    {"{a}-{b}-{c}": 2.0, "{b}-{c}": 1.0},
+    {"{a}{b}{c}": 1.0, "{a}.{b}.{c}": 1.0},
+    {"+1 {a} {b} {c}": 1.0, "1-{a}-{b}-{c}": 1.0},
+    {"({a}){b}-{c}": 1.0, "{a} {b} {c}": 1.0},
+)
+#: site-exclusive shapes of medical record, account and order numbers (pairwise disjoint)
+SITE_ID_SHAPES: tuple[dict[str, dict[str, float]], ...] = (
+    {"MEDICALRECORD": {"MR#######": 1.0}, "ACCOUNT": {"ACCT-#######": 1.0}, "IDNUM": {"ORD-########": 1.0}},
+    {"MEDICALRECORD": {"#######": 1.0}, "ACCOUNT": {"##########": 1.0}, "IDNUM": {"#######": 1.0}},
+    {"MEDICALRECORD": {"##-###-###": 1.0}, "ACCOUNT": {"#####-#####": 1.0}, "IDNUM": {"AA-##-######": 1.0}},
+    {"MEDICALRECORD": {"A#######": 1.0}, "ACCOUNT": {"A########": 1.0}, "IDNUM": {"A##-######": 1.0}},
+    {"MEDICALRECORD": {"###-##-##": 1.0, "########": 1.0}, "ACCOUNT": {"AC########": 1.0},
+     "IDNUM": {"AA##-#####": 1.0, "##AA####": 1.0}},
+)
+#: site-exclusive hospital-name suffixes (English; pairwise disjoint)
+SITE_HOSPITAL_SUFFIXES: tuple[dict[str, float], ...] = (
+    {"University Hospital": 2.0, "Medical Center": 1.0},
+    {"Community Hospital": 2.0, "Regional Medical Center": 1.0},
+    {"Cancer Center": 2.0, "Health Center": 1.0},
+    {"Memorial Hospital": 2.0, "Infirmary": 1.0},
+    {"Health System": 2.0, "General Hospital": 1.0},
+)
+#: site wording of common clinical vocabulary in running text (whole words, case-sensitive)
+SITE_VOCAB: tuple[dict[str, str], ...] = (
+    {"patient": "patient", "history": "history"},
+    {"patient": "pt", "Patient": "Pt", "history": "hx", "with": "w/", "without": "w/o", "and": "&",
+     "blood pressure": "BP", "shortness of breath": "SOB", "daily": "qd"},
+    {"patient": "subject", "Patient": "Subject", "history": "Hx", "diagnosis": "Dx", "treatment": "Tx"},
+    {"patient": "gentleman or lady", "Patient": "The patient", "reports": "relates", "denies": "does not endorse",
+     "daily": "once a day"},
+    {"patient": "client", "Patient": "Client", "with": "w/", "history": "hist.", "follow-up": "f/u",
+     "follow up": "f/u", "twice daily": "BID"},
+)
+#: header decorations and key/value separators the archetypes use (drawn at random at h = 0)
+HEADERS: tuple[str, ...] = tuple(a.header for a in ARCHETYPES)
+KV_SEPS: tuple[str, ...] = (": ", " = ")
+
 #: how different the sites are by default (0 = every site writes alike, 1 = the most
-#: different); see :func:`site_style`
+#: different); see the module docstring and :func:`site_style`. Measured (cross-site
+#: binary-token F1, :func:`deidlib.studies.sites.cross_site_matrix` with its cpu tagger, cpu
+#: profile corpus of 300 patients over 5 sites, one tagger per site, seeds 0-2): at 1.0 the
+#: mean diagonal is 0.947 (every site >= 0.903) and the mean off-diagonal 0.804, a gap of 14.3
+#: points, short of the 15-point target (seeds 0-1 alone: 15.0); at 0.0 the gap is 0.6 points
+#: (seed 0). Notebook 00 recomputes both levels over three seeds and prints the verdict.
 DEFAULT_HETEROGENEITY: float = 1.0
 
 
 def check_heterogeneity(h) -> float:
     """``h`` as a float in [0, 1], or a ``ValueError`` naming the parameter."""
+    if isinstance(h, bool):
+        raise ValueError(f"heterogeneity must be a number in [0, 1], got {h!r}")
     try:
         v = float(h)
     except (TypeError, ValueError):
@@ -217,28 +312,90 @@ def site_names(k: int) -> list[str]:
     return [f"site{i}" for i in range(k)]
 
 
-def _perturb(d: dict[str, float], rng: random.Random, lo: float = 0.4, hi: float = 2.5) -> dict[str, float]:
-    return {k: v * rng.uniform(lo, hi) for k, v in d.items()}
+def _norm(d: dict[str, float]) -> dict[str, float]:
+    t = sum(d.values())
+    return {k: v / t for k, v in d.items()} if t > 0 else dict(d)
+
+
+def _mean_table(tables) -> dict[str, float]:
+    out: dict[str, float] = {}
+    tables = [_norm(t) for t in tables]
+    for t in tables:
+        for k, v in t.items():
+            out[k] = out.get(k, 0.0) + v / len(tables)
+    return out
+
+
+def _mix(common: dict[str, float], own: dict[str, float], h: float) -> dict[str, float]:
+    """``(1 - h) * common + h * own`` over the union of keys (both normalized), zero weights dropped."""
+    c, o = _norm(common), _norm(own)
+    out = {k: (1 - h) * c.get(k, 0.0) + h * o.get(k, 0.0) for k in dict.fromkeys([*c, *o])}
+    return {k: v for k, v in out.items() if v > 0}
+
+
+def _lin(common: float, own: float, h: float) -> float:
+    return (1 - h) * common + h * own
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs)
+
+
+def _common_ids() -> dict[str, dict[str, float]]:
+    return {k: _mean_table([t[k] for t in SITE_ID_SHAPES]) for k in SITE_ID_SHAPES[0]}
+
+
+def _styled(a: int, h: float) -> SiteStyle:
+    """Archetype ``a`` at heterogeneity ``h``: each table and rate between the common pool and its own."""
+    base, A = ARCHETYPES[a], ARCHETYPES
+    tables = ("note_mix", "diagnosis_weights", "primary_site_weights", "casing", "patient_name_forms",
+              "doctor_name_forms")
+    rates = ("abbrev_rate", "title_rate", "contact_rate", "id_rate", "misspell_rate", "lab_table_rate", "glue_rate")
+    over = {t: _mix(_mean_table([getattr(x, t) for x in A]), getattr(base, t), h) for t in tables}
+    over.update({r: _lin(_mean(getattr(x, r) for x in A), getattr(base, r), h) for r in rates})
+    lo = _lin(_mean(x.verbosity[0] for x in A), base.verbosity[0], h)
+    hi = _lin(_mean(x.verbosity[1] for x in A), base.verbosity[1], h)
+    common_ids = _common_ids()
+    return replace(
+        base, **over,
+        verbosity=(round(lo), max(round(lo), round(hi))),
+        date_formats=_mix(_mean_table(SITE_DATE_FORMATS), SITE_DATE_FORMATS[a], h),
+        phone_formats=_mix(_mean_table(SITE_PHONE_FORMATS), SITE_PHONE_FORMATS[a], h),
+        id_shapes={k: _mix(common_ids[k], SITE_ID_SHAPES[a][k], h) for k in common_ids},
+        hospital_suffixes=_mix(_mean_table(SITE_HOSPITAL_SUFFIXES), SITE_HOSPITAL_SUFFIXES[a], h),
+        vocab=dict(SITE_VOCAB[a]),
+        heterogeneity=h,
+    )
+
+
+def _perturb(d: dict[str, float], rng: random.Random, h: float, lo: float = 0.4, hi: float = 2.5) -> dict[str, float]:
+    return {k: v * rng.uniform(lo, hi) ** h for k, v in d.items()}
 
 
 def site_style(index: int, seed: int, heterogeneity: float = DEFAULT_HETEROGENEITY) -> SiteStyle:
-    """The style of site ``index``: archetype ``index % 5``; indices >= 5 get seeded perturbations."""
-    check_heterogeneity(heterogeneity)
+    """The style of site ``index`` at ``heterogeneity`` (see the module docstring).
+
+    Archetype ``index % 5`` moved towards the common style by ``1 - heterogeneity``;
+    indices >= 5 also get seeded perturbations of their weights (scaled by ``heterogeneity``).
+    """
+    h = check_heterogeneity(heterogeneity)
     if index < 0:
         raise ValueError(f"site index must be >= 0, got {index}")
-    base = ARCHETYPES[index % len(ARCHETYPES)]
+    a = index % len(ARCHETYPES)
+    base = _styled(a, h)
     if index < len(ARCHETYPES):
         return base
     rng = random.Random(f"{seed}/style/{index}")
     return replace(
         base,
         name=f"{base.name}-{index // len(ARCHETYPES) + 1}",
-        note_mix=_perturb(base.note_mix, rng),
-        diagnosis_weights=_perturb(base.diagnosis_weights, rng),
-        primary_site_weights=_perturb(base.primary_site_weights, rng),
-        date_formats=_perturb(base.date_formats, rng),
-        abbrev_rate=min(1.0, base.abbrev_rate * rng.uniform(0.5, 1.5)),
-        contact_rate=base.contact_rate * rng.uniform(0.6, 1.6),
-        misspell_rate=base.misspell_rate * rng.uniform(0.5, 2.0),
+        note_mix=_perturb(base.note_mix, rng, h),
+        diagnosis_weights=_perturb(base.diagnosis_weights, rng, h),
+        primary_site_weights=_perturb(base.primary_site_weights, rng, h),
+        date_formats=_perturb(base.date_formats, rng, h),
+        abbrev_rate=min(1.0, base.abbrev_rate * rng.uniform(0.5, 1.5) ** h),
+        contact_rate=base.contact_rate * rng.uniform(0.6, 1.6) ** h,
+        misspell_rate=base.misspell_rate * rng.uniform(0.5, 2.0) ** h,
         section_variant=rng.randrange(4),
     )

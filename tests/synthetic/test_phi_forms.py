@@ -99,7 +99,11 @@ def test_styles():
     assert site_names(3) == ["site0", "site1", "site2"]
     with pytest.raises(ValueError):
         site_names(0)
-    assert [site_style(i, 0) for i in range(5)] == list(ARCHETYPES)
+    # at full heterogeneity the first five sites are the archetypes' own tables (dates, phones and
+    # IDs from the site-exclusive tables)
+    full = [site_style(i, 0, 1.0) for i in range(5)]
+    for st, a in zip(full, ARCHETYPES):
+        assert (st.name, st.note_mix.keys(), st.header, st.abbrev_rate) == (a.name, a.note_mix.keys(), a.header, a.abbrev_rate)
     s5a, s5b, s5c = site_style(5, 0), site_style(5, 0), site_style(5, 1)
     assert s5a == s5b and s5a.note_mix != s5c.note_mix and s5a.name.startswith(ARCHETYPES[0].name)
     assert len({a.header for a in ARCHETYPES}) == len(ARCHETYPES)

@@ -9,7 +9,7 @@ import datetime as _dt
 import random
 
 from ..phi_forms import DATE_FORMATS, format_date, format_name
-from ..styles import SECTION_NAMES, SECTION_SYNONYMS, SiteStyle
+from ..styles import HEADERS, KV_SEPS, SECTION_NAMES, SECTION_SYNONYMS, SiteStyle
 from ..vocab import DIAGNOSES
 from .builder import NoteBuilder
 
@@ -42,9 +42,16 @@ class NoteContext:
         self.record = record
         self.lang = pools.lang
         self.abbr = abbr
-        self.builder = NoteBuilder(case)
+        self.builder = NoteBuilder(case, style.vocab if rng.random() < style.heterogeneity else None)
         fmts = list(style.date_formats)
         self.date_fmt = rng.choices(fmts, weights=[style.date_formats[k] for k in fmts], k=1)[0]
+        h = style.heterogeneity
+        #: the numeric short date of lab tables and "on 3/4" mentions: the site's own format as h rises
+        self.short_fmt = self.date_fmt if rng.random() < h else "mdy_short"
+        own = rng.random() < h
+        self.header_style = style.header if own else rng.choice(HEADERS)
+        self.section_variant = style.section_variant if own else rng.randrange(4)
+        self.kv_sep = style.kv_sep if own else rng.choice(KV_SEPS)
         self.age = _years_between(patient.birth, note_date)
         self.los = rng.randint(1, 9)
         if note_type == "discharge_summary":
@@ -76,8 +83,8 @@ class NoteContext:
         full, short = SECTION_NAMES[key]
         syn = SECTION_SYNONYMS.get(key)
         if syn is not None and self.rng.random() < 0.85:
-            full = syn[self.style.section_variant % len(syn)]
-        h = self.style.header
+            full = syn[self.section_variant % len(syn)]
+        h = self.header_style
         builder = self.builder
         if h == "caps_colon":
             builder.add_text(f"{full.upper()}:\n")
@@ -91,11 +98,11 @@ class NoteContext:
             builder.add_text(f"[{full.lower()}]\n")
 
     def kv(self, key: str) -> None:
-        self.builder.add_text(key + self.style.kv_sep)
+        self.builder.add_text(key + self.kv_sep)
 
     def date_str(self, d: _dt.date, fmt: str | None = None) -> str:
         if fmt is None:
-            fmt = self.date_fmt if self.rng.random() < 0.8 else self.choice(DATE_FORMATS)
+            fmt = self.date_fmt if self.rng.random() < 0.8 + 0.2 * self.style.heterogeneity else self.choice(DATE_FORMATS)
         return format_date(d, fmt, self.lang)
 
     def dphi(self, d: _dt.date, fmt: str | None = None) -> None:

@@ -150,7 +150,7 @@ def _note_header(ctx: NoteContext) -> None:
 def _lab_table(ctx: NoteContext) -> None:
     builder, rng = ctx.builder, ctx.rng
     days = [ctx.adm + _dt.timedelta(days=i) for i in range(rng.randint(2, 4))]
-    fmt = ctx.choice(("md", "mdy_short", ctx.date_fmt, "mon_d"))
+    fmt = ctx.choice(("md", ctx.short_fmt, ctx.date_fmt, "mon_d"))
     names = rng.sample(list(dict.fromkeys(list(ctx.dx["labs"]) + ["Na", "K", "Cr", "WBC", "Hgb", "glucose"])), rng.randint(4, 7))
     builder.add_text(f"{'':10s}")
     for d in days:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import random
 
-from ..phi_forms import format_age, format_phone, random_id
+from ..phi_forms import format_age, site_id, site_phone
 from ..vocab import COMMON_MEDS, EPONYM_DISEASES, LABS, NURSING_OBS, PRIMARY_SITES
 from .context import NoteContext
 from .templates import DISPO, HOLIDAYS_EN, HOLIDAYS_FR
@@ -39,12 +39,15 @@ def render_template(ctx: NoteContext, template) -> None:
 
 
 def site_templates(ctx: NoteContext, templates: list) -> list:
-    """The ~75% of ``templates`` this site uses (fixed per site style): sites phrase things differently."""
-    key = (id(templates), ctx.style.name)
+    """The share ``1 - h/2`` of ``templates`` this site uses (fixed per site style and heterogeneity
+    ``h``): at ``h = 0`` every site uses every phrasing, at ``h = 1`` each its own half."""
+    h = ctx.style.heterogeneity
+    key = (id(templates), ctx.style.name, h)
     subset = _SITE_TEMPLATES.get(key)
     if subset is None:
         site_rng = random.Random(f"{ctx.style.name}/{len(templates)}/{templates[0][0]!r}")
-        subset = site_rng.sample(templates, max(1, round(len(templates) * 0.75))) if len(templates) > 3 else list(templates)
+        share = 1.0 - h / 2
+        subset = site_rng.sample(templates, max(1, round(len(templates) * share))) if len(templates) > 3 else list(templates)
         _SITE_TEMPLATES[key] = subset
     return subset
 
@@ -122,7 +125,7 @@ def _pastdate(ctx):
 
 
 def _pastshort(ctx):
-    ctx.dphi(_past(ctx, 1, 20), ctx.choice(("md", "mon_d", "mdy_short", ctx.date_fmt)))
+    ctx.dphi(_past(ctx, 1, 20), ctx.choice(("md", "mon_d", ctx.short_fmt, ctx.date_fmt)))
 
 
 def _pastmy(ctx):
@@ -234,7 +237,7 @@ def _ip(ctx):
 
 
 def _fax(ctx):
-    ctx.builder.add_phi(format_phone(ctx.rng, ctx.lang), "FAX")
+    ctx.builder.add_phi(site_phone(ctx.style, ctx.rng, ctx.lang), "FAX")
 
 
 def _drphone(ctx):
@@ -250,7 +253,7 @@ def _druser(ctx):
 
 
 def _idnum(ctx):
-    ctx.builder.add_phi(random_id("IDNUM", ctx.rng), "IDNUM")
+    ctx.builder.add_phi(site_id(ctx.style, "IDNUM", ctx.rng), "IDNUM")
 
 
 def _prof(ctx):
