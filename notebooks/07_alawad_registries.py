@@ -155,6 +155,11 @@ plt.show()
 att.round(3)
 
 # %% [markdown]
+# How low can the attack go? Registries differ in label mix, so a report's class alone names its registry
+# as often as the row *the class label alone* shows (the registry with the most training reports of that
+# class); shared features that serve the task carry at least this much registry information, whatever the
+# adversary does. An adversary can only remove what lies above that floor.
+#
 # ### Does the trained discriminator learn at all?
 # In the no-adversary control nothing fights the discriminator, so it must beat the majority rate; a
 # discriminator stuck at the majority rate there means the adversarial game is broken (flagged below).
@@ -169,7 +174,8 @@ if len(control) and bool(control.stuck.iloc[0]):
     print("BUG SIGNAL: the no-adversary discriminator is stuck at the majority rate; it never learned the registry")
 for _, r in disc.iterrows():
     print(f"{r.approach}: discriminator {r.discriminator:.3f}, fresh attacker {r.fresh_attacker:.3f}, "
-          f"majority {r.majority:.3f}{'  <- stuck at the majority rate' if r.stuck else ''}")
+          f"majority {r.majority:.3f}, class-label floor {r.class_label_floor:.3f}"
+          f"{'  <- stuck at the majority rate' if r.stuck else ''}")
 disc.round(3)
 
 # %% [markdown]

@@ -35,7 +35,10 @@ What the study adds, and its choices:
   registry) applied to the shared features of the test reports; (2) a fresh attacker trained
   on the *frozen* shared features of half of the test reports, tested on the other half
   (:func:`~deidlib.collaborative.registry_eval.registry_attack`); both next to chance
-  ``1/n_registries`` and the majority-registry rate (a trained discriminator at the majority
+  ``1/n_registries``, the majority-registry rate and the *class-label floor*: the accuracy of
+  naming the registry from a report's true class alone (registries differ in label mix, so
+  features that serve the task carry this much registry information whatever the adversary
+  does) (a trained discriminator at the majority
   rate is a bug signal, flagged by :func:`discriminator_check`). For ``centralized`` the attack reads its
   whole encoder (what distributing that model would expose); single-registry models share
   nothing.
@@ -115,9 +118,9 @@ __all__ = [
 
 APPROACHES = ("single", "centralized", "shared_private", "shared_private_no_adv")
 LABELS = {"single": "single-registry", "centralized": "centralized", "shared_private": "shared–private",
-          "shared_private_no_adv": "shared–private, no adversary"}
+          "shared_private_no_adv": "shared–private, no adversary", "label_only": "the class label alone"}
 COLORS = {"single": "tab:red", "centralized": "black", "shared_private": "tab:green",
-          "shared_private_no_adv": "tab:olive"}
+          "shared_private_no_adv": "tab:olive", "label_only": "tab:grey"}
 CORPORA = ("synthetic", "abstracts")
 
 
@@ -352,6 +355,11 @@ def run_study(params: AlawadParams, *, corpus: str = "synthetic", data_dir: str 
         chance = 1.0 / len(regs)
         majority = float(np.bincount(reg_of).max() / len(reg_of))
         pooled_train = train_counts.sum(0)
+        # the floor of any task-useful representation: registries differ in label mix, so the class
+        # alone names the registry this often (the registry with most training reports of the class)
+        by_class = train_counts.argmax(0)
+        out["attack"].append(_attack_row(seed, "label_only", "most frequent registry of the true class",
+                                         float(np.mean(by_class[y] == reg_of)), chance, majority, len(y)))
         ext = extreme_classes(pooled_train, params.min_support)
         preds: dict[str, np.ndarray] = {}
         for approach in approaches:
@@ -456,13 +464,14 @@ def discriminator_check(results: dict[str, Any], tolerance: float = 0.02) -> pd.
     if df.empty:
         return pd.DataFrame(columns=["approach", "discriminator", "fresh_attacker", "majority", "stuck"])
     rows = []
+    floor = df[df.approach == "label_only"].accuracy.mean()
     for a, g in df.groupby("approach", sort=False):
         disc = g[g.attacker == "trained discriminator"]
         if disc.empty:
             continue
         fresh = g[g.attacker != "trained discriminator"]
         rows.append({"approach": a, "discriminator": disc.accuracy.mean(), "fresh_attacker": fresh.accuracy.mean(),
-                     "majority": disc.majority.mean(),
+                     "majority": disc.majority.mean(), "class_label_floor": floor,
                      "stuck": bool(disc.accuracy.mean() <= disc.majority.mean() + tolerance)})
     return pd.DataFrame(rows)
 

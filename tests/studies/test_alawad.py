@@ -60,7 +60,7 @@ def test_equivalence_and_discriminator_check_are_reported(results):
 
 def test_attacks_report_chance_and_the_per_class_roles(results):
     att = alawad.attack_table(results)
-    assert set(att.approach) == {"centralized", "shared_private", "shared_private_no_adv"}
+    assert set(att.approach) == {"centralized", "shared_private", "shared_private_no_adv", "label_only"}
     assert att.chance.tolist() == pytest.approx([1 / 3] * len(att))
     assert ((att.accuracy_min >= 0) & (att.accuracy_max <= 1)).all()
     pc = alawad.per_class_table(results)
