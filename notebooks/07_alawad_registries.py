@@ -179,6 +179,15 @@ for _, r in disc.iterrows():
 disc.round(3)
 
 # %% [markdown]
+# ### Reading the attack
+# Three comparisons decide what the adversary achieved: the fresh attacker on shared–private against the
+# same attacker on the no-adversary control (the adversary's effect; the claims table below computes it),
+# both against the class-label floor (what no task-useful representation can hide here), and the trained
+# discriminator against the fresh attacker (a discriminator near the majority rate while a fresh attacker is
+# far above it means the encoder fools the discriminator it trains against, not every classifier). The
+# significance table's row `shared_private_no_adv` → `shared_private` gives the adversary's price in F1.
+
+# %% [markdown]
 # ## What left each registry (first seed)
 # Per registry: how often it handed the shared layers on, which tensors, and how many values;
 # `private_tensors` counts handed-on tensors outside the shared layers (computed from the names).
