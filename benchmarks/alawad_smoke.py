@@ -60,8 +60,7 @@ def main() -> None:
     print(f"data {time.time() - t0:.1f}s; train reports per registry {counts.sum(1).tolist()}, "
           f"test {label_counts(regs, 'test').sum(1).tolist()}, classes {counts.shape[1]}")
     cfg = CNNConfig(n_buckets=2**14, emb_dim=64, filters=32, max_len=400)
-    tr = RegistryTraining(epochs=args.epochs, rounds=args.epochs, local_epochs=1, batch_size=32, lr=2e-3,
-                          adv_weight=0.1, seed=args.seed)
+    tr = RegistryTraining(epochs=args.epochs, batch_size=32, lr=2e-3, adv_weight=1.0, seed=args.seed)
     y = np.concatenate([r.test_labels for r in regs])
     preds, attack = {}, {}
 
@@ -84,7 +83,7 @@ def main() -> None:
         preds[name] = np.concatenate([predict(m, encode(r.test_texts, cfg)) for m, r in zip(run.models, regs)])
         f, g = shared_features(run, regs, cfg)
         attack[name] = registry_attack(f, g, epochs=30, seed=args.seed)
-        print(f"{name} {time.time() - t:.1f}s; upload per registry per round: {run.uploads[0].n_values} values "
+        print(f"{name} {time.time() - t:.1f}s; {len(run.uploads)} hand-offs of {run.uploads[0].n_values} values "
               f"in {len(run.uploads[0].names)} tensors ({', '.join(sorted({n.split('.')[0] for n in run.uploads[0].names}))})")
 
     ext = extreme_classes(counts.sum(0), args.min_support)

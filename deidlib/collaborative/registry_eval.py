@@ -12,6 +12,11 @@ attack on the shared representation.
   ``2 · min(P(δ* ≤ 0), P(δ* ≥ 0))`` of the metric difference δ = B − A; McNemar's exact test
   (binomial on the discordant pairs, scipy ``binomtest``) compares per-report correctness.
   The highlight says only "statistically indistinguishable"; both are offered.
+* Equivalence: a non-significant difference is not evidence of equality, so "statistically
+  indistinguishable" is tested as equivalence by two one-sided tests (TOST; Schuirmann 1987)
+  on the same paired bootstrap: ``p = max(P(δ* ≤ −m), P(δ* ≥ m))`` for the margin ``m``
+  (the caller states it); ``p < α`` ⇔ the ``1 − 2α`` percentile interval of δ lies inside
+  ``(−m, m)``.
 * Attack: an observer who sees the shared features (frozen) and the registry of each report
   trains a one-hidden-layer classifier on half of them for ``epochs`` epochs and predicts the
   registry of the other half (stratified split); accuracy is reported next to chance,
@@ -39,6 +44,7 @@ __all__ = [
     "per_class_f1",
     "paired_bootstrap",
     "mcnemar",
+    "equivalence_bootstrap",
     "AttackResult",
     "registry_attack",
 ]
@@ -106,6 +112,35 @@ def paired_bootstrap(y_true: Sequence[int], pred_a: Sequence[int], pred_b: Seque
         d[i] = f(t[idx], b[idx]) - f(t[idx], a[idx])
     p = min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
     return float(delta), float(p)
+
+
+def _bootstrap_deltas(t, a, b, metric, n_resamples, seed) -> tuple[float, np.ndarray]:
+    if not (len(t) == len(a) == len(b)) or not len(t):
+        raise ValueError("gold labels and both predictions must have the same non-zero length")
+    if metric not in ("micro", "macro"):
+        raise ValueError(f"metric must be 'micro' or 'macro', got {metric!r}")
+    t, a, b = t.astype(np.int64), a.astype(np.int64), b.astype(np.int64)
+    delta = _f1_counts(t, b, metric) - _f1_counts(t, a, metric)
+    rng = np.random.default_rng(derive_seed(seed, "paired-bootstrap"))
+    d = np.empty(n_resamples)
+    for i in range(n_resamples):
+        idx = rng.integers(0, len(t), len(t))
+        d[i] = _f1_counts(t[idx], b[idx], metric) - _f1_counts(t[idx], a[idx], metric)
+    return float(delta), d
+
+
+def equivalence_bootstrap(y_true: Sequence[int], pred_a: Sequence[int], pred_b: Sequence[int], margin: float, *,
+                          metric: str = "macro", n_resamples: int = 1000, alpha: float = 0.05,
+                          seed: int = 0) -> dict[str, float]:
+    """TOST on the paired bootstrap of δ = F1(B) − F1(A): ``delta``, the ``1 − 2α`` percentile
+    interval ``lo``/``hi``, ``p_tost`` = max(P(δ* ≤ −margin), P(δ* ≥ margin)); equivalent
+    within ``margin`` when ``p_tost < alpha``."""
+    if margin <= 0 or not 0 < alpha < 0.5:
+        raise ValueError(f"need margin > 0 and 0 < alpha < 0.5, got {margin} and {alpha}")
+    delta, d = _bootstrap_deltas(*(np.asarray(x) for x in (y_true, pred_a, pred_b)), metric, n_resamples, seed)
+    lo, hi = np.quantile(d, [alpha, 1 - alpha])
+    p = float(max(np.mean(d <= -margin), np.mean(d >= margin)))
+    return {"delta": delta, "lo": float(lo), "hi": float(hi), "margin": float(margin), "p_tost": p}
 
 
 def mcnemar(y_true: Sequence[int], pred_a: Sequence[int], pred_b: Sequence[int]) -> tuple[int, int, float]:

@@ -18,13 +18,16 @@ What the study adds, and its choices:
   CNN on the pooled reports: the non-private reference), ``shared_private`` (adversary with
   ``adv_weight``) and ``shared_private_no_adv`` (the same with ``adv_weight = 0``: the
   control that shows what the adversary itself changes). Every approach makes the same
-  number of passes over its data (``epochs``; shared–private: ``epochs // local_epochs``
-  rounds of ``local_epochs``).
+  number of passes over its data (``epochs``); shared–private moves its shared layers by
+  cyclical weight transfer, handing them on after ``visit_batches`` batches.
 * **Scores.** Each registry's model predicts its own test reports (centralized: the one
   model predicts all); micro/macro F1 over all registries' test reports together (the
   highlight reports one micro and one macro F1 per approach).
 * **Significance.** Paired bootstrap (Koehn 2004) of micro and macro F1 and McNemar's exact
   test, per seed and on the reports of all seeds together (pairs are (seed, report)).
+* **Equivalence.** "Statistically indistinguishable from centralized" is tested as
+  equivalence (TOST on the pooled paired bootstrap) within ``equivalence_margin`` F1
+  (default 0.03: a difference smaller than that is called no difference), micro and macro.
 * **Per class.** F1 of every class with its pooled training count; the *most* and *least*
   represented classes are those with the most / fewest training reports among classes with
   ``>= min_support`` (the highlight: 100; the profiles scale it with the data).
@@ -32,12 +35,16 @@ What the study adds, and its choices:
   registry) applied to the shared features of the test reports; (2) a fresh attacker trained
   on the *frozen* shared features of half of the test reports, tested on the other half
   (:func:`~deidlib.collaborative.registry_eval.registry_attack`); both next to chance
-  ``1/n_registries`` and the majority-registry rate. For ``centralized`` the attack reads its
+  ``1/n_registries``, the majority-registry rate and the *class-label floor*: the accuracy of
+  naming the registry from a report's true class alone (registries differ in label mix, so
+  features that serve the task carry this much registry information whatever the adversary
+  does) (a trained discriminator at the majority
+  rate is a bug signal, flagged by :func:`discriminator_check`). For ``centralized`` the attack reads its
   whole encoder (what distributing that model would expose); single-registry models share
   nothing.
-* **What leaves a registry.** Every upload of every round (registry, tensors, values), with
-  the count of uploaded values outside the shared layers (computed from the names, never
-  assumed).
+* **What leaves a registry.** Every hand-off of the shared layers, summarised per registry
+  (hand-offs, tensors, values), with the count of handed-on tensors outside the shared layers
+  (computed from the names, never assumed).
 * **Corpora.** ``synthetic`` (default): the generator's pathology reports, one registry per
   generator site (:func:`~deidlib.collaborative.registries.synthetic_registries`);
   ``abstracts``: ``medical_abstracts_tc`` split into pseudo-registries by the label-skewed
@@ -61,6 +68,7 @@ import torch
 
 from ..collaborative.registries import Registry, abstract_registries, label_counts, synthetic_registries
 from ..collaborative.registry_eval import (
+    equivalence_bootstrap,
     extreme_classes,
     f1_micro_macro,
     mcnemar,
@@ -69,6 +77,7 @@ from ..collaborative.registry_eval import (
     registry_attack,
 )
 from ..collaborative.shared_private import (
+    ADVERSARIES,
     SHARED_PREFIXES,
     CNNConfig,
     RegistryTraining,
@@ -94,6 +103,8 @@ __all__ = [
     "run_study",
     "f1_table",
     "significance_table",
+    "equivalence_table",
+    "discriminator_check",
     "per_class_table",
     "attack_table",
     "class_size_table",
@@ -107,9 +118,9 @@ __all__ = [
 
 APPROACHES = ("single", "centralized", "shared_private", "shared_private_no_adv")
 LABELS = {"single": "single-registry", "centralized": "centralized", "shared_private": "shared–private",
-          "shared_private_no_adv": "shared–private, no adversary"}
+          "shared_private_no_adv": "shared–private, no adversary", "label_only": "the class label alone"}
 COLORS = {"single": "tab:red", "centralized": "black", "shared_private": "tab:green",
-          "shared_private_no_adv": "tab:olive"}
+          "shared_private_no_adv": "tab:olive", "label_only": "tab:grey"}
 CORPORA = ("synthetic", "abstracts")
 
 
@@ -137,28 +148,37 @@ class AlawadParams(StudyParams):
     filters: int = 100
     dropout: float = 0.5
     max_len: int = 600
-    #: optimisation (Adam); shared–private runs epochs // local_epochs rounds
+    #: optimisation (Adam); shared–private hands its shared layers on after visit_batches batches
     epochs: int = 10
-    local_epochs: int = 1
+    visit_batches: int = 1
     batch_size: int = 64
     lr: float = 1e-3
-    #: gradient-reversal scale λ (Ganin et al. 2016) and the optional difference loss weight
-    adv_weight: float = 0.1
+    #: weight λ of the shared encoder's adversarial term and the optional difference loss weight
+    adv_weight: float = 1.0
     orth_weight: float = 0.0
     disc_hidden: int = 64
+    #: the shared encoder's adversarial objective ("confusion" or "reversal") and the discriminator's lr scale
+    adversary: str = "confusion"
+    disc_lr_scale: float = 1.0
     #: classes with at least this many pooled training reports qualify as most/least represented
     min_support: int = 100
     n_seeds: int = 3
     n_resamples: int = 1000
     attack_epochs: int = 50
+    #: TOST margin (F1) of "statistically indistinguishable from centralized"
+    equivalence_margin: float = 0.03
 
     def check(self) -> None:
         if self.n_registries < 2:
             raise ValueError(f"alawad needs at least 2 registries, got {self.n_registries}")
         if self.label not in ("subsite", "primary_site"):
             raise ValueError(f"label must be 'subsite' or 'primary_site', got {self.label!r}")
-        if self.epochs < self.local_epochs or self.local_epochs < 1:
-            raise ValueError(f"need 1 <= local_epochs <= epochs, got {self.local_epochs} and {self.epochs}")
+        if min(self.epochs, self.visit_batches) < 1:
+            raise ValueError(f"epochs and visit_batches must be >= 1, got {self.epochs} and {self.visit_batches}")
+        if self.adversary not in ADVERSARIES:
+            raise ValueError(f"adversary must be one of {', '.join(ADVERSARIES)}, got {self.adversary!r}")
+        if not self.equivalence_margin > 0:
+            raise ValueError(f"equivalence_margin must be > 0, got {self.equivalence_margin}")
         if min(self.patients, self.n_seeds, self.n_resamples, self.attack_epochs, self.batch_size) < 1:
             raise ValueError("patients, n_seeds, n_resamples, attack_epochs and batch_size must be >= 1")
         if self.min_support < 1:
@@ -169,18 +189,18 @@ class AlawadParams(StudyParams):
                          dropout=self.dropout, max_len=self.max_len)
 
     def training(self, seed: int, adv_weight: float | None = None) -> RegistryTraining:
-        return RegistryTraining(epochs=self.epochs, rounds=self.epochs // self.local_epochs,
-                                local_epochs=self.local_epochs, batch_size=self.batch_size, lr=self.lr,
+        return RegistryTraining(epochs=self.epochs, visit_batches=self.visit_batches, batch_size=self.batch_size, lr=self.lr,
                                 adv_weight=self.adv_weight if adv_weight is None else adv_weight,
-                                orth_weight=self.orth_weight, disc_hidden=self.disc_hidden, seed=seed)
+                                orth_weight=self.orth_weight, disc_hidden=self.disc_hidden, adversary=self.adversary,
+                                disc_lr_scale=self.disc_lr_scale, seed=seed)
 
 
 PROFILE_PARAMS: dict[str, AlawadParams] = profiles(AlawadParams, {
     "smoke": AlawadParams(n_registries=3, patients=500, n_buckets=2**12, emb_dim=16, filters=8, max_len=200,
                           epochs=2, batch_size=32, lr=2e-3, min_support=5, n_seeds=1, n_resamples=100,
                           attack_epochs=5, abstracts_limit=300),
-    "cpu": AlawadParams(n_registries=3, patients=1500, n_buckets=2**14, emb_dim=64, filters=32, max_len=400,
-                        epochs=20, batch_size=32, lr=5e-3, min_support=20, n_seeds=3, n_resamples=1000,
+    "cpu": AlawadParams(n_registries=3, patients=6000, n_buckets=2**14, emb_dim=64, filters=32, max_len=400,
+                        epochs=10, batch_size=32, lr=5e-3, min_support=50, n_seeds=3, n_resamples=1000,
                         attack_epochs=30),
     "paper": AlawadParams(),
 })
@@ -236,7 +256,8 @@ class AlawadResults(TypedDict):
     per_class: list[dict[str, Any]]  #: seed, approach, class, train_count, test_count, f1, role
     significance: list[dict[str, Any]]  #: seed ("all" = pooled), a, b, metric, delta, p_bootstrap, mcnemar
     attack: list[dict[str, Any]]  #: seed, approach, attacker, accuracy, chance, majority, n_test
-    uploads: list[dict[str, Any]]  #: seed, approach, round, registry, tensors, values, private_values, layers
+    uploads: list[dict[str, Any]]  #: seed, approach, registry, hand_offs, tensors, values, private_tensors, layers
+    equivalence: list[dict[str, Any]]  #: seed, a, b, metric, delta, lo, hi, margin, p_tost, equivalent
 
 
 def _predictions(models, regs, cfg) -> np.ndarray:
@@ -277,6 +298,18 @@ def _significance_rows(seed, y, preds, n_resamples, boot_seed) -> list[dict[str,
     return rows
 
 
+def _equivalence_rows(seed, y, preds, params, boot_seed) -> list[dict[str, Any]]:
+    rows = []
+    for a, b in (("centralized", "shared_private"), ("centralized", "shared_private_no_adv")):
+        if a not in preds or b not in preds:
+            continue
+        for metric in ("micro", "macro"):
+            e = equivalence_bootstrap(y, preds[a], preds[b], params.equivalence_margin, metric=metric,
+                                      n_resamples=params.n_resamples, seed=boot_seed)
+            rows.append({"seed": seed, "a": a, "b": b, "metric": metric, **e, "equivalent": e["p_tost"] < 0.05})
+    return rows
+
+
 def run_study(params: AlawadParams, *, corpus: str = "synthetic", data_dir: str | None = None,
               seeds: Sequence[int] | None = None, approaches: Sequence[str] = APPROACHES,
               progress: bool = True) -> AlawadResults:
@@ -297,7 +330,8 @@ def run_study(params: AlawadParams, *, corpus: str = "synthetic", data_dir: str 
     cfg = params.cnn()
     out: AlawadResults = {"study": "alawad", "profile": params.profile, "corpus": corpus, "params": asdict(params),
                           "seeds": seeds, "approaches": list(approaches), "label_names": [], "data": [],
-                          "scores": [], "per_class": [], "significance": [], "attack": [], "uploads": []}
+                          "scores": [], "per_class": [], "significance": [], "attack": [], "uploads": [],
+                          "equivalence": []}
     pooled_y: list[np.ndarray] = []
     pooled: dict[str, list[np.ndarray]] = {a: [] for a in approaches}
     steps = [(s, a) for s in seeds for a in approaches]
@@ -321,6 +355,11 @@ def run_study(params: AlawadParams, *, corpus: str = "synthetic", data_dir: str 
         chance = 1.0 / len(regs)
         majority = float(np.bincount(reg_of).max() / len(reg_of))
         pooled_train = train_counts.sum(0)
+        # the floor of any task-useful representation: registries differ in label mix, so the class
+        # alone names the registry this often (the registry with most training reports of the class)
+        by_class = train_counts.argmax(0)
+        out["attack"].append(_attack_row(seed, "label_only", "most frequent registry of the true class",
+                                         float(np.mean(by_class[y] == reg_of)), chance, majority, len(y)))
         ext = extreme_classes(pooled_train, params.min_support)
         preds: dict[str, np.ndarray] = {}
         for approach in approaches:
@@ -346,12 +385,14 @@ def run_study(params: AlawadParams, *, corpus: str = "synthetic", data_dir: str 
                                                  chance, a.majority, a.n_test))
                 out["attack"].append(_attack_row(seed, approach, "trained discriminator",
                                                  _discriminator_accuracy(run, feats, fr), chance, majority, len(fr)))
-                for rec in run.uploads:
+                for r in regs:
+                    recs = [rec for rec in run.uploads if rec.registry == r.name]
+                    handed = sorted({n for rec in recs for n in rec.names})
                     out["uploads"].append({
-                        "seed": seed, "approach": approach, "round": rec.round, "registry": rec.registry,
-                        "tensors": len(rec.names), "values": rec.n_values,
-                        "private_tensors": sum(not n.startswith(SHARED_PREFIXES) for n in rec.names),
-                        "layers": " ".join(sorted({n.split(".")[0] for n in rec.names}))})
+                        "seed": seed, "approach": approach, "registry": r.name, "hand_offs": len(recs),
+                        "tensors": len(handed), "values": max((rec.n_values for rec in recs), default=0),
+                        "private_tensors": sum(not n.startswith(SHARED_PREFIXES) for n in handed),
+                        "layers": " ".join(sorted({n.split(".")[0] for n in handed}))})
             seconds = time.perf_counter() - t0
             f1 = f1_micro_macro(y, preds[approach])
             out["scores"].append({"seed": seed, "approach": approach, **f1, "seconds": seconds})
@@ -367,10 +408,13 @@ def run_study(params: AlawadParams, *, corpus: str = "synthetic", data_dir: str 
                 bar.update(1)
         pooled_y.append(y)
         out["significance"] += _significance_rows(seed, y, preds, params.n_resamples, seed)
+        out["equivalence"] += _equivalence_rows(seed, y, preds, params, seed)
     if len(seeds) > 1:
         y_all = np.concatenate(pooled_y)
         out["significance"] += _significance_rows("all", y_all, {a: np.concatenate(p) for a, p in pooled.items()},
                                                   params.n_resamples, seeds[0])
+        out["equivalence"] += _equivalence_rows("all", y_all, {a: np.concatenate(p) for a, p in pooled.items()},
+                                                params, seeds[0])
     if bar is not None:
         bar.close()
     return out
@@ -384,10 +428,9 @@ def scale_note(results: dict[str, Any]) -> str:
     d = pd.DataFrame(results["data"])
     per = d.groupby("seed")[["train", "test"]].sum().mean()
     p = results["params"]
-    rounds = p["epochs"] // p["local_epochs"]
     return (f"{results['corpus']}, profile {results['profile']}: {p['n_registries']} registries, "
             f"~{per['train']:.0f} train / {per['test']:.0f} test reports per seed, {len(results['label_names'])} "
-            f"classes, {p['epochs']} epochs ({rounds} rounds), seeds {results['seeds']}")
+            f"classes, {p['epochs']} epochs, hand-off every {p['visit_batches']} batch(es), seeds {results['seeds']}")
 
 
 def f1_table(results: dict[str, Any]) -> pd.DataFrame:
@@ -403,6 +446,34 @@ def f1_table(results: dict[str, Any]) -> pd.DataFrame:
 def significance_table(results: dict[str, Any]) -> pd.DataFrame:
     """Δ = F1(b) − F1(a), paired-bootstrap and McNemar p-values, per seed and pooled (seed ``all``)."""
     return pd.DataFrame(results["significance"])
+
+
+def equivalence_table(results: dict[str, Any]) -> pd.DataFrame:
+    """TOST of F1(b) − F1(a) within ± ``equivalence_margin``: δ, its 90 % bootstrap interval,
+    p and the verdict (equivalent when p < 0.05), per seed and pooled (seed ``all``)."""
+    return pd.DataFrame(results.get("equivalence", []))
+
+
+def discriminator_check(results: dict[str, Any], tolerance: float = 0.02) -> pd.DataFrame:
+    """Per shared–private approach: the trained discriminator's registry accuracy (mean over
+    seeds) next to the majority rate, with ``stuck`` = it does not beat the majority rate by
+    ``tolerance``. Stuck in the no-adversary control is a bug signal (the discriminator
+    should learn the registry when nothing fights it); stuck with the adversary on is what
+    the adversary aims at only if the fresh attacker is also near the majority rate."""
+    df = pd.DataFrame(results["attack"])
+    if df.empty:
+        return pd.DataFrame(columns=["approach", "discriminator", "fresh_attacker", "majority", "stuck"])
+    rows = []
+    floor = df[df.approach == "label_only"].accuracy.mean()
+    for a, g in df.groupby("approach", sort=False):
+        disc = g[g.attacker == "trained discriminator"]
+        if disc.empty:
+            continue
+        fresh = g[g.attacker != "trained discriminator"]
+        rows.append({"approach": a, "discriminator": disc.accuracy.mean(), "fresh_attacker": fresh.accuracy.mean(),
+                     "majority": disc.majority.mean(), "class_label_floor": floor,
+                     "stuck": bool(disc.accuracy.mean() <= disc.majority.mean() + tolerance)})
+    return pd.DataFrame(rows)
 
 
 def per_class_table(results: dict[str, Any], roles_only: bool = True) -> pd.DataFrame:
@@ -458,7 +529,8 @@ def attack_table(results: dict[str, Any]) -> pd.DataFrame:
 
 
 def uploads_table(results: dict[str, Any], seed: int | None = None) -> pd.DataFrame:
-    """What left each registry in each round (first seed unless ``seed``); private_tensors must be 0."""
+    """What each registry handed on, over all its hand-offs (first seed unless ``seed``);
+    private_tensors must be 0."""
     df = pd.DataFrame(results["uploads"])
     if df.empty:
         return df

@@ -41,15 +41,26 @@ def test_significance_per_seed_and_pooled(results):
 
 def test_nothing_private_leaves_a_registry(results):
     up = results["uploads"]
-    rounds = results["params"]["epochs"] // results["params"]["local_epochs"]
-    assert len(up) == 2 * 2 * rounds * 3  # seeds x shared-private runs x rounds x registries
+    assert len(up) == 2 * 2 * 3  # seeds x shared-private runs x registries
     assert all(u["private_tensors"] == 0 and u["layers"] == "discriminator shared_encoder" for u in up)
+    assert all(u["hand_offs"] >= results["params"]["epochs"] for u in up)
     assert len({u["values"] for u in up}) == 1
+
+
+def test_equivalence_and_discriminator_check_are_reported(results):
+    eq = alawad.equivalence_table(results)
+    pooled = eq[(eq.seed.astype(str) == "all") & (eq.b == "shared_private")]
+    assert set(pooled.metric) == {"micro", "macro"}
+    assert (pooled.margin == 0.03).all() and (pooled.lo <= pooled.hi).all()
+    assert (pooled.equivalent == (pooled.p_tost < 0.05)).all()
+    d = alawad.discriminator_check(results)
+    assert set(d.approach) == {"shared_private", "shared_private_no_adv"}
+    assert (d.stuck == (d.discriminator <= d.majority + 0.02)).all()
 
 
 def test_attacks_report_chance_and_the_per_class_roles(results):
     att = alawad.attack_table(results)
-    assert set(att.approach) == {"centralized", "shared_private", "shared_private_no_adv"}
+    assert set(att.approach) == {"centralized", "shared_private", "shared_private_no_adv", "label_only"}
     assert att.chance.tolist() == pytest.approx([1 / 3] * len(att))
     assert ((att.accuracy_min >= 0) & (att.accuracy_max <= 1)).all()
     pc = alawad.per_class_table(results)
@@ -75,8 +86,10 @@ def test_bad_input_is_a_one_line_error():
         alawad.run_study(p, approaches=("federated",), progress=False)
     with pytest.raises(TypeError, match="resolved AlawadParams"):
         alawad.run_study("smoke")
-    with pytest.raises(ValueError, match="local_epochs"):
-        alawad.params_for("smoke", epochs=1, local_epochs=2)
+    with pytest.raises(ValueError, match="visit_batches"):
+        alawad.params_for("smoke", visit_batches=0)
+    with pytest.raises(ValueError, match="equivalence_margin"):
+        alawad.params_for("smoke", equivalence_margin=0)
     with pytest.raises(ValueError, match="at least 2 registries"):
         alawad.params_for("smoke", n_registries=1)
 
