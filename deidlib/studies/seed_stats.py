@@ -56,7 +56,7 @@ def paired_effect(a: Sequence[float], b: Sequence[float], level: float = 0.95) -
     if a_.shape != b_.shape:
         raise ValueError(f"paired samples need equal lengths, got {len(a_)} and {len(b_)}")
     d = a_ - b_
-    d = d[np.isfinite(d)]
+    d = np.round(d[np.isfinite(d)], 9)  # float noise of equal scores is no difference
     m, lo, hi = t_interval(d, level)
     p = math.nan
     if len(d) >= 2:
