@@ -37,7 +37,9 @@
 #
 # **Nursing notes.** `corpus="physionet"` trains on the PhysioNet nursing notes (real data: write to `runs/`
 # only, never commit the outputs), e.g. δ_p where recall is not saturated:
-# `corpus="physionet", data_dir="/work/shared/data", tables=["4.4"], negatives_per_positive=3`. All computation lives
+# `corpus="physionet", tables=["4.4"], negatives_per_positive=3` (`data_dir`: the folder holding
+# `physionet_deid_1.1/`, or `$DEIDLIB_DATA_DIR`). Only about 4 % of its training sentences hold PHI, hence the
+# down-sampling of PHI-free sentences. All computation lives
 # in `deidlib.studies.ahmed_models`; its docstring lists every deviation from the thesis (no GloVe/BERT
 # downloads: Word2Vec from the training split and a self-attention tagger trained from scratch).
 
