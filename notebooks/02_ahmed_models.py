@@ -24,11 +24,22 @@
 # | Table 4.2 | model | `table_4_2`, `figure_4_2` |
 # | Table 4.3 | GRU: char embedding on/off, dropout 0 / 0.25 / 0.5, CRF vs softmax; SAT: dropout, CRF vs softmax | `table_4_3` |
 # | Table 4.4 | recall penalty δ_p ∈ {1, 3, 5, 10, 15} (eq. 4.7–4.9) on the self-attention model | `table_4_4` |
+# | Table 4.3, misspelled | the Table 4.2/4.3 models on a test split with injected typing errors | `table_misspelled` |
+# | paired effects | each thesis claim as a paired comparison over seeds (t-test, 95 % interval, verdict) | `paired_effects` |
 # | Table 4.10 | seconds per training epoch, prediction seconds, parameters | `table_4_10` |
 # | Table A.1 / Figure A.1 | per-category P/R/F1 of the best model; F1 vs training instances | `table_a1`, `figure_a1` |
 #
-# Scores are binary token P/R/F1 (%) of the i2b2 2014 scorer on the test split, mean ± sd over seeds
-# (the seeds vary initialisation, dropout and batch order; the data split is fixed). All computation lives
+# Scores are binary token P/R/F1 (%) of the i2b2 2014 scorer on the test split, shown as the mean over seeds
+# with its 95 % Student t interval `[lo, hi]` (t with n − 1 degrees of freedom on the per-seed scores; sd, min
+# and max are in the CSVs). The seeds vary initialisation, dropout and batch order; the data split is fixed.
+# The cpu profile trains 5 seeds for every configuration a claim reads and 3 for the two that none reads
+# (the self-attention rows at dropout 0.1 and 0.5; their `n` column says so).
+#
+# **Nursing notes.** `corpus="physionet"` trains on the PhysioNet nursing notes (real data: write to `runs/`
+# only, never commit the outputs), e.g. δ_p where recall is not saturated:
+# `corpus="physionet", tables=["4.4"], negatives_per_positive=3` (`data_dir`: the folder holding
+# `physionet_deid_1.1/`, or `$DEIDLIB_DATA_DIR`). Only about 4 % of its training sentences hold PHI, hence the
+# down-sampling of PHI-free sentences. All computation lives
 # in `deidlib.studies.ahmed_models`; its docstring lists every deviation from the thesis (no GloVe/BERT
 # downloads: Word2Vec from the training split and a self-attention tagger trained from scratch).
 
@@ -38,7 +49,9 @@ corpus = "synthetic"  # synthetic | physionet | i2b2
 data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
 split = None  # None (corpus default; physionet: the thesis's document-level 80/20) | document | patient
 seed = 0  # first training seed; also fixes the data split, caps and word vectors
-n_seeds = None  # None: the profile's number of seeds (smoke 1, cpu 2, paper 3)
+n_seeds = None  # None: the profile's number of seeds (smoke 1, cpu 5, paper 3)
+n_seeds_other = None  # None: the profile's seeds for configurations no claim reads (cpu 3)
+misspell_rate = None  # None: the profile's share of test words given a typing error (0.15); 0: none
 device = "cpu"  # torch device
 out_dir = "../runs/cpu/02_ahmed_models"  # tables, figures and results JSON are written here
 epochs = None  # None: the profile's value (paper: 100, early stopping with patience 10)
@@ -63,7 +76,8 @@ out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive,
             max_dev_documents=max_eval_documents, max_test_documents=max_eval_documents)
-params = am.params_for(profile, epochs=epochs, lr=lr, ff_activation=ff_activation, **caps)
+params = am.params_for(profile, epochs=epochs, lr=lr, ff_activation=ff_activation, n_seeds_other=n_seeds_other,
+                       misspell_rate=misspell_rate, **caps)
 seeds = [seed + i for i in range(n_seeds or params.n_seeds)]
 print(f"profile={profile} corpus={corpus} split={split} seeds={seeds} epochs={params.epochs} lr={params.lr}")
 print("configurations:", ", ".join(am.config_grid(params)))
@@ -78,9 +92,11 @@ results["data"]  # counts only (no text)
 
 # %%
 def show_table(df, name):
-    """CSV and markdown table in out_dir (deidlib.reporting), printed as markdown."""
-    write_table(df, name, out, index=False, markdown=True)
-    print(to_markdown(df))
+    """CSV (all columns) and markdown table (mean [95 % t interval]) in out_dir, printed as markdown."""
+    write_table(df, name, out, index=False)
+    md = to_markdown(am.interval_view(df))
+    (out / f"{name}.md").write_text(md + "\n")
+    print(md)
 
 
 # %% [markdown]
@@ -118,6 +134,18 @@ if len(tvoc):
     show_table(tvoc, "ahmed_table_4_3_vocabulary")
 
 # %% [markdown]
+# ### Where the thesis says characters matter: misspelled tokens
+# A copy of the test split gets one typing error (keyboard-adjacent substitution, transposition, dropped or
+# doubled letter; `deidlib.synthetic.misspell`) in a share `misspell_rate` of its words of 3+ letters, PHI and
+# non-PHI alike, with every PHI span kept exact. P / R / F1 (%) on the `misspelled` tokens and the `intact` ones;
+# training data are untouched.
+
+# %%
+tmis = am.table_misspelled(results)
+if len(tmis):
+    show_table(tmis, "ahmed_table_4_3_misspelled")
+
+# %% [markdown]
 # ## Table 4.4 analog: recall penalty δ_p (self-attention)
 # Thesis (i2b2 2014, R / F1): δ_p 1: 97.1 / 98.1; 3: 97.4 / 97.9; 5: 97.3 / 98.2; 10: 97.5 / 98.1; 15: 95.7 / 97.4.
 
@@ -152,17 +180,25 @@ savefig(fig, "ahmed_figure_a1", out)
 plt.show()
 
 # %% [markdown]
-# ## Paper vs ours
-# The thesis' orderings of Tables 4.2–4.4 as F1 / recall differences in percentage points (absolute scores depend on corpus and scale).
-# Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
-# The table is also written as `ahmed_claims.csv`.
+# ## Paper vs ours: paired comparisons over seeds
+# Each effect the thesis claims (Tables 4.2–4.4, and the characters' role for unseen and misspelled words) as
+# the difference A − B in percentage points between two configurations trained on the **same seeds** (same
+# data, word vectors and misspelled test split; the seed fixes initialisation and batch order): `ours` is the
+# mean paired difference, `interval` its 95 % t interval, `p (paired t)` the two-sided paired t-test
+# (no multiple-comparison correction). `paired test` (`deidlib.studies.seed_stats.effect_verdict`): **found**
+# when the interval lies on the thesis's side of zero, **reversed** when it lies on the other side, **not
+# distinguishable from zero** otherwise. `verdict` (`deidlib.reporting.verdict`) compares `ours` with the
+# thesis's gap under the rule in its row (faithful / partial / contradicts). Also written as `ahmed_claims.csv`
+# (`ahmed_effects.csv`: the per-effect numbers).
+# The self-attention CRF − softmax row quotes a tie (+0.1 in the thesis): there `found` means a CRF gain the
+# thesis did not see, and `not distinguishable from zero` agrees with the thesis.
 #
 # A contradicted self-attention row at the small profiles is expected to follow from training length (the thesis trained 100 epochs with early stopping); the CE and CRF rows compare models of equal training and test the architecture claims directly.
 
 # %%
-claims = paper_claims.ahmed_models(t42, t43, t44)
+effects = am.paired_effects(results, params)
+write_table(effects, "ahmed_effects", out, index=False)
+claims = paper_claims.ahmed_models(t42, t43, t44, effects)
 write_table(claims, "ahmed_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims
@@ -173,7 +209,8 @@ write_result(
     "ahmed",
     "chapter4_models",
     params={**results["params"], "corpus": corpus, "split": results["data"]["split"]},
-    metrics={"table_4_2": t42, "table_4_3": t43, "table_4_3_vocabulary": tvoc, "table_4_4": t44,
+    metrics={"table_4_2": t42, "table_4_3": t43, "table_4_3_vocabulary": tvoc, "table_4_3_misspelled": tmis,
+             "effects": effects, "table_4_4": t44,
              "table_4_10": t410, "best_config": best, "table_a1": ta1},
     seeds=seeds,
     data_fingerprint=results["data"]["fingerprint"],

@@ -84,9 +84,27 @@ def festag(table3: pd.DataFrame, stability: pd.DataFrame | None = None) -> pd.Da
 # ---------------------------------------------------------------------- 02 ahmed models
 
 
-def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.DataFrame | None) -> pd.DataFrame:
+def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.DataFrame | None,
+                 effects: pd.DataFrame | None = None) -> pd.DataFrame:
     """Ahmed (MSc thesis), Tables 4.2–4.4 (binary token %, differences in percentage points):
-    the tables of :mod:`deidlib.studies.ahmed_models` (``None`` when not run)."""
+    the tables of :mod:`deidlib.studies.ahmed_models` (``None`` when not run).
+
+    With ``effects`` (:func:`deidlib.studies.ahmed_models.paired_effects`) every claim is read
+    from it instead: ``ours`` is the mean paired difference over seeds, ``interval`` its 95 % t
+    interval, and the columns ``seeds``, ``p (paired t)`` and ``paired test`` (``found`` / ``not
+    distinguishable from zero`` / ``reversed``) are added."""
+    if effects is not None and len(effects):
+        e = effects.reset_index(drop=True)
+        t = claims_table([
+            Claim(r.claim, float(r.paper), r["mean"], r.rule, float(r.tol),
+                  (r.lo, r.hi), r.paper_text if isinstance(r.paper_text, str) else None)
+            for _, r in e.iterrows()
+        ])
+        at = list(t.columns).index("verdict")  # the verdict stays the last column
+        t.insert(at, "seeds", e["n"].astype(int))
+        t.insert(at + 1, "p (paired t)", [f"{p:.3g}" if p == p else "–" for p in e["p"]])
+        t.insert(at + 2, "paired test", e["verdict"])
+        return t
     t42, t43, t44 = _flat(t42), _flat(t43), _flat(t44)
     sat_gap = NAN
     if not t42.empty:

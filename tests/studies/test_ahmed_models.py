@@ -3,6 +3,7 @@ the per-category table against a direct scorer call, and determinism for a seed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -332,3 +333,84 @@ def test_run_study_restores_torch_threads():
     finally:
         torch.set_num_threads(1)
     assert [r["config"] for r in res["runs"]] == ["sat-crf-d0.25"]
+
+
+# ------------------------------------------------------------- seeds, intervals, paired effects
+
+
+def test_only_configurations_no_claim_reads_train_on_fewer_seeds():
+    p = am.params_for("cpu")
+    assert p.n_seeds == 5 and p.n_seeds_other == 3
+    claimed = am.claim_configs(p)
+    others = set(am.config_grid(p)) - claimed
+    assert others == {"sat-crf-d0.1", "sat-crf-d0.5"}
+    for e in am.effects_for(p):  # every configuration an effect reads trains on every seed
+        assert e.a in claimed and (e.b == am.effects.BEST_RNN or e.b in claimed)
+    assert am.seeds_for("sat-crf-d0.1", p, range(5)) == [0, 1, 2]
+    assert am.seeds_for("gru-crf-d0", p, range(5)) == [0, 1, 2, 3, 4]
+    assert am.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None), range(5)) == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="n_seeds_other"):
+        am.params_for("cpu", n_seeds_other=0)
+
+
+def _run(config, seed, f1, kind="gru", **kw):
+    return {"config": config, "seed": seed, "kind": kind, "f1": f1, "recall": f1, "precision": f1, **kw}
+
+
+def test_paired_effects_find_a_consistent_gain_and_reverse_a_consistent_loss():
+    seed_shift = [0.0, 0.2, -0.15, 0.1, -0.05]  # large seed-to-seed spread shared by both configurations
+    runs = []
+    for s, sh in enumerate(seed_shift):
+        runs += [_run("base", s, 0.7 + sh), _run("better", s, 0.72 + sh + 0.001 * s),
+                 _run("worse", s, 0.68 + sh - 0.001 * s), _run("same", s, 0.7 + sh + (0.002 if s % 2 else -0.002)),
+                 _run("sat", s, 0.75 + sh, kind="transformer")]
+    results = {"runs": runs, "table_rows": {"4.2": ["base", "better", "sat"]}}
+    E = am.Effect
+    eff = am.paired_effects(results, [
+        E("up", "better beats base", "better", "base", "f1", 1.0),
+        E("down", "worse beats base", "worse", "base", "f1", 1.0),
+        E("zero", "same beats base", "same", "base", "f1", 1.0),
+        E("claimed_down", "worse is below base", "worse", "base", "f1", -1.0),
+        E("best", "sat beats the best RNN", "sat", am.effects.BEST_RNN, "f1", 1.0),
+        E("missing", "a config never run", "nowhere", "base", "f1", 1.0),
+    ]).set_index("key")
+    assert eff.loc["up", "verdict"] == "found" and eff.loc["up", "mean"] == pytest.approx(2.2)
+    assert eff.loc["down", "verdict"] == "reversed"
+    assert eff.loc["zero", "verdict"] == "not distinguishable from zero"
+    assert eff.loc["claimed_down", "verdict"] == "found"
+    assert eff.loc["best", "b"] == "better" and eff.loc["best", "n"] == 5  # the RNN with the highest mean F1
+    assert eff.loc["missing", "verdict"] == "not measured" and eff.loc["missing", "n"] == 0
+    # unpaired, the 'up' configurations' seed intervals overlap: only the pairing separates them
+    lo_better = am.summarize(am.runs_frame(results).query("config == 'better'"), "config")["F1_ci_lo"].iloc[0]
+    hi_base = am.summarize(am.runs_frame(results).query("config == 'base'"), "config")["F1_ci_hi"].iloc[0]
+    assert lo_better < hi_base
+
+
+def test_tables_carry_the_t_interval_of_the_seed_mean(results):
+    from deidlib.studies.seed_stats import t_interval
+
+    t = am.table_4_3(results).set_index("config")
+    df = am.runs_frame(results)
+    for c in t.index:
+        m, lo, hi = t_interval(100 * df[df.config == c]["f1"].to_numpy())
+        assert t.loc[c, "F1_ci_lo"] == pytest.approx(lo) and t.loc[c, "F1_ci_hi"] == pytest.approx(hi)
+    view = am.interval_view(am.table_4_3(results))
+    assert "F1 [95% CI]" in view and "F1_mean" not in view and "F1_sd" not in view
+    row = am.table_4_3(results).iloc[0]
+    assert view["F1 [95% CI]"].iloc[0] == f"{row.F1_mean:.1f} [{row.F1_ci_lo:.1f}, {row.F1_ci_hi:.1f}]"
+
+
+def test_misspelled_split_scores_partition_the_binary_counts(results):
+    for r in results["runs"]:
+        m = r["misspelled"]
+        toks = m["by_token"]
+        tp = toks["misspelled"]["tp"] + toks["intact"]["tp"]
+        fn = toks["misspelled"]["fn"] + toks["intact"]["fn"]
+        assert toks["misspelled"]["tp"] + toks["misspelled"]["fn"] > 0  # PHI tokens were misspelled
+        if tp + fn:
+            assert m["binary"]["recall"] == pytest.approx(tp / (tp + fn))
+    assert results["data"]["misspelled_test_tokens"] > 0
+    tm = am.table_misspelled(results)
+    assert set(tm.tokens) == {"misspelled", "intact"}
+    eff = am.paired_effects(results, am.params_for("smoke", **TINY)).set_index("key")
+    assert eff.loc["char_misspelled", "n"] == 2 and eff.loc["char_misspelled", "metric"] == "misspelled_recall"

@@ -135,3 +135,18 @@ def test_operating_point_claims_on_a_tiny_summary():
     assert _verdicts(C.operating_point(s, 0.99))[0] == "contradicts"
     none = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.9, None]})
     assert _verdicts(C.operating_point(none, 0.92))[0] == "not measured"
+
+
+def test_ahmed_models_claims_read_the_paired_effects_when_given():
+    eff = pd.DataFrame([
+        {"claim": "characters help", "paper": 6.6, "rule": "same_sign", "tol": 1.0, "paper_text": None,
+         "n": 5, "mean": 2.0, "lo": 1.2, "hi": 2.8, "p": 0.003, "verdict": "found"},
+        {"claim": "CRF beats softmax", "paper": 0.8, "rule": "same_sign", "tol": 0.5, "paper_text": None,
+         "n": 5, "mean": -0.3, "lo": -1.5, "hi": 0.9, "p": 0.6, "verdict": "not distinguishable from zero"},
+        {"claim": "δ_p 15 lowers recall", "paper": -1.4, "rule": "same_sign", "tol": 0.2, "paper_text": None,
+         "n": 5, "mean": 1.0, "lo": 0.5, "hi": 1.5, "p": 0.01, "verdict": "reversed"},
+    ])
+    t = C.ahmed_models(None, None, None, eff)
+    assert list(t["paired test"]) == ["found", "not distinguishable from zero", "reversed"]
+    assert list(t["seeds"]) == [5, 5, 5] and t["interval"].iloc[0] == "[1.2, 2.8]"
+    assert _verdicts(t) == ["faithful", "partial", "contradicts"]

@@ -21,6 +21,7 @@ from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
 from ...models.features import UNK
 from ...results import fingerprint_documents
 from ...rng import derive_seed
+from ...synthetic.misspell import misspell_documents, misspelled_token_counts
 from ...threads import limited_threads
 from ...training import predict_documents, train
 from ...training.api import word_embeddings
@@ -30,6 +31,7 @@ from .params import (
     TABLES,
     AhmedParams,
     RunConfig,
+    claim_configs,
     config_grid,
     params_for,
     table_configs,
@@ -48,6 +50,10 @@ class AhmedData:
     #: PHI mentions in the training sentences, per category and per TYPE
     train_instances: dict[str, dict[str, int]]
     info: dict[str, Any]
+    #: the test documents with typing errors (:mod:`deidlib.synthetic.misspell`; empty when
+    #: ``misspell_rate`` is 0) and, per document id, the ranges of the misspelled tokens
+    misspelled_test: list[Any] = field(default_factory=list)
+    misspelled_ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _vectors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
 
@@ -85,6 +91,9 @@ def prepare_data(
     dev = subsample(list(splits.dev), params.max_dev_documents, derive_seed(data_seed, "ahmed-dev-cap"))
     test = subsample(list(splits.test), params.max_test_documents, derive_seed(data_seed, "ahmed-test-cap"))
     fz = build_featurizer("gru", [s.words for s in sents], labels=tag_set(SCHEME, ENCODING))
+    bad, ranges = [], {}
+    if params.misspell_rate > 0:
+        bad, ranges = misspell_documents(test, params.misspell_rate, derive_seed(data_seed, "ahmed-misspell"))
     info = {
         "corpus": corpus,
         "split": split or ("document" if corpus == "physionet" else "patient"),
@@ -97,8 +106,10 @@ def prepare_data(
         "test_gold_spans": int(sum(len(d.spans) for d in test)),
         "vocabulary": fz.num_words,
         "fingerprint": fingerprint_documents(list(splits.train) + dev + test),
+        "misspell_rate": params.misspell_rate,
+        "misspelled_test_tokens": int(sum(len(r) for r in ranges.values())),
     }
-    return AhmedData(sents, dev, test, fz, _instances(sents), info)
+    return AhmedData(sents, dev, test, fz, _instances(sents), info, bad, ranges)
 
 
 def _word_vectors(data: AhmedData, dim: int, params: AhmedParams) -> np.ndarray | None:
@@ -198,8 +209,32 @@ def run_config(
         "per_category": _per(rep.per_category["token"]),
         "per_type": _per(rep.per_type["token"]),
         "by_vocabulary": vocabulary_counts(data.test_docs, preds, data.featurizer),
+        "misspelled": misspelled_scores(tagger, data, params, device),
     }
     return RunOutput(record, tagger, preds, rep)
+
+
+def misspelled_scores(tagger, data: AhmedData, params: AhmedParams, device: str = "cpu") -> dict[str, Any]:
+    """Scores on the misspelled test split (empty without one): binary-token P/R/F1 of the whole
+    split (``binary``), split by misspelled vs intact tokens (``by_token``) and by vocabulary
+    (``by_vocabulary``; a misspelled word is mostly out of the vocabulary)."""
+    if not data.misspelled_test:
+        return {}
+    preds = predict_documents(tagger, data.misspelled_test, batch_size=params.eval_batch_size, device=device)
+    return {
+        "binary": _prf(evaluate(data.misspelled_test, preds).prf("binary_token")),
+        "by_token": misspelled_token_counts(data.misspelled_test, preds, data.misspelled_ranges),
+        "by_vocabulary": vocabulary_counts(data.misspelled_test, preds, data.featurizer),
+    }
+
+
+def seeds_for(config: str, params: AhmedParams, seeds: Sequence[int]) -> list[int]:
+    """The seeds ``config`` trains on: all of them for a configuration a claim reads
+    (:func:`claim_configs`), the first ``n_seeds_other`` for the others."""
+    seeds = list(seeds)
+    if params.n_seeds_other is None or config in claim_configs(params):
+        return seeds
+    return seeds[: params.n_seeds_other]
 
 
 def vocabulary_counts(gold_docs, system_docs, featurizer) -> dict[str, dict[str, float]]:
@@ -251,7 +286,9 @@ def run_study(
 
     ``params`` come from :func:`params_for` / :meth:`AhmedParams.resolve` (resolved once,
     by the caller). ``seeds`` default to ``0 .. n_seeds-1`` of the profile; ``data_seed``
-    (default: the first seed) fixes the corpus split, caps and word vectors.
+    (default: the first seed) fixes the corpus split, caps, word vectors and misspellings.
+    Configurations no claim reads train on the first ``n_seeds_other`` seeds only
+    (:func:`seeds_for`).
     """
     if not isinstance(params, AhmedParams):
         raise TypeError("run_study takes resolved AhmedParams (ahmed_models.params_for(profile, ...))")
@@ -275,7 +312,7 @@ def run_study(
         "table_rows": {k: v for k, v in table_configs(params).items() if k in tables},
         "runs": [],
     }
-    jobs = [(c, s) for s in seeds for c in grid.values()]
+    jobs = [(c, s) for s in seeds for c in grid.values() if s in seeds_for(c.name, params, seeds)]
     bar = tqdm(jobs, desc="ahmed models", unit="model", disable=not progress)
     with limited_threads(params.num_threads or None) as n_threads:
         out["torch_threads"] = n_threads

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...corpus.labels import scheme_labels
 from ...corpus.phi import TYPE_TO_CATEGORY
+from ..seed_stats import t_interval
 from .params import (
     METRICS,
     SCHEME,
@@ -20,14 +22,16 @@ from .params import (
 
 def runs_frame(results: dict[str, Any]):
     """One row per (config, seed) with the scalar fields of the run records."""
-    skip = {"hparams", "history", "per_category", "per_type", "by_vocabulary"}
+    skip = {"hparams", "history", "per_category", "per_type", "by_vocabulary", "misspelled"}
     return pd.DataFrame.from_records([{k: v for k, v in r.items() if k not in skip} for r in results["runs"]])
 
 
 def summarize(df, by: Sequence[str] | str, metrics: Sequence[str] = METRICS, scale: float = 100.0):
-    """Mean, sample sd (ddof=1; NaN for one seed), min and max of ``metrics`` per group, times
-    ``scale``; columns ``<M>_mean``, ``<M>_sd``, ``<M>_min``, ``<M>_max`` (M = P, R, F1 for
-    precision/recall/f1) and ``n``. Figures draw min–max (never below 0), tables mean ± sd."""
+    """Mean, sample sd (ddof=1; NaN for one seed), min, max and the 95 % Student t interval of
+    the mean over seeds (:func:`deidlib.studies.seed_stats.t_interval`; NaN for one seed) of
+    ``metrics`` per group, times ``scale``; columns ``<M>_mean``, ``<M>_sd``, ``<M>_min``,
+    ``<M>_max``, ``<M>_ci_lo``, ``<M>_ci_hi`` (M = P, R, F1 for precision/recall/f1) and ``n``.
+    Figures draw min–max (never below 0), tables mean [95 % interval] (:func:`interval_view`)."""
     by = [by] if isinstance(by, str) else list(by)
     g = df.groupby(by, sort=False)
     cols: dict[str, Any] = {}
@@ -37,8 +41,34 @@ def summarize(df, by: Sequence[str] | str, metrics: Sequence[str] = METRICS, sca
         cols[f"{s}_sd"] = g[m].std(ddof=1) * scale
         cols[f"{s}_min"] = g[m].min() * scale
         cols[f"{s}_max"] = g[m].max() * scale
+        ci = g[m].agg(lambda v: t_interval(v.to_numpy(dtype=float))[1:])
+        cols[f"{s}_ci_lo"] = ci.map(lambda x: x[0]) * scale
+        cols[f"{s}_ci_hi"] = ci.map(lambda x: x[1]) * scale
     cols["n"] = g[metrics[0]].count()
     return pd.DataFrame(cols)
+
+
+def interval_view(t, digits: int = 1):
+    """``t`` for reading: each ``<M>_mean`` with its ``<M>_ci_lo``/``<M>_ci_hi`` becomes one
+    column ``<M> [95% CI]`` = ``"mean [lo, hi]"`` (just the mean with one seed); sd, min, max
+    and the interval columns are dropped (they stay in the CSV)."""
+    t = t.copy()
+    for m in [c[:-5] for c in t.columns if c.endswith("_mean")]:
+        lo, hi = f"{m}_ci_lo", f"{m}_ci_hi"
+        if lo not in t:
+            continue
+
+        def cell(mean, a, b):
+            if mean is None or not np.isfinite(mean):
+                return "–"
+            if not (np.isfinite(a) and np.isfinite(b)):
+                return f"{mean:.{digits}f}"
+            return f"{mean:.{digits}f} [{a:.{digits}f}, {b:.{digits}f}]"
+
+        t[f"{m} [95% CI]"] = [cell(*v) for v in zip(t[f"{m}_mean"].astype(float), t[lo].astype(float),
+                                                     t[hi].astype(float))]
+        t = t.drop(columns=[c for c in (f"{m}_mean", f"{m}_sd", f"{m}_min", f"{m}_max", lo, hi) if c in t])
+    return t
 
 
 def _rows(results: dict[str, Any], table: str):
@@ -73,12 +103,7 @@ def table_4_3(results: dict[str, Any]):
     return t
 
 
-def table_vocabulary(results: dict[str, Any], tables: Sequence[str] = ("4.2", "4.3")):
-    """The character-feature effect where it should matter: binary-token P/R/F1 (%) of each
-    configuration of ``tables`` on the test tokens out of the training vocabulary (``oov``:
-    only the character encoder sees anything of them) and in it, mean ± sd / min / max
-    over seeds, with the gold PHI tokens of each group (``gold``). Runs recorded before
-    ``by_vocabulary`` existed give an empty table."""
+def _grouped_table(results: dict[str, Any], tables: Sequence[str], groups):
     recs = []
     rows: list[str] = []
     for t in tables:
@@ -87,7 +112,7 @@ def table_vocabulary(results: dict[str, Any], tables: Sequence[str] = ("4.2", "4
     for r in results["runs"]:
         if r["config"] not in rows:
             continue
-        for g, c in r.get("by_vocabulary", {}).items():
+        for g, c in (groups(r) or {}).items():
             if g == "?":
                 continue
             recs.append({"config": r["config"], "model": r["model"], "char": r["char"], "crf": r["crf"],
@@ -103,6 +128,23 @@ def table_vocabulary(results: dict[str, Any], tables: Sequence[str] = ("4.2", "4
     t = t.sort_values(["tokens", "order"], ascending=[False, True]).drop(columns="order")
     t.insert(3, "CE", t.pop("char"))
     return t.reset_index(drop=True)
+
+
+def table_vocabulary(results: dict[str, Any], tables: Sequence[str] = ("4.2", "4.3")):
+    """The character-feature effect where it should matter: binary-token P/R/F1 (%) of each
+    configuration of ``tables`` on the test tokens out of the training vocabulary (``oov``:
+    only the character encoder sees anything of them) and in it, mean ± sd / min / max / 95 %
+    t interval over seeds, with the gold PHI tokens of each group (``gold``). Runs recorded
+    before ``by_vocabulary`` existed give an empty table."""
+    return _grouped_table(results, tables, lambda r: r.get("by_vocabulary"))
+
+
+def table_misspelled(results: dict[str, Any], tables: Sequence[str] = ("4.2", "4.3")):
+    """The same models on the misspelled test split (:mod:`deidlib.synthetic.misspell`):
+    binary-token P/R/F1 (%) on the tokens given a typing error (``misspelled``) and on the
+    others (``intact``), mean ± sd / 95 % t interval over seeds; ``gold`` = gold PHI tokens of
+    the group. Empty when the run scored no misspelled split."""
+    return _grouped_table(results, tables, lambda r: r.get("misspelled", {}).get("by_token"))
 
 
 def table_4_4(results: dict[str, Any]):
