@@ -6,7 +6,7 @@ of two neighbouring letters, a dropped letter or a doubled letter. Every span is
 new offsets and its text re-read from the new note, so ``doc.text[s.start:s.end] == s.text``
 holds for every span; a token that straddles a span boundary is never touched. The character
 ranges of the misspelled tokens in the new text are returned with each note, so that scores can
-be split by them (:func:`misspelled_token_counts`).
+be split by them (:func:`deidlib.evaluation.subsets.misspelled_token_counts`).
 
 Meant for a test split after loading (a study's robustness check); the training data stay as
 generated. Deterministic for a seed. Guarded by ``tests/synthetic/test_misspell.py``.
@@ -15,17 +15,14 @@ generated. Deterministic for a seed. Guarded by ``tests/synthetic/test_misspell.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
 
 from ..corpus.document import Document, Span
-from ..evaluation.keys import token_keys
-from ..evaluation.scorer import prf
 
-__all__ = ["KEYBOARD_NEIGHBOURS", "OPERATIONS", "misspell_word", "misspell_document", "misspell_documents",
-           "misspelled_token_counts"]
+__all__ = ["KEYBOARD_NEIGHBOURS", "OPERATIONS", "misspell_word", "misspell_document", "misspell_documents"]
 
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 
@@ -124,26 +121,3 @@ def misspell_documents(docs: Iterable[Document], rate: float = 0.15, seed: int =
         out.append(nd)
         ranges[nd.id] = r
     return out, ranges
-
-
-def misspelled_token_counts(gold_docs: Sequence[Document], system_docs: Iterable[Document],
-                            ranges: dict[str, list[tuple[int, int]]]) -> dict[str, dict[str, float]]:
-    """Binary-token TP/FP/FN and P/R/F1 of the scorer's token keys whose first character lies in a
-    misspelled token (``"misspelled"``) or not (``"intact"``); the groups add up to the binary
-    token counts of the whole split."""
-    system = {d.id: d for d in system_docs}
-    counts = {"misspelled": [0, 0, 0], "intact": [0, 0, 0]}
-    for g in gold_docs:
-        s = system.get(g.id)
-        gk = token_keys(g.spans, True)
-        sk = token_keys(s.spans, True) if s is not None else set()
-        rs = ranges.get(g.id, [])
-        for keys, slot in ((gk & sk, 0), (sk - gk, 1), (gk - sk, 2)):
-            for a, _ in keys:
-                name = "misspelled" if any(lo <= a < hi for lo, hi in rs) else "intact"
-                counts[name][slot] += 1
-    out = {}
-    for k, (tp, fp, fn) in counts.items():
-        p = prf(tp, fp, fn)
-        out[k] = {"tp": tp, "fp": fp, "fn": fn, "precision": p.precision, "recall": p.recall, "f1": p.f1}
-    return out

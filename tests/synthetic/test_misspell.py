@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from deidlib.corpus.document import Document, Span
+from deidlib.evaluation.subsets import misspelled_token_counts
 from deidlib.synthetic.misspell import (
     KEYBOARD_NEIGHBOURS,
     OPERATIONS,
     misspell_document,
     misspell_documents,
     misspell_word,
-    misspelled_token_counts,
 )
 
 

@@ -17,11 +17,12 @@ from ...corpus.splits import subsample
 from ...datasets import load_corpus
 from ...evaluation import evaluate
 from ...evaluation.diagnostics import grouped_token_counts
+from ...evaluation.subsets import misspelled_token_counts
 from ...models import PRESETS, build_featurizer, build_tagger, count_parameters
 from ...models.features import UNK
 from ...results import fingerprint_documents
 from ...rng import derive_seed
-from ...synthetic.misspell import misspell_documents, misspelled_token_counts
+from ...synthetic.misspell import misspell_documents
 from ...threads import limited_threads
 from ...training import predict_documents, train
 from ...training.api import word_embeddings
