@@ -33,7 +33,10 @@ and the verbosity interpolate the same way. What each level changes:
   full-date formats (:data:`SITE_DATE_FORMATS`), phone patterns (:data:`SITE_PHONE_FORMATS`),
   MRN / account / order-number shapes (:data:`SITE_ID_SHAPES`) and hospital-name suffixes
   (:data:`SITE_HOSPITAL_SUFFIXES`); its own name-form mix, header style, note-type and
-  diagnosis mix; half of the template phrasings; its own vocabulary.
+  diagnosis mix; half of the template phrasings; its own vocabulary. ICU nursing notes follow
+  the same rule (:mod:`deidlib.synthetic.notes.icu`): their casing mix moves from the shared
+  ICU casing to the site's, and their wording, header separators, event dates and cited
+  doctors' names take the site's forms with probability ``h``.
 
 The measured effect (cross-site binary-token F1, :mod:`deidlib.studies.sites`) is stated at
 :data:`DEFAULT_HETEROGENEITY`.
