@@ -15,8 +15,9 @@ Layouts (chosen per note): ``systems`` (headers per system, one or two lines eac
 (a short timed entry). How much the site shows through rises with the style's heterogeneity
 ``h``: the casing mix is ``(1 - h) * ICU_CASING + h * site casing`` (:func:`icu_casing`), and with
 probability ``h`` each the note takes the site's wording (``SITE_VOCAB``), the system-header separator of
-the site's header decoration, the site's full-date format for event dates and its doctor-name forms
-for cited providers. Vocabulary: :mod:`deidlib.synthetic.icu_vocab` (where the words come
+the site's header decoration, the site's full-date format for event dates, its doctor-name forms
+for cited providers and its patient-name forms; with probability ``h / 2`` a hospital keeps its full
+name (with the site's suffix). Vocabulary: :mod:`deidlib.synthetic.icu_vocab` (where the words come
 from is stated there).
 """
 
@@ -284,7 +285,12 @@ def _relf(ctx: NoteContext) -> None:
 
 
 def _ptl(ctx: NoteContext) -> None:
-    ctx.builder.add_phi(ctx.patient.last, "PATIENT")
+    """The patient's surname, or (probability h) the patient's name in the site's own name forms."""
+    p = ctx.patient
+    if ctx.rng.random() < ctx.style.heterogeneity:
+        ctx.name(p.first, p.last, p.middle, ctx.style.patient_name_forms, "PATIENT", p.sex, ctx.style.title_rate)
+        return
+    ctx.builder.add_phi(p.last, "PATIENT")
 
 
 def _ptf(ctx: NoteContext) -> None:
@@ -311,7 +317,8 @@ def _short_hospital(name: str, rng: random.Random) -> str:
 
 def _hosps(ctx: NoteContext) -> None:
     name = ctx.pools.home_hospital if ctx.rng.random() < 0.3 else ctx.choice(ctx.pools.hospitals[1:])
-    ctx.builder.add_phi(_short_hospital(name, ctx.rng), "HOSPITAL")
+    # the site's own habit (probability h / 2): the full name, with the site's hospital-name suffix
+    ctx.builder.add_phi(name if ctx.rng.random() < ctx.style.heterogeneity / 2 else _short_hospital(name, ctx.rng), "HOSPITAL")
 
 
 def _ward(ctx: NoteContext) -> None:
