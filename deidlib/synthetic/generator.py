@@ -26,7 +26,7 @@ from ..corpus.document import Document
 from ..rng import derive_seed
 from .identities import SitePools, build_site_pools, make_patient, styled_pools
 from .notes import NoteContext, render_note
-from .notes.icu import ICU_CASING
+from .notes.icu import icu_casing
 from .styles import DEFAULT_HETEROGENEITY, NOTE_TYPES, check_heterogeneity, site_names, site_style
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
@@ -114,13 +114,14 @@ def generate_iter(
         date = pt.first_visit
         casings = list(style.casing)
         cweights = [style.casing[k] for k in casings]
+        icu_case = icu_casing(style.casing, style.heterogeneity)
         for r in range(n):
             if r == 0 and pt.diagnosis == "cancer" and "pathology_report" in types and rng.random() < 0.6:
                 nt = "pathology_report"
             else:
                 nt = rng.choices(types, weights=weights, k=1)[0]
             if nt == "icu_nursing_note":
-                case = rng.choices(list(ICU_CASING), weights=list(ICU_CASING.values()), k=1)[0]
+                case = rng.choices(list(icu_case), weights=list(icu_case.values()), k=1)[0]
             else:
                 case = rng.choices(casings, weights=cweights, k=1)[0]
             ctx = NoteContext(rng=rng, style=style, pools=pools[s], patient=pt, note_type=nt, note_date=date,

@@ -33,7 +33,10 @@ and the verbosity interpolate the same way. What each level changes:
   full-date formats (:data:`SITE_DATE_FORMATS`), phone patterns (:data:`SITE_PHONE_FORMATS`),
   MRN / account / order-number shapes (:data:`SITE_ID_SHAPES`) and hospital-name suffixes
   (:data:`SITE_HOSPITAL_SUFFIXES`); its own name-form mix, header style, note-type and
-  diagnosis mix; half of the template phrasings; its own vocabulary.
+  diagnosis mix; half of the template phrasings; its own vocabulary. ICU nursing notes follow
+  the same rule (:mod:`deidlib.synthetic.notes.icu`): their casing mix moves from the shared
+  ICU casing to the site's, and their wording, header separators, event dates and cited
+  doctors' names take the site's forms with probability ``h``.
 
 The measured effect (cross-site binary-token F1, :mod:`deidlib.studies.sites`) is stated at
 :data:`DEFAULT_HETEROGENEITY`.
@@ -285,10 +288,12 @@ KV_SEPS: tuple[str, ...] = (": ", " = ")
 #: how different the sites are by default (0 = every site writes alike, 1 = the most
 #: different); see the module docstring and :func:`site_style`. Measured (cross-site
 #: binary-token F1, :func:`deidlib.studies.sites.cross_site_matrix` with its cpu tagger, cpu
-#: profile corpus of 300 patients over 5 sites, one tagger per site, seeds 0-2): at 1.0 the
-#: mean diagonal is 0.947 (every site >= 0.903) and the mean off-diagonal 0.804, a gap of 14.3
-#: points, short of the 15-point target (seeds 0-1 alone: 15.0); at 0.0 the gap is 0.6 points
-#: (seed 0). Notebook 00 recomputes both levels over three seeds and prints the verdict.
+#: profile corpus of 300 patients over 5 sites, one tagger per site, seeds 0-2, i.e.
+#: ``cross_site_summary(cross_site_matrix({s: load_corpus("synthetic", profile="cpu", seed=s,
+#: heterogeneity=1.0) for s in (0, 1, 2)}))``): at 1.0 the mean diagonal is 0.949 (every site
+#: >= 0.896) and the mean off-diagonal 0.789, a gap of 15.9 points (target: 15); at 0.0 the
+#: gap is 0.0 points (seed 0). Notebook 00 recomputes
+#: both levels over three seeds and prints the verdict.
 DEFAULT_HETEROGENEITY: float = 1.0
 
 

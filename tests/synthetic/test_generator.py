@@ -123,7 +123,7 @@ def _date_shape(s: str) -> str:
 def test_site_styles_differ(corpus):
     by_site = defaultdict(list)
     for d in corpus:
-        if d.metadata["note_type"] != "icu_nursing_note":  # ICU notes have their own casing mix (ICU_CASING)
+        if d.metadata["note_type"] != "icu_nursing_note":  # ICU notes mix in ICU_CASING below h = 1
             by_site[d.site].append(d)
     # casing: site2 (cancer registry) writes mostly in capitals, site1 (terse) partly in lower case
     def frac(site, pred):

@@ -9,6 +9,7 @@ from deidlib.corpus.labels import tagged_sentences
 from deidlib.synthetic import NOTE_TYPES, generate
 from deidlib.synthetic.icu_vocab import OPENINGS, PHI_PHRASES, PLAN, SYSTEM_PHRASES
 from deidlib.synthetic.notes import icu
+from deidlib.synthetic.styles import ARCHETYPES
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +49,38 @@ def test_icu_notes_are_far_less_phi_dense_than_the_other_notes(corpus, icu_notes
     assert icu_share < 0.3 and icu_share < other_share / 2.5
 
 
-def test_casing_mix_follows_icu_casing(icu_notes):
-    c = Counter(d.metadata["casing"] for d in icu_notes)
-    n = sum(c.values())
+def _casing_share(notes, case):
+    return sum(d.metadata["casing"] == case for d in notes) / len(notes)
+
+
+def test_casing_mix_follows_icu_casing_when_sites_write_alike():
+    alike = [d for d in generate(patients=120, sites=5, seed=3, heterogeneity=0.0)
+             if d.metadata["note_type"] == "icu_nursing_note"]
     for case, w in icu.ICU_CASING.items():
-        assert abs(c[case] / n - w) < 0.12, (case, c)
-    upper = [d for d in icu_notes if d.metadata["casing"] == "upper"]
-    assert all(d.text == d.text.upper() for d in upper)
+        assert abs(_casing_share(alike, case) - w) < 0.12, case
+    upper = [d for d in alike if d.metadata["casing"] == "upper"]
+    assert upper and all(d.text == d.text.upper() for d in upper)
+
+
+def test_casing_mix_follows_site_casing_at_full_heterogeneity(icu_notes):
+    by_style = {}
+    for d in icu_notes:
+        by_style.setdefault(d.metadata["style"], []).append(d)
+    for a in ARCHETYPES:
+        notes = by_style[a.name]
+        t = sum(a.casing.values())
+        for case in ("normal", "upper", "lower"):
+            assert abs(_casing_share(notes, case) - a.casing.get(case, 0.0) / t) < 0.2, (a.name, case)
+    # the narrative site never writes in capitals or lower case, in ICU notes either
+    assert all(d.metadata["casing"] == "normal" for d in by_style["narrative"])
+
+
+def test_icu_casing_interpolates_between_icu_and_site_casing():
+    site = {"normal": 1.0}
+    assert icu.icu_casing(site, 0.0) == pytest.approx(icu.ICU_CASING)
+    assert icu.icu_casing(site, 1.0) == pytest.approx({"normal": 1.0})
+    half = icu.icu_casing(site, 0.5)
+    assert half["normal"] == pytest.approx(0.5 * 0.25 + 0.5) and half["upper"] == pytest.approx(0.15)
 
 
 def test_notes_are_written_system_by_system(icu_notes):

@@ -12,7 +12,12 @@ with guidelines that tag only ages over 89 (:func:`deidlib.corpus.conventions.al
 
 Layouts (chosen per note): ``systems`` (headers per system, one or two lines each),
 ``soap`` (one run-on ``O: ...; A: ...; P: ...`` paragraph with semicolons) and ``event``
-(a short timed entry). Vocabulary: :mod:`deidlib.synthetic.icu_vocab` (where the words come
+(a short timed entry). How much the site shows through rises with the style's heterogeneity
+``h``: the casing mix is ``(1 - h) * ICU_CASING + h * site casing`` (:func:`icu_casing`), and with
+probability ``h`` each the note takes the site's wording (``SITE_VOCAB``), the system-header separator of
+the site's header decoration, the site's full-date format for event dates, its doctor-name forms
+for cited providers and its patient-name forms; with probability ``h / 2`` a hospital keeps its full
+name (with the site's suffix). Vocabulary: :mod:`deidlib.synthetic.icu_vocab` (where the words come
 from is stated there).
 """
 
@@ -43,10 +48,24 @@ from ..icu_vocab import (
 from ..identities import wide_names
 from .context import NoteContext, _misspell
 
-__all__ = ["render_icu_nursing", "ICU_CASING", "icu_value"]
+__all__ = ["render_icu_nursing", "ICU_CASING", "icu_casing", "icu_value"]
 
-#: casing of ICU nursing notes (whole note), independent of the site's casing of other notes
+#: casing of ICU nursing notes (whole note) when sites write alike (heterogeneity 0)
 ICU_CASING: dict[str, float] = {"upper": 0.3, "lower": 0.45, "normal": 0.25}
+
+#: system-header separator of each site header decoration (a site's own habit, used with probability h)
+_SITE_SEPS: dict[str, tuple[str, ...]] = {
+    "caps_colon": (": ",), "title_colon": (": ", ":"), "abbr": ("- ", " "), "stars": (" -- ",), "lower_dash": ("= ",),
+}
+
+
+def icu_casing(site_casing: dict[str, float], h: float) -> dict[str, float]:
+    """Casing weights of a site's ICU notes: ``(1 - h) * ICU_CASING + h * site_casing`` (both normalized)."""
+    c = sum(ICU_CASING.values())
+    o = sum(site_casing.values()) or 1.0
+    out = {k: (1 - h) * ICU_CASING.get(k, 0.0) / c + h * site_casing.get(k, 0.0) / o
+           for k in dict.fromkeys([*ICU_CASING, *site_casing])}
+    return {k: v for k, v in out.items() if v > 0}
 
 _PIECE = re.compile(r"\{(\w+)\}")
 
@@ -198,7 +217,11 @@ def icu_value(name: str, rng: random.Random) -> str:
 
 # --------------------------------------------------------------------------- PHI slots
 def _md(ctx: NoteContext) -> None:
+    """A date before an event: month/day as nurses write it, or (probability h) the site's own date format."""
     d = ctx.date - _dt.timedelta(days=ctx.rng.randint(0, 12))
+    if ctx.rng.random() < ctx.style.heterogeneity:
+        ctx.dphi(d, ctx.date_fmt)
+        return
     ctx.builder.add_phi(f"{d.month}/{d.day}" if ctx.rng.random() < 0.9 else f"{d.month}/{d.day}/{d.year % 100:02d}", "DATE")
 
 
@@ -241,7 +264,11 @@ def _drt(ctx: NoteContext) -> None:
 
 
 def _ini(ctx: NoteContext) -> None:
-    """A care provider as nurses sign and cite one: an initial and a surname ("M. Zarnowsky"), all PHI."""
+    """A care provider as nurses sign and cite one: an initial and a surname ("M. Zarnowsky"), all PHI;
+    with probability h in the site's own doctor-name forms."""
+    if ctx.rng.random() < ctx.style.heterogeneity:
+        ctx.doctor()
+        return
     first, last = _first(ctx), _surname(ctx)
     ctx.builder.add_phi(f"{first[0]}. {last}" if ctx.rng.random() < 0.8 else f"{first[0]}.{last}", "DOCTOR")
 
@@ -258,7 +285,12 @@ def _relf(ctx: NoteContext) -> None:
 
 
 def _ptl(ctx: NoteContext) -> None:
-    ctx.builder.add_phi(ctx.patient.last, "PATIENT")
+    """The patient's surname, or (probability h) the patient's name in the site's own name forms."""
+    p = ctx.patient
+    if ctx.rng.random() < ctx.style.heterogeneity:
+        ctx.name(p.first, p.last, p.middle, ctx.style.patient_name_forms, "PATIENT", p.sex, ctx.style.title_rate)
+        return
+    ctx.builder.add_phi(p.last, "PATIENT")
 
 
 def _ptf(ctx: NoteContext) -> None:
@@ -285,7 +317,8 @@ def _short_hospital(name: str, rng: random.Random) -> str:
 
 def _hosps(ctx: NoteContext) -> None:
     name = ctx.pools.home_hospital if ctx.rng.random() < 0.3 else ctx.choice(ctx.pools.hospitals[1:])
-    ctx.builder.add_phi(_short_hospital(name, ctx.rng), "HOSPITAL")
+    # the site's own habit (probability h / 2): the full name, with the site's hospital-name suffix
+    ctx.builder.add_phi(name if ctx.rng.random() < ctx.style.heterogeneity / 2 else _short_hospital(name, ctx.rng), "HOSPITAL")
 
 
 def _ward(ctx: NoteContext) -> None:
@@ -373,7 +406,10 @@ def _joiner(ctx: NoteContext) -> str:
 
 def _systems_layout(ctx: NoteContext, phi_rate: float, misspell: float) -> None:
     rng, b = ctx.rng, ctx.builder
-    sep = ctx.choice((": ", ": ", ":", "- ", "= ", " -- ", " "))
+    if rng.random() < ctx.style.heterogeneity:
+        sep = ctx.choice(_SITE_SEPS.get(ctx.header_style, (": ",)))
+    else:
+        sep = ctx.choice((": ", ": ", ":", "- ", "= ", " -- ", " "))
     blank = ctx.choice(("\n", "\n \n", "\n\n", " \n \n"))
     chosen = [s for s in SYSTEMS if rng.random() < (0.85 if s in ("neuro", "cv", "resp") else 0.45)]
     if not chosen:
