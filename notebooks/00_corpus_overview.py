@@ -150,8 +150,10 @@ for label, summ in cs_summary.items():
           f"gap {100 * summ['gap']:.1f} points, lowest diagonal {summ['min_diagonal']:.3f}")
 default = cs_summary[list(levels)[-1]]
 met = default["gap"] >= cs.TARGET_GAP
+learnt = default["min_diagonal"] >= cs.MIN_DIAGONAL
 print(f"default level: gap {100 * default['gap']:.1f} points vs target >= {100 * cs.TARGET_GAP:.0f} points: "
-      f"{'met' if met else 'NOT met'}")
+      f"{'met' if met else 'NOT met'}; every site learnt alone (lowest diagonal {default['min_diagonal']:.3f} "
+      f">= {cs.MIN_DIAGONAL}): {'yes' if learnt else 'NO'}")
 cross
 
 # %% [markdown]

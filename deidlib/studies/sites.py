@@ -24,7 +24,7 @@ from ..corpus.splits import CorpusSplits
 from ..evaluation import binary_token_prf
 from ..plotting import style
 
-__all__ = ["TAGGER", "TARGET_GAP", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
+__all__ = ["TAGGER", "TARGET_GAP", "MIN_DIAGONAL", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
 
 #: the tagger of the matrix: small word-level GRU-CRF (hparams of :data:`deidlib.models.PRESETS` ``"gru"``)
 TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16, "lr": 3e-3,
@@ -34,6 +34,8 @@ TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16, "lr": 3e
 #: what the default heterogeneity is chosen for: mean diagonal F1 at least this much above the
 #: mean off-diagonal F1
 TARGET_GAP = 0.15
+#: every site must still be learnt alone at the default level: lowest diagonal F1 at least this
+MIN_DIAGONAL = 0.85
 #: per profile: seeds, corpus size (``patients``; None: the profile's) and tagger of the matrix
 #: (smoke: 40 patients, so that every site has test notes, and one tiny tagger: seconds)
 PROFILE_PARAMS: dict[str, dict[str, Any]] = {
