@@ -36,8 +36,10 @@ def _train(tiny, copies, noise, epochs):
 
 
 def test_a_canary_inserted_many_times_is_exposed_and_an_absent_one_is_not(tiny):
-    rows = _train(tiny, (16, 0), None, 10)
-    many = [r["exposure"] for r in rows if r["copies"] == 16]
+    # 32 copies, 15 epochs: with 16 copies and 10 epochs a canary ranked third (4.4 bits) on some corpus
+    # draws; with these, every canary ranked first or second on each of six corpus / canary draws tried
+    rows = _train(tiny, (32, 0), None, 15)
+    many = [r["exposure"] for r in rows if r["copies"] == 32]
     absent = [r["exposure"] for r in rows if r["copies"] == 0]
     assert min(many) >= 5.0, rows  # rank <= 2 of 64 for every canary
     # chance: about 1.4 bits; the median, since one of four absent canaries ranking first among 64 candidates

@@ -40,4 +40,9 @@ def test_patient_memo_links_notes_that_the_document_memo_does_not(tiny):
     for scope in ("document", "patient"):
         _, recs = SurrogateEngine(seed=0, epsilon=1.0, memo_scope=scope).surrogate_documents(docs)
         got[scope] = note_linkage(recs)
-    assert got["patient"]["recall"] > got["document"]["recall"] + 0.3
+    # the ceiling: the share of a patient's note pairs whose originals share a name at all (notes without
+    # names, such as many ICU nursing notes, cannot be linked by any memo); 0.27 to 0.55 on these notes
+    ceiling = note_linkage(recs, field="original")["recall"]
+    assert ceiling > 0.2
+    assert got["patient"]["recall"] >= 0.9 * ceiling, (got, ceiling)
+    assert got["document"]["recall"] < 0.5 * got["patient"]["recall"], (got, ceiling)

@@ -15,7 +15,9 @@ def _upload(tiny, theta_u, dp_epsilon=None, freeze=False, tau=0.0):
     hp = {**params.tagger, "freeze_embeddings": freeze}
     model = au.make_tagger(fz, au.params_for("smoke", tagger=hp), seed=0)
     before = flatten_parameters(model)
-    tagger_trainer(lr=0.3, batch_size=1)(model, batch, seed=0)
+    # a modest step: with the summed sentence loss, lr 0.3 on the batch's 50+-token sentences saturates
+    # the LSTM gates (exactly ±1 in float32), after which later sentences move no embedding at all
+    tagger_trainer(lr=0.1, batch_size=1)(model, batch, seed=0)
     update = flatten_parameters(model) - before
     ledger = UploadLedger("s") if dp_epsilon else None
     idx, vals = worker_upload(update, theta_u=theta_u, gamma=10.0, tau=tau, generator=make_generator(0),
@@ -27,8 +29,7 @@ def _upload(tiny, theta_u, dp_epsilon=None, freeze=False, tau=0.0):
 def test_raw_upload_reveals_the_batch_words(tiny):
     r, sl, fz = _upload(tiny, 1.0)
     assert sl is not None and sl[1] == fz.num_words
-    # (short telegraphic sentences can give a word an exactly-zero update: 150 of 158 recovered on the
-    # corpus with ICU nursing notes, 0.95+ before it)
+    # (202 of 202 batch words recovered at seed 0; a word whose every gradient underflows would hide)
     assert r["precision"] == 1.0 and r["recall"] > 0.9, r
     # the festag threshold τ drops entries that moved less than τ: a few words hide, none is wrong
     t = _upload(tiny, 1.0, tau=1e-4)[0]

@@ -186,12 +186,16 @@ def test_every_category_is_replaced_and_validates():
     docs = load_corpus("synthetic", profile="smoke", seed=0).train[:25]
     e = SurrogateEngine(SurrogateConfig(epsilon=1.0), seed=0)
     out, recs = e.surrogate_documents(docs)
+    # a STATE beside a city is the state of the city's DP surrogate (which may lie in the same state):
+    # it may come back unchanged like the city; test_release_safety guards that it matches the city
+    derived = {(r.document_id, r.span_index) for r in recs if r.method == "city_state"}
     changed = {}
     for d_in, d_out in zip(docs, out):
         check_offsets(d_in, d_out)
         assert "note_date" not in d_out.metadata and "age" not in d_out.metadata
-        for a, b in zip(d_in.spans, d_out.spans):
-            changed.setdefault(a.subtype, []).append(a.text != b.text)
+        for i, (a, b) in enumerate(zip(d_in.spans, d_out.spans)):
+            if (d_in.id, i) not in derived:
+                changed.setdefault(a.subtype, []).append(a.text != b.text)
     for sub, flags in changed.items():
         if sub not in ("DATE", "AGE", "CITY"):  # DP values may come back unchanged
             assert np.mean(flags) > 0.9, sub
