@@ -14,6 +14,7 @@ surrogate in every note). Synthetic data only; the surrogate draws are seeded (s
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -61,6 +62,11 @@ def value_rows(records: Iterable, docs: Sequence[Document], engine: SurrogateEng
             b = parse_date(r.surrogate.strip(), dayfirst=cfg.is_dayfirst, reference=ref, lang=cfg.lang)
             if a is not None and b is not None and a.unit == b.unit:
                 ov, sv, shift, unit = a.date.isoformat(), b.date.isoformat(), b.value - a.value, a.unit
+                if a.unit == "day" and "y" not in b.fields:
+                    # a surrogate written without its year ("01/13" for "12/27"): the reference year
+                    # can be a year off across New Year; take the year that puts it nearest the original
+                    near = min(_with_years(b.date, (-1, 0, 1)), key=lambda d: abs((d - a.date).days))
+                    sv, shift = near.isoformat(), (near - a.date).days
                 if any("y" in e.fields and not re.search(r"\d{4}", e.text) for e in (a, b)):
                     sv, shift = None, None  # a two-digit year does not say its century
         elif kind == "AGE":
@@ -75,6 +81,16 @@ def value_rows(records: Iterable, docs: Sequence[Document], engine: SurrogateEng
             "shift": shift, "unit": unit, "method": r.method, "epsilon": r.epsilon, "memo_hit": r.memo_hit,
         })
     return rows
+
+
+def _with_years(d: _dt.date, offsets) -> list[_dt.date]:
+    out = []
+    for k in offsets:
+        try:
+            out.append(d.replace(year=d.year + k))
+        except ValueError:  # 29 February in a year without one
+            pass
+    return out
 
 
 def patient_thread(patients: int = 6, *, seed: int = 0, epsilon: float = 1.0, locale: str = "en_US") -> dict:
