@@ -84,6 +84,15 @@ def festag(table3: pd.DataFrame, stability: pd.DataFrame | None = None) -> pd.Da
 # ---------------------------------------------------------------------- 02 ahmed models
 
 
+def _with_paired_test(rule_verdict: str, paired: str) -> str:
+    """The claims-table verdict of an effect once its paired test over seeds is known."""
+    if paired == "reversed":
+        return "contradicts"
+    if paired == "not distinguishable from zero" and rule_verdict == "faithful":
+        return "partial"
+    return rule_verdict
+
+
 def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.DataFrame | None,
                  effects: pd.DataFrame | None = None) -> pd.DataFrame:
     """Ahmed (MSc thesis), Tables 4.2–4.4 (binary token %, differences in percentage points):
@@ -92,7 +101,10 @@ def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.Dat
     With ``effects`` (:func:`deidlib.studies.ahmed_models.paired_effects`) every claim is read
     from it instead: ``ours`` is the mean paired difference over seeds, ``interval`` its 95 % t
     interval, and the columns ``seeds``, ``p (paired t)`` and ``paired test`` (``found`` / ``not
-    distinguishable from zero`` / ``reversed``) are added."""
+    distinguishable from zero`` / ``reversed``) are added. The verdict then also reads the paired
+    test: a point estimate on the paper's side whose paired test cannot tell it from zero is
+    ``partial``, never ``faithful``; a paired test that finds the opposite effect is
+    ``contradicts`` (:func:`_with_paired_test`)."""
     if effects is not None and len(effects):
         e = effects.reset_index(drop=True)
         t = claims_table([
@@ -104,6 +116,7 @@ def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.Dat
         t.insert(at, "seeds", e["n"].astype(int))
         t.insert(at + 1, "p (paired t)", [f"{p:.3g}" if p == p else "–" for p in e["p"]])
         t.insert(at + 2, "paired test", e["verdict"])
+        t["verdict"] = [_with_paired_test(v, pt) for v, pt in zip(t["verdict"], e["verdict"])]
         return t
     t42, t43, t44 = _flat(t42), _flat(t43), _flat(t44)
     sat_gap = NAN

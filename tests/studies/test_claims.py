@@ -150,3 +150,18 @@ def test_ahmed_models_claims_read_the_paired_effects_when_given():
     assert list(t["paired test"]) == ["found", "not distinguishable from zero", "reversed"]
     assert list(t["seeds"]) == [5, 5, 5] and t["interval"].iloc[0] == "[1.2, 2.8]"
     assert _verdicts(t) == ["faithful", "partial", "contradicts"]
+
+
+def test_ahmed_effect_indistinguishable_from_zero_is_never_faithful():
+    """A point estimate on the paper's side (beyond the tolerance) whose paired test cannot tell
+    it from zero is ``partial``; a found effect stays ``faithful``; a reversed one contradicts even
+    when the rule alone would not say so."""
+    row = {"claim": "characters help", "paper": 6.6, "rule": "same_sign", "tol": 1.0, "paper_text": None,
+           "n": 5, "mean": 3.2, "lo": -9.6, "hi": 16.0, "p": 0.52}
+    t = C.ahmed_models(None, None, None, pd.DataFrame([
+        {**row, "verdict": "not distinguishable from zero"},
+        {**row, "lo": 1.5, "hi": 4.9, "p": 0.004, "verdict": "found"},
+        {**row, "claim": "tie", "paper": 0.1, "rule": "close", "mean": 0.5, "lo": 0.2, "hi": 0.8,
+         "verdict": "reversed"},
+    ]))
+    assert _verdicts(t) == ["partial", "faithful", "contradicts"]
