@@ -31,18 +31,20 @@ KEYWORDS = ("carcinoma", "melanoma", "adenoma", "lymphoma")
 FILLER = "the specimen shows tissue with margin and section received in formalin from patient".split()
 
 
-def _toy_registry(name, n, seed, style_word):
-    """Label = which keyword occurs; each registry adds its own style word (a registry tell)."""
+def _toy_registry(name, n, seed, style_word=None, vocab=FILLER, length=(6, 14), train=0.7):
+    """Label = which keyword occurs among ``length`` words of ``vocab``; a registry tell is its own
+    ``style_word`` in front, or its own whole ``vocab``; the first ``train`` share is training data."""
     rng = random.Random(seed)
     texts, labels = [], []
     for _ in range(n):
         y = rng.randrange(len(KEYWORDS))
-        words = [rng.choice(FILLER) for _ in range(rng.randint(6, 14))]
+        words = [rng.choice(vocab) for _ in range(rng.randint(*length))]
         words.insert(rng.randrange(len(words)), KEYWORDS[y])
-        words.insert(0, style_word)
+        if style_word is not None:
+            words.insert(0, style_word)
         texts.append(" ".join(words))
         labels.append(y)
-    cut = int(0.7 * n)
+    cut = int(train * n)
     return Registry(name, tuple(texts[:cut]), tuple(labels[:cut]), tuple(texts[cut:]), tuple(labels[cut:]),
                     KEYWORDS)
 
@@ -139,28 +141,13 @@ def test_the_discriminator_steps_once_per_cycle_and_the_encoder_at_every_visit(t
     assert all(not torch.equal(a, b) for a, b in zip(enc, enc[1:]))
 
 
-def _distinct_registry(name, n, seed, vocab):
-    """Registries that differ in their whole filler vocabulary (easy to tell apart)."""
-    rng = random.Random(seed)
-    texts, labels = [], []
-    for _ in range(n):
-        y = rng.randrange(len(KEYWORDS))
-        words = [rng.choice(vocab) for _ in range(rng.randint(8, 14))]
-        words.insert(rng.randrange(len(words)), KEYWORDS[y])
-        texts.append(" ".join(words))
-        labels.append(y)
-    cut = int(0.6 * n)
-    return Registry(name, tuple(texts[:cut]), tuple(labels[:cut]), tuple(texts[cut:]), tuple(labels[cut:]),
-                    KEYWORDS)
-
-
 VOCABS = ("alpha beta gamma delta epsilon zeta".split(), "north south east west up down".split(),
           "red green blue cyan magenta yellow".split())
 
 
 @pytest.fixture(scope="module")
 def distinct():
-    return [_distinct_registry(f"d{i}", n, i, v) for i, (n, v) in enumerate(zip((90, 70, 60), VOCABS))]
+    return [_toy_registry(f"d{i}", n, i, vocab=v, length=(8, 14), train=0.6) for i, (n, v) in enumerate(zip((90, 70, 60), VOCABS))]
 
 
 def test_the_discriminator_learns_the_registry_without_the_adversary(distinct):
