@@ -100,8 +100,21 @@ def audit_epsilon(scores_in: Sequence[float], scores_out: Sequence[float], *, de
     return epsilon_lower_bound(ta, tb, best_t, delta=delta, alpha=alpha), best_t
 
 
+class AuditVerdict:
+    """What every ε audit record says beside its numbers (``epsilon_lower_bound`` and
+    ``accountant_epsilon`` fields of a dataclass): whether it proves a privacy bug."""
+
+    @property
+    def violated(self) -> bool:
+        """True when the audit proves more leakage than the accountant allows (a bug)."""
+        return self.epsilon_lower_bound > self.accountant_epsilon
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "violated": self.violated}
+
+
 @dataclass(frozen=True)
-class EpsilonAudit:
+class EpsilonAudit(AuditVerdict):
     """One audit: the mechanism's claimed ε (accountant) and the empirical lower bound."""
 
     claimed_noise_multiplier: float
@@ -112,14 +125,6 @@ class EpsilonAudit:
     epsilon_lower_bound: float
     confidence: float
     trials: int
-
-    @property
-    def violated(self) -> bool:
-        """True when the audit proves more leakage than the accountant allows (a bug)."""
-        return self.epsilon_lower_bound > self.accountant_epsilon
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "violated": self.violated}
 
 
 def audit_dp_step(noise_multiplier: float, *, actual_noise_multiplier: float | None = None, trials: int = 2000,

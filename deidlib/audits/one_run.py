@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -41,6 +41,7 @@ from ..corpus.labels import TaggedSentence
 from ..corpus.tokenize import Token
 from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.accounting import noise_for_epsilon
+from .epsilon import AuditVerdict
 
 __all__ = [
     "p_value",
@@ -145,7 +146,7 @@ def canary_sentence(i: int) -> TaggedSentence:
 
 
 @dataclass(frozen=True)
-class OneRunAudit:
+class OneRunAudit(AuditVerdict):
     """One one-run audit: the run's ledger (accountant ε) and the ε lower bound; ``trials`` is 1
     (one training run)."""
 
@@ -166,14 +167,6 @@ class OneRunAudit:
     confidence: float
     seconds: float
     trials: int = 1
-
-    @property
-    def violated(self) -> bool:
-        """True when the audit proves more leakage than the accountant allows (a bug)."""
-        return self.epsilon_lower_bound > self.accountant_epsilon
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "violated": self.violated}
 
 
 def audit_train_dp_one_run(
