@@ -131,16 +131,16 @@ cs_params = cs.params_for(profile)
 levels = {"heterogeneity 0": 0.0, f"heterogeneity {DEFAULT_HETEROGENEITY:g} (default)": DEFAULT_HETEROGENEITY}
 cs_tables, cs_cells, cs_summary = [], {}, {}
 for label, h in levels.items():
-    by_seed = {seed + s: load_corpus("synthetic", profile=profile, seed=seed + s, patients=cs_params["patients"],
-                                     heterogeneity=h) for s in cs_params["seeds"]}
-    m = cs.cross_site_matrix(by_seed, tagger=cs_params["tagger"], device=device, progress=False)
+    by_seed = {seed + s: load_corpus("synthetic", profile=profile, seed=seed + s, patients=cs_params.patients,
+                                     heterogeneity=h) for s in cs_params.seeds}
+    m = cs.cross_site_matrix(by_seed, tagger=cs_params.tagger, device=device, progress=False)
     summ = cs.cross_site_summary(m)
     cs_cells[label] = summ["cells"]
     cs_summary[label] = summ
     cs_tables.append(summ["cells"].assign(heterogeneity=h))
 cross = pd.concat(cs_tables, ignore_index=True)[["heterogeneity", "train", "test", "diagonal", "f1_mean", "f1_std", "seeds"]]
 write_table(cross, "corpus_cross_site", out, index=False)
-fig = cs.plot_cross_site(cs_cells, title=f"cross-site binary-token F1, profile {profile}, {len(cs_params['seeds'])} seed(s)")
+fig = cs.plot_cross_site(cs_cells, title=f"cross-site binary-token F1, profile {profile}, {len(cs_params.seeds)} seed(s)")
 savefig(fig, "corpus_cross_site", out)
 plt.show()
 

@@ -14,7 +14,8 @@ learns a synthetic site alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -23,8 +24,9 @@ from ..corpus import Document
 from ..corpus.splits import CorpusSplits
 from ..evaluation import binary_token_prf
 from ..plotting import style
+from .params import StudyParams, profiles
 
-__all__ = ["TAGGER", "TARGET_GAP", "MIN_DIAGONAL", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
+__all__ = ["TAGGER", "TARGET_GAP", "MIN_DIAGONAL", "SitesParams", "PROFILE_PARAMS", "params_for", "by_site", "cross_site_matrix", "cross_site_summary", "plot_cross_site"]
 
 #: the tagger of the matrix: small word-level GRU-CRF (hparams of :data:`deidlib.models.PRESETS` ``"gru"``)
 TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16, "lr": 3e-3,
@@ -36,22 +38,38 @@ TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16, "lr": 3e
 TARGET_GAP = 0.15
 #: every site must still be learnt alone at the default level: lowest diagonal F1 at least this
 MIN_DIAGONAL = 0.85
-#: per profile: seeds, corpus size (``patients``; None: the profile's) and tagger of the matrix
-#: (smoke: 40 patients, so that every site has test notes, and one tiny tagger: seconds)
-PROFILE_PARAMS: dict[str, dict[str, Any]] = {
-    "smoke": {"seeds": (0,), "patients": 40, "tagger": {"kind": "gru", "epochs": 1, "batch_size": 16,
-                                        "hparams": {"word_dim": 8, "char_emb_dim": 4, "char_hidden": 4, "hidden": 8}}},
-    "cpu": {"seeds": (0, 1, 2), "patients": None, "tagger": TAGGER},
-    "paper": {"seeds": (0, 1, 2, 3, 4), "patients": None, "tagger": TAGGER},
-}
+@dataclass(frozen=True)
+class SitesParams(StudyParams):
+    """Seeds, corpus size (``patients``; None: the profile's) and tagger of the cross-site matrix
+    (``tagger``: ``{"kind", "epochs", "batch_size", "lr", "hparams"}``, merged key by key)."""
+
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    patients: int | None = None
+    tagger: dict = field(default_factory=lambda: dict(TAGGER))
+
+    STUDY: ClassVar[str] = "sites"
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
+
+    def check(self) -> None:
+        if not self.seeds:
+            raise ValueError("sites needs at least one seed")
+        if self.patients is not None and self.patients < 1:
+            raise ValueError(f"patients must be >= 1, got {self.patients}")
 
 
-def params_for(profile: str) -> dict[str, Any]:
-    """Seeds, patients and tagger of the cross-site matrix at ``profile`` (smoke, cpu, paper)."""
-    if profile not in PROFILE_PARAMS:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILE_PARAMS)}")
-    p = PROFILE_PARAMS[profile]
-    return {"seeds": tuple(p["seeds"]), "patients": p["patients"], "tagger": dict(p["tagger"])}
+#: per profile (smoke: 40 patients, so that every site has test notes, and one tiny tagger: seconds)
+PROFILE_PARAMS = profiles(SitesParams, {
+    "smoke": SitesParams(seeds=(0,), patients=40,
+                         tagger={"kind": "gru", "epochs": 1, "batch_size": 16,
+                                 "hparams": {"word_dim": 8, "char_emb_dim": 4, "char_hidden": 4, "hidden": 8}}),
+    "cpu": SitesParams(seeds=(0, 1, 2)),
+    "paper": SitesParams(),
+})
+
+
+def params_for(profile: str, **overrides: Any) -> SitesParams:
+    """The cross-site matrix's parameters at ``profile`` (smoke, cpu, paper), overrides checked."""
+    return SitesParams.resolve(profile, **overrides)
 
 
 def by_site(splits: CorpusSplits) -> dict[str, CorpusSplits]:
@@ -89,14 +107,15 @@ def cross_site_matrix(splits_by_seed: dict[int, CorpusSplits], *, tagger: dict[s
     if not splits_by_seed:
         raise ValueError("cross_site_matrix needs at least one seed's splits")
     rows = []
-    jobs = [(seed, s) for seed, sp in splits_by_seed.items() for s in by_site(sp)]
+    sites_by_seed = {seed: by_site(sp) for seed, sp in splits_by_seed.items()}
+    jobs = [(seed, s) for seed, sites in sites_by_seed.items() for s in sites]
     it = jobs
     if progress:
         from tqdm.auto import tqdm
 
         it = tqdm(jobs, desc="cross-site taggers", unit="tagger")
     for seed, train_site in it:
-        sites = by_site(splits_by_seed[seed])
+        sites = sites_by_seed[seed]
         if not sites[train_site].train or not all(v.test for v in sites.values()):
             raise ValueError(f"site {train_site!r} (seed {seed}) has no train documents, or a site has no test documents")
         model = _fit(sites[train_site], seed, tagger, device)

@@ -12,7 +12,7 @@ from deidlib.synthetic import generate
 
 def test_cross_site_matrix_has_every_train_test_pair_per_seed():
     sp = {s: split_by_patient(generate(patients=24, sites=2, seed=s), (0.6, 0.1, 0.3), seed=s) for s in (0, 1)}
-    tagger = cs.params_for("smoke")["tagger"]
+    tagger = cs.params_for("smoke").tagger
     m = cs.cross_site_matrix(sp, tagger=tagger)
     assert len(m) == 2 * 2 * 2
     assert set(zip(m["train"], m["test"])) == {(a, b) for a in ("site0", "site1") for b in ("site0", "site1")}
