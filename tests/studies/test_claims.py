@@ -84,7 +84,9 @@ def test_friedrich_claims_on_a_tiny_result():
     shape = pd.DataFrame({"embedding": ["fasttext", "glove"], "n": [1000, 1000], "ours_relative": [0.92, 0.5]})
     sub = pd.DataFrame({"embedding": ["fasttext", "glove"], "mean_containing": [7.0, 0.5]})
     v = _verdicts(C.friedrich_pseudo(t2, shape, sub))
-    assert v == ["faithful"] * 5 + ["contradicts", "faithful"]  # GloVe keeps half its F1 at N = 1000
+    assert v == ["faithful"] * 5 + ["contradicts", "faithful", "faithful"]  # GloVe keeps half its F1 at N = 1000
+    t2.loc[t2.model == "non-private FastText", "f1_mean"] = 0.76  # FastText far below GloVe + casing (0.9762)
+    assert _verdicts(C.friedrich_pseudo(t2, shape, sub))[-1] == "contradicts"
     adv = pd.DataFrame({"embedding": ["glove"] * 3, "procedure": ["three_phase", "three_phase", "dann"],
                         "n": [100, 1000, 100], "adversary_accuracy": [0.52, 0.9, 0.6]})
     assert _verdicts(C.friedrich_adv(adv)) == ["faithful", "contradicts"]  # N = 1000 is outside the claim

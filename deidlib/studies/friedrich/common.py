@@ -18,8 +18,10 @@ Choices where the paper leaves room (all visible in the parameters):
   after ``epochs`` or when the dev binary F1 (ties: the dev l_deid) has not improved for
   ``patience`` epochs (epochs in which the head still tags no dev token as PHI do not count); the
   best dev state is restored (:func:`train_deid` says why F1 and not the loss alone).
-* **Embeddings.** GloVe 6B 50-d from its package; FastText trained with gensim on the public
-  medical abstracts (:mod:`deidlib.embeddings.public` explains why not on the training split).
+* **Embeddings.** GloVe 6B 50-d from its package; 300-d FastText trained with gensim on public
+  English text (the medical abstracts and the Wikipedia sample gensim ships, about 1.2 M tokens
+  against the paper's Common Crawl; :mod:`deidlib.embeddings.public` says why no pretrained
+  package and why not the training split).
   Both are public: neighbours of a PHI token are public words.
 * **Splits.** The corpus' train/dev/test; ``max_*_sentences`` take seeded subsets (after
   ``negatives_per_positive`` on the training split, if set). Test sentences are never
@@ -111,13 +113,13 @@ def prepare_data(params: FriedrichParams, *, corpus: str = "synthetic", data_dir
 
 
 def load_embeddings(name: str, params: FriedrichParams, *, seed: int = 0, data_dir: str | None = None) -> PublicEmbeddings:
-    """``"glove"`` (the installed GloVe 6B 50-d) or ``"fasttext"`` (gensim on the public
-    abstracts, cached on disk)."""
+    """``"glove"`` (the installed GloVe 6B 50-d) or ``"fasttext"`` (gensim FastText on the public
+    abstracts and the Wikipedia sample, :func:`~deidlib.embeddings.public.fasttext_public`, cached on disk)."""
     if name == "glove":
         return load_glove()
     if name == "fasttext":
         return fasttext_public(dim=params.fasttext_dim, epochs=params.fasttext_epochs, seed=seed,
-                               max_abstracts=params.fasttext_abstracts, data_dir=data_dir)
+                               max_documents=params.fasttext_documents, data_dir=data_dir)
     raise ValueError(f"unknown embeddings {name!r}; choose glove or fasttext")
 
 

@@ -100,10 +100,11 @@ class FriedrichParams(StudyParams):
     max_test_sentences: int | None = None
     #: keep every PHI sentence and k PHI-free ones per PHI sentence (None: all; sparse nursing notes)
     negatives_per_positive: float | None = None
-    #: FastText on the public medical abstracts: dimension, epochs, number of abstracts (None: all)
-    fasttext_dim: int = 50
+    #: FastText on public text (medical abstracts + Wikipedia sample): dimension (paper: 300),
+    #: epochs, documents of each source (None: all)
+    fasttext_dim: int = 300
     fasttext_epochs: int = 5
-    fasttext_abstracts: int | None = None
+    fasttext_documents: int | None = None
 
     def check(self) -> None:
         bad = [e for e in (*self.embeddings, *(self.adv_embeddings or ())) if e not in EMBEDDINGS]
@@ -155,8 +156,9 @@ PROFILE_PARAMS: dict[str, FriedrichParams] = profiles(FriedrichParams, {
         max_train_sentences=100,
         max_dev_sentences=30,
         max_test_sentences=60,
-        fasttext_abstracts=200,
+        fasttext_documents=20,
         fasttext_epochs=1,
+        fasttext_dim=16,
     ),
     "cpu": FriedrichParams(
         # notebook 05: 2 embeddings × 6 N × 2 seeds (paper: 10 N × 5 seeds)
