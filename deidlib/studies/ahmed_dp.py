@@ -16,6 +16,12 @@ and i2b2 are not available here):
   (§5.1.2); profiles shrink it (``PROFILE_PARAMS``). Labels: binary PHI/non-PHI with BIO
   (the ensemble aggregates binary PHI anyway; a deviation — the thesis trains on its label
   set, which it does not restate for chapter 5).
+* **DP cost of the self-attention tagger** (Table 5.3; :func:`sat_dp_cost`): the thesis' SAT is
+  a fine-tuned pre-trained BERT. Notebook 02's SAT (pre-trained all-MiniLM-L6-v2 + CRF; cpu: top
+  two layers fine-tuned, one epoch) is trained without DP on the sentences of the ``minilm``
+  recipe, and compared with that recipe at ``member_epsilon`` and at ε = ∞. Under DP only the
+  recipe's head on the frozen public encoder is trained and private
+  (:func:`deidlib.studies.dp_recipes.restrict_to_recipe`); the encoder keeps its public weights.
 * **Privacy unit** is the sentence (the thesis' "sequence"); ``unit="patient"`` is available.
 * **Vocabulary.** Each site's word vocabulary comes from its own training sentences, as
   in the thesis; the vocabulary itself is *not* protected by DP-SGD (a published model's
