@@ -16,6 +16,12 @@ and i2b2 are not available here):
   (§5.1.2); profiles shrink it (``PROFILE_PARAMS``). Labels: binary PHI/non-PHI with BIO
   (the ensemble aggregates binary PHI anyway; a deviation — the thesis trains on its label
   set, which it does not restate for chapter 5).
+* **DP cost of the self-attention tagger** (Table 5.3; :func:`sat_dp_cost`): the thesis' SAT is
+  a fine-tuned pre-trained BERT. Notebook 02's SAT (pre-trained all-MiniLM-L6-v2 + CRF; cpu: top
+  two layers fine-tuned, one epoch) is trained without DP on the sentences of the ``minilm``
+  recipe, and compared with that recipe at ``member_epsilon`` and at ε = ∞. Under DP only the
+  recipe's head on the frozen public encoder is trained and private
+  (:func:`deidlib.studies.dp_recipes.restrict_to_recipe`); the encoder keeps its public weights.
 * **Privacy unit** is the sentence (the thesis' "sequence"); ``unit="patient"`` is available.
 * **Vocabulary.** Each site's word vocabulary comes from its own training sentences, as
   in the thesis; the vocabulary itself is *not* protected by DP-SGD (a published model's
@@ -92,6 +98,9 @@ __all__ = [
     "plot_recipe_curves",
     "plot_rules",
     "recipe_curves",
+    "sat_dp_cost",
+    "dp_costs",
+    "SAT_ROLES",
     "member_recipe",
     "results_json",
 ]
@@ -102,7 +111,7 @@ SCHEME, ENCODING = "binary", "BIO"
 @dataclass(frozen=True)
 class DPParams(StudyParams):
     STUDY: ClassVar[str] = "ahmed_dp"
-    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger", "sat_tagger")
 
     kind: str = "transformer"
     tagger: dict[str, Any] = field(default_factory=dict)  # build_tagger overrides
@@ -138,17 +147,28 @@ class DPParams(StudyParams):
     recipe_epsilons: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, math.inf)
     recipe_seeds: int = 2
     recipe_epochs: float | None = None  # None: each recipe's own
+    #: the DP cost of the self-attention tagger (:func:`sat_dp_cost`): notebook 02's SAT (pre-trained
+    #: MiniLM + CRF; ``sat_tagger``: its build_tagger overrides) trained without DP on the sentences of
+    #: the ``sat_dp_recipe`` curve, against that recipe's DP runs at ``member_epsilon``
+    sat_dp_recipe: str | None = "minilm"
+    sat_tagger: dict[str, Any] = field(default_factory=lambda: {"finetune_layers": None})
+    sat_epochs: float | None = None  # None: ``epochs``
+    sat_lr: float = 3e-4
 
     def check(self) -> None:
         from .dp_recipes import RECIPES
 
-        unknown = sorted({*self.recipes, *([self.member_recipe] if self.member_recipe else [])} - set(RECIPES))
+        unknown = sorted({*self.recipes, *([self.member_recipe] if self.member_recipe else []),
+                          *([self.sat_dp_recipe] if self.sat_dp_recipe else [])} - set(RECIPES))
         if unknown:
             raise ValueError(f"ahmed_dp: unknown recipe(s) {unknown}; choose from {', '.join(RECIPES)}")
         if not self.member_epsilon > 0:
             raise ValueError(f"ahmed_dp: member_epsilon must be > 0, got {self.member_epsilon}")
         if self.recipe_seeds < 1:
             raise ValueError(f"ahmed_dp: recipe_seeds must be >= 1, got {self.recipe_seeds}")
+        if self.sat_dp_recipe and RECIPES[self.sat_dp_recipe].kind != "minilm":
+            raise ValueError(f"ahmed_dp: sat_dp_recipe must be a recipe of the pre-trained encoder (kind minilm), "
+                             f"got {self.sat_dp_recipe!r}")
 
 
 PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
@@ -167,6 +187,8 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         recipe_epsilons=(8.0, math.inf),
         recipe_seeds=1,
         recipe_epochs=1,
+        sat_tagger={"finetune_layers": 0, "layers": [1]},
+        sat_epochs=1,
     ),
     "cpu": DPParams(
         tagger=dict(word_dim=48, char_emb_dim=16, char_hidden=16, layers=2, heads=4, ff_hidden=128),
@@ -182,6 +204,10 @@ PROFILE_PARAMS: dict[str, DPParams] = profiles(DPParams, {
         recipes=("minilm", "synthetic_minilm"),
         recipe_seeds=2,
         recipe_epochs=10,  # the recipe's 30 at the nursing notes' scale; 10 keeps notebook 04 within ~30 min
+        # notebook 02's cpu SAT (top 2 of MiniLM's 6 layers fine-tuned), one epoch over the recipe's
+        # ~3,000 sentences: about 2 minutes on one thread, what notebook 04's 40-minute budget leaves
+        sat_tagger={"finetune_layers": 2},
+        sat_epochs=1,
     ),
     "paper": DPParams(tagger={}, patients=None, epochs=100, batch_size=16, member_recipe="minilm",
                       recipes=("minilm", "synthetic_minilm", "glove"), recipe_seeds=3),
@@ -481,6 +507,90 @@ def recipe_curves(train_docs, test_docs, params: DPParams, *, seed: int = 0, pro
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+#: what each model of :func:`sat_dp_cost` trains and what DP-SGD makes private
+SAT_ROLES = {
+    "non-private SAT": "notebook 02's self-attention tagger (pre-trained MiniLM + CRF), no DP",
+    "recipe without DP": "the DP recipe's model, same lots and optimiser, no noise, no clipping",
+    "DP SAT": "the DP recipe's model under DP-SGD",
+}
+
+
+def sat_dp_cost(train_docs, test_docs, params: DPParams, curves: pd.DataFrame, *, seed: int = 0,
+                progress: bool = False) -> pd.DataFrame:
+    """Table 5.3's DP cost with the self-attention tagger (SAT): one row per model and seed.
+
+    * ``non-private SAT``: notebook 02's SAT, all-MiniLM-L6-v2 with a CRF (``params.sat_tagger``:
+      cpu fine-tunes its top two layers; paper end to end), trained *without* DP for
+      ``sat_epochs`` at ``sat_lr`` on exactly the sentences the ``sat_dp_recipe`` recipe trains on
+      (the same PHI-free thinning, same seed);
+    * ``recipe without DP`` and ``DP SAT``: that recipe's rows of the F1-vs-ε ``curves``
+      (:func:`recipe_curves`) at ε = ∞ and at ``member_epsilon``, every seed.
+
+    What is private: the DP variant of a pre-trained encoder trains only what the recipe trains
+    (:func:`deidlib.studies.dp_recipes.restrict_to_recipe`: for ``minilm``, the head on top of the
+    frozen encoder: casing embedding, convolution, output layer, CRF); the MiniLM encoder keeps its
+    public pre-trained weights and sees no private gradient. The ``private`` column lists those
+    parameters, ``trained_parameters`` counts them. The DP cost is then ``non-private SAT − DP SAT``
+    (what going private costs against notebook 02's tagger) and ``recipe without DP − DP SAT``
+    (what DP-SGD alone costs). Rows are empty when the recipe's curve is not in ``curves``."""
+    from ..corpus.labels import thin_negatives
+    from .dp_recipes import build_recipe_tagger, restrict_to_recipe
+
+    name = params.sat_dp_recipe
+    if not name or not len(curves) or name not in set(curves.recipe):
+        return pd.DataFrame()
+    recipe = _recipe(params, name)
+    _, dp_tagger = build_recipe_tagger(recipe, train_docs[:1], seed=seed)
+    private = restrict_to_recipe(dp_tagger, recipe)
+    n_private = sum(p.numel() for n, p in dp_tagger.named_parameters() if n in set(private))
+    heads = sorted({n.rsplit(".", 1)[0] for n in private})
+    rows = []
+    c = curves[curves.recipe == name]
+    for role, eps in (("recipe without DP", math.inf), ("DP SAT", params.member_epsilon)):
+        for _, r in c[c.target_epsilon == eps].iterrows():
+            rows.append({"role": role, "model": f"{name} recipe", "seed": int(r.seed), "epsilon": float(r.epsilon),
+                         "precision": r.test_precision, "recall": r.test_recall, "f1": r.test_f1,
+                         "trained_parameters": n_private,
+                         "private": ", ".join(heads) if role == "DP SAT" else "nothing (no DP)",
+                         "sentences": int(r.sentences), "seconds": r.train_seconds})
+    t0 = time.perf_counter()
+    sents, tagger = prepare_tagger("minilm", train_docs, scheme=SCHEME, encoding=ENCODING, embeddings=None,
+                                   seed=seed, **params.sat_tagger)
+    sents = [x for x in sents if x.tokens]
+    if recipe.negative_keep_rate is not None:  # the recipe's own thinning (train_recipe), same coins
+        sents = thin_negatives(sents, recipe.negative_keep_rate, derive_seed(seed, "dp-thin"))
+    epochs = params.sat_epochs if params.sat_epochs is not None else params.epochs
+    train(tagger, sents, None, None, epochs=max(1, round(epochs)), batch_size=16, optimizer="adam",
+          lr=params.sat_lr, clip=1.0, seed=seed, progress=progress)
+    ft = params.sat_tagger.get("finetune_layers")
+    rows.insert(0, {"role": "non-private SAT",
+                    "model": "MiniLM + CRF, " + ("end to end" if ft is None else f"top {ft} layers fine-tuned"),
+                    "seed": seed, "epsilon": math.inf, **_prf(tagger, test_docs),
+                    "trained_parameters": sum(p.numel() for p in tagger.parameters() if p.requires_grad),
+                    "private": "nothing (no DP)", "sentences": len(sents), "seconds": time.perf_counter() - t0})
+    return pd.DataFrame(rows)
+
+
+def dp_costs(sat_dp: pd.DataFrame) -> pd.DataFrame:
+    """The DP costs of :func:`sat_dp_cost`'s rows in F1 percentage points: ``non-private SAT − DP SAT``
+    and ``recipe without DP − DP SAT``, per DP seed (the non-private SAT's mean over its seeds;
+    the recipe paired on the seed), as mean, min and max over the DP seeds and their number."""
+    if sat_dp is None or not len(sat_dp):
+        return pd.DataFrame(columns=["cost", "mean", "min", "max", "n"])
+    f1 = {role: d.set_index("seed").f1 * 100 for role, d in sat_dp.groupby("role")}
+    dp = f1.get("DP SAT", pd.Series(dtype=float))
+    out = []
+    for cost, ref in (("non-private SAT − DP SAT", "non-private SAT"), ("recipe without DP − DP SAT",
+                                                                        "recipe without DP")):
+        r = f1.get(ref)
+        if r is None or not len(dp):
+            continue
+        gaps = (float(r.mean()) - dp) if ref == "non-private SAT" else (r - dp).dropna()
+        out.append({"cost": cost, "mean": float(gaps.mean()), "min": float(gaps.min()), "max": float(gaps.max()),
+                    "n": int(len(gaps))})
+    return pd.DataFrame(out)
+
+
 class DPStudyResults(TypedDict):
     """What :func:`run_study` returns (tables as DataFrames; :func:`results_json` makes it JSON-able)."""
 
@@ -492,6 +602,7 @@ class DPStudyResults(TypedDict):
     thesis_sequences: pd.DataFrame
     curve: pd.DataFrame  #: F1 vs ε
     recipe_curves: pd.DataFrame  #: F1 vs ε per recipe and seed (docs/dp-recipes.md)
+    sat_dp: pd.DataFrame  #: Table 5.3's DP cost with the self-attention tagger (sat_dp_cost)
     members: dict[str, dict[str, Any]]  #: per site: epsilon, ledger (dict), sentences, seconds
     scenario_a: pd.DataFrame  #: Table 5.1 analog
     scenario_b: pd.DataFrame  #: Table 5.2 analog
@@ -543,6 +654,7 @@ def run_study(
     out["thesis_sequences"] = thesis_sequence_table()
     out["curve"] = privacy_utility_curve(cur_train, cur_test, params, seed=seed, progress=progress)
     out["recipe_curves"] = recipe_curves(cur_train, cur_test, params, seed=seed, progress=progress, corpus=corpus)
+    out["sat_dp"] = sat_dp_cost(cur_train, cur_test, params, out["recipe_curves"], seed=seed, progress=progress)
     members = {s.name: _published_member(s.train, s.dev, params, seed=seed, progress=progress) for s in sites}
     out["members"] = {
         n: {

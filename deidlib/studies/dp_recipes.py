@@ -58,7 +58,7 @@ from ..rng import derive_seed
 from ..training import evaluate_tagger, prepare_tagger, train
 
 __all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "pretrain_public", "train_recipe",
-           "recipe_curve", "with_overrides"]
+           "recipe_curve", "restrict_to_recipe", "with_overrides"]
 
 SCHEME, ENCODING = "binary", "BIO"
 
@@ -205,6 +205,21 @@ def pretrain_public(recipe: Recipe, *, seed: int = 0, progress: bool = False):
     return tagger
 
 
+def restrict_to_recipe(tagger, recipe: Recipe) -> list[str]:
+    """Freeze every parameter of ``tagger`` that ``recipe`` does not train (``recipe.trainable``:
+    name prefixes; None: what the tagger itself leaves trainable, e.g. the head of a frozen
+    encoder) and return the names of those it trains: the parameters DP-SGD makes private.
+    Everything else keeps its public (or pre-trained) value."""
+    if recipe.trainable is not None:
+        keep = tuple(recipe.trainable)
+        if not any(p.requires_grad and n.startswith(keep) for n, p in tagger.named_parameters()):
+            raise ValueError(f"recipe {recipe.name!r}: no trainable parameter starts with {keep}")
+        for n, p in tagger.named_parameters():
+            if not n.startswith(keep):
+                p.requires_grad_(False)
+    return [n for n, p in tagger.named_parameters() if p.requires_grad]
+
+
 def train_recipe(
     recipe: Recipe,
     train_docs,
@@ -238,13 +253,7 @@ def train_recipe(
         task = getattr(base, "task", {}) or {}
         sents = [s for s in tagged_sentences(train_docs, task.get("scheme", SCHEME), task.get("encoding", ENCODING),
                                              task.get("mode", "default")) if s.tokens]
-    if recipe.trainable is not None:
-        keep = tuple(recipe.trainable)
-        if not any(p.requires_grad and n.startswith(keep) for n, p in tagger.named_parameters()):
-            raise ValueError(f"recipe {recipe.name!r}: no trainable parameter starts with {keep}")
-        for n, p in tagger.named_parameters():
-            if not n.startswith(keep):
-                p.requires_grad_(False)
+    restrict_to_recipe(tagger, recipe)
     if recipe.negative_keep_rate is not None:
         sents = thin_negatives(sents, recipe.negative_keep_rate, derive_seed(seed, "dp-thin"))
     units = patient_units(sents, train_docs) if recipe.unit == "patient" else None

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf, evaluate
@@ -77,7 +78,7 @@ def test_paper_transformer_has_thesis_size():
     from deidlib.models import Featurizer
 
     fz = Featurizer(["<pad>", "<unk>", "a"], ["O", "S-DATE"])
-    hp = am.tagger_hparams(am.config_grid(am.params_for("paper"))["sat-crf-d0.25"], am.params_for("paper"))
+    hp = am.tagger_hparams(am.config_grid(am.params_for("paper"))["transformer-crf-d0.25"], am.params_for("paper"))
     t = build_tagger("transformer", fz, **hp)
     assert t.d_model == 768 and len(t.encoder.layers) == 12 and t.encoder.layers[0].self_attn.num_heads == 12
 
@@ -86,13 +87,16 @@ def test_config_grid_shares_rows_and_covers_tables():
     p = am.params_for("paper")
     grid = am.config_grid(p)
     rows = am.table_configs(p)
-    assert len(rows["4.2"]) == 6 and len(rows["4.3"]) == 9 and len(rows["4.4"]) == 5  # the thesis's tables
+    # the thesis's tables, Table 4.2 with the from-scratch transformer as an extra row
+    assert len(rows["4.2"]) == 7 and len(rows["4.3"]) == 9 and len(rows["4.4"]) == 5
     assert set(grid) == {r for t in rows.values() for r in t}  # every row is trained, nothing else
-    assert len(grid) == 6 + 9 + 5 - 3  # shared: GRU 0.5 and SAT 0.25 (Table 4.3), SAT δ_p=1 (Table 4.4)
+    assert len(grid) == 7 + 9 + 5 - 3  # shared: GRU 0.5 and SAT 0.25 (Table 4.3), SAT δ_p=1 (Table 4.4)
+    assert rows["4.2"][-1] == "transformer-crf-d0.25" and grid["transformer-crf-d0.25"].kind == "transformer"
+    assert "transformer" not in {c.kind for c in am.config_grid(dataclasses.replace(p, scratch_transformer=False)).values()}
     assert rows["4.3"].index("sat-softmax-d0.25") == rows["4.3"].index("sat-crf-d0.25") + 1
     only44 = am.config_grid(p, tables=("4.4",))
     assert [c.delta_p for c in only44.values()] == [1, 3, 5, 10, 15]
-    assert all(c.kind == "transformer" for c in only44.values())
+    assert all(c.kind == am.SAT_KIND == "minilm" for c in only44.values())  # δ_p on the pre-trained SAT
     with pytest.raises(ValueError, match="unknown tables"):
         am.config_grid(p, tables=("4.5",))
 
@@ -108,8 +112,12 @@ def test_tagger_hparams_map_study_knobs():
     stack = am.tagger_hparams(g["gru_gru-crf-d0.5"], p)
     assert stack["between_dropout"] == 0.5
     sat = am.tagger_hparams(g["sat-crf-d0.1"], p)
-    assert sat["input_dropout"] == sat["attn_dropout"] == 0.1 and sat["recall_penalty"] is None
+    # the SAT's one dropout sits before its label decoding layer (thesis §4.2.2)
+    assert sat["input_dropout"] == 0.1 and "attn_dropout" not in sat and sat["recall_penalty"] is None
+    assert "char" not in sat  # the encoder reads sub-words; no character embedding to switch
     assert am.tagger_hparams(g["sat-crf-d0.25-dp10"], p)["recall_penalty"] == 10.0
+    scratch = am.tagger_hparams(g["transformer-crf-d0.25"], p)
+    assert scratch["input_dropout"] == scratch["attn_dropout"] == 0.25
     base = am.tagger_hparams(g["festag-softmax"], p)
     assert "input_dropout" not in base  # the Dernoncourt baseline keeps its preset dropout
     # the hyperparameters really reach the taggers
@@ -120,7 +128,7 @@ def test_tagger_hparams_map_study_knobs():
     assert t.char is None and t.crf is not None
     t = build_tagger("gru", fz, **soft)
     assert t.char is not None and t.crf is None
-    t = build_tagger("transformer", fz, **am.tagger_hparams(g["sat-crf-d0.25-dp10"], p))
+    t = build_tagger("transformer", fz, **{**am.tagger_hparams(g["transformer-crf-d0.25"], p), "recall_penalty": 10.0})
     assert t.recall_penalty == 10.0
     # every RNN row of the study (the Dernoncourt baseline too) gets the study's FNN activation
     import torch
@@ -164,9 +172,10 @@ def test_tables_shapes_and_values(results):
 
     t43 = am.table_4_3(results)
     assert list(t43["config"]) == rows["4.3"]
-    assert list(t43["CE"]) == [c != "gru-nochar-crf-d0.5" for c in rows["4.3"]]
+    assert list(t43["CE"]) == [("n/a (sub-words)" if c.startswith("sat-") else c != "gru-nochar-crf-d0.5")
+                               for c in rows["4.3"]]
     assert list(t43["softmax"]) == ["softmax" in c for c in rows["4.3"]]
-    assert set(t43["model"]) == {"GRU", "SAT"}
+    assert set(t43["model"]) == {"GRU", "SAT (pre-trained MiniLM)"}
 
     t44 = am.table_4_4(results)
     assert list(t44["delta_p"]) == [1.0, 10.0]
@@ -290,7 +299,7 @@ def test_run_config_scores_match_direct_scorer_call(tiny_data):
             "lr": 2e-2,
         },
     )
-    cfg = am.config_grid(params)["sat-crf-d0.25"]
+    cfg = am.config_grid(params)["transformer-crf-d0.25"]
     out = am.run_config(cfg, data, params, seed=0)
     from deidlib.training import predict_documents
 
@@ -339,16 +348,24 @@ def test_run_study_restores_torch_threads():
 
 
 def test_only_configurations_no_claim_reads_train_on_fewer_seeds():
-    p = am.params_for("cpu")
-    assert p.n_seeds == 5 and p.n_seeds_other == 3
+    cpu = am.params_for("cpu")
+    assert cpu.n_seeds == 5 and cpu.n_seeds_sat == 2 and cpu.sat_dropouts == (0.25,)
+    p = am.params_for("cpu", sat_dropouts=(0.1, 0.25, 0.5), n_seeds_other=1, n_seeds_sat=3)
     claimed = am.claim_configs(p)
     others = set(am.config_grid(p)) - claimed
     assert others == {"sat-crf-d0.1", "sat-crf-d0.5"}
-    for e in am.effects_for(p):  # every configuration an effect reads trains on every seed
+    for e in am.effects_for(p):  # every configuration an effect reads is claimed
         assert e.a in claimed and (e.b == am.effects.BEST_RNN or e.b in claimed)
-    assert am.seeds_for("sat-crf-d0.1", p, range(5)) == [0, 1, 2]
+    assert am.seeds_for("sat-crf-d0.1", p, range(5)) == [0]
     assert am.seeds_for("gru-crf-d0", p, range(5)) == [0, 1, 2, 3, 4]
-    assert am.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None), range(5)) == [0, 1, 2, 3, 4]
+    # the SAT row of Table 4.2 (the "self-attention is best" claim) trains on every seed, the other
+    # SAT claim rows on n_seeds_sat
+    assert am.main_sat(p) == "sat-crf-d0.25" and am.seeds_for("sat-crf-d0.25", p, range(5)) == [0, 1, 2, 3, 4]
+    assert am.seeds_for("sat-softmax-d0.25", p, range(5)) == [0, 1, 2]
+    assert am.seeds_for("transformer-crf-d0.25", p, range(5)) == [0, 1, 2, 3, 4]
+    assert am.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None), range(5)) == [0, 1, 2]
+    assert am.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None, n_seeds_sat=None),
+                        range(5)) == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="n_seeds_other"):
         am.params_for("cpu", n_seeds_other=0)
 
@@ -363,8 +380,9 @@ def test_paired_effects_find_a_consistent_gain_and_reverse_a_consistent_loss():
     for s, sh in enumerate(seed_shift):
         runs += [_run("base", s, 0.7 + sh), _run("better", s, 0.72 + sh + 0.001 * s),
                  _run("worse", s, 0.68 + sh - 0.001 * s), _run("same", s, 0.7 + sh + (0.002 if s % 2 else -0.002)),
-                 _run("sat", s, 0.75 + sh, kind="transformer")]
-    results = {"runs": runs, "table_rows": {"4.2": ["base", "better", "sat"]}}
+                 _run("sat", s, 0.75 + sh, kind="minilm"), _run("scratch", s, 0.9 + sh, kind="transformer")]
+    # the from-scratch transformer is no RNN: "the best RNN" never names it
+    results = {"runs": runs, "table_rows": {"4.2": ["base", "better", "sat", "scratch"]}}
     E = am.Effect
     eff = am.paired_effects(results, [
         E("up", "better beats base", "better", "base", "f1", 1.0),
@@ -414,3 +432,61 @@ def test_misspelled_split_scores_partition_the_binary_counts(results):
     assert set(tm.tokens) == {"misspelled", "intact"}
     eff = am.paired_effects(results, am.params_for("smoke", **TINY)).set_index("key")
     assert eff.loc["char_misspelled", "n"] == 2 and eff.loc["char_misspelled", "metric"] == "misspelled_recall"
+
+
+# ------------------------------------------------------- the self-attention tagger is pre-trained
+
+
+def _package_encoder_state():
+    from deidlib.embeddings.encoders import load_encoder_model
+
+    return load_encoder_model("minilm").state_dict()
+
+
+def test_sat_row_is_the_pretrained_minilm_encoder_with_a_crf(tiny_data):
+    """The Table 4.2 self-attention row builds the pre-trained all-MiniLM-L6-v2 encoder: its
+    parameters include MiniLM's embeddings, and at initialisation every encoder weight equals
+    the package's; the cpu profile fine-tunes its top two layers (embeddings and lower layers frozen)."""
+    from deidlib.models.encoder_tagger import EncoderTagger
+
+    _, data = tiny_data
+    p = am.params_for("cpu")
+    cfg = am.config_grid(p)[am.main_sat(p)]
+    assert cfg.kind == "minilm" and "pre-trained" in cfg.label and cfg.crf
+    t = build_tagger(cfg.kind, data.encoder_featurizer(), seed=0, **am.tagger_hparams(cfg, p))
+    assert isinstance(t, EncoderTagger) and t.crf is not None
+    names = dict(t.named_parameters())
+    assert "encoder.embeddings.word_embeddings.weight" in names
+    ref = _package_encoder_state()
+    mine = t.encoder.state_dict()
+    assert set(mine) == {k for k in ref if not k.startswith("pooler.")}
+    assert all(torch.equal(mine[k], ref[k]) for k in mine)
+    trained = {n for n, q in names.items() if q.requires_grad}
+    assert not any(n.startswith("encoder.embeddings.") for n in trained)
+    layers = {int(n.split(".")[3]) for n in trained if n.startswith("encoder.encoder.layer.")}
+    assert layers == {4, 5}  # the top two of six
+    assert {"out.weight", "crf.transitions"} <= trained
+
+
+def test_sat_run_trains_the_encoder_model_and_keeps_frozen_weights(tiny_data):
+    """A study run of the SAT row trains an EncoderTagger on the encoder's WordPiece pieces (no
+    word vocabulary from the training text); the smoke profile's frozen encoder leaves training
+    exactly at the package's weights."""
+    from deidlib.models.encoder_tagger import EncoderTagger
+
+    params, data = tiny_data
+    out = am.run_config(am.config_grid(params)[am.main_sat(params)], data, params, seed=0)
+    assert isinstance(out.tagger, EncoderTagger) and out.record["kind"] == "minilm"
+    assert out.tagger.featurizer.num_words == 2  # <pad>, <unk>: no training words
+    ref = _package_encoder_state()
+    assert all(torch.equal(v, ref[k]) for k, v in out.tagger.encoder.state_dict().items())
+    assert out.record["n_parameters_total"] > out.record["n_parameters"]  # frozen encoder weights count apart
+
+
+def test_tables_label_the_scratch_row_and_mark_inapplicable_cells(results):
+    t42 = am.table_4_2(results).set_index("config")
+    assert t42.loc["transformer-crf-d0.25", "model"] == "transformer (from scratch)"
+    assert t42.loc["sat-crf-d0.25", "kind"] == "minilm" and "pre-trained" in t42.loc["sat-crf-d0.25", "model"]
+    t43 = am.table_4_3(results).set_index("config")
+    assert t43.loc["sat-crf-d0.25", "CE"] == "n/a (sub-words)"  # no character embedding to switch
+    assert t43.loc["gru-nochar-crf-d0.5", "CE"] is False and t43.loc["gru-crf-d0.5", "CE"] is True

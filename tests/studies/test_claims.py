@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from deidlib.studies import claims as C
 
@@ -47,7 +48,8 @@ def _ahmed_row(config, f1, r=90.0, **kw):
 
 
 def test_ahmed_models_claims_read_the_configurations():
-    t42 = pd.DataFrame([_ahmed_row("gru", 77.0, kind="gru"), _ahmed_row("sat", 85.9, kind="transformer")])
+    t42 = pd.DataFrame([_ahmed_row("gru", 77.0, kind="gru"), _ahmed_row("sat", 85.9, kind="minilm"),
+                        _ahmed_row("transformer", 99.0, kind="transformer")])  # from scratch: not the SAT
     t43 = pd.DataFrame([_ahmed_row("gru-crf-d0.5", 97.3), _ahmed_row("gru-nochar-crf-d0.5", 90.7),
                         _ahmed_row("gru-softmax-d0.5", 96.5), _ahmed_row("sat-crf-d0.25", 98.2),
                         _ahmed_row("sat-softmax-d0.25", 98.1)])
@@ -74,7 +76,29 @@ def test_ahmed_dp_claims_compare_the_ensemble_with_its_members():
                       "precision": [0.9, 0.8, 0.7], "recall": [0.6, 0.7, 0.75]})
     b = pd.DataFrame({"target": ["s0"] * 2, "model": ["own s0", "ensemble(all) minimality"],
                       "precision": [0.9, 0.8], "recall": [0.9, 0.8]})
-    assert _verdicts(C.ahmed_dp(a, b)) == ["faithful", "faithful", "contradicts"]  # ensemble lost recall in B
+    # ensemble lost recall in B; no DP-cost rows given: not measured
+    assert _verdicts(C.ahmed_dp(a, b)) == ["faithful", "faithful", "contradicts", "not measured", "not measured"]
+
+
+def test_ahmed_dp_cost_claims_read_the_sat_runs():
+    """Table 5.3's "DP costs about one point" is computed from the SAT's runs: a cost near the
+    thesis' is faithful, a large one is not."""
+    from deidlib.studies.ahmed_dp import dp_costs
+
+    def rows(np_f1, free, dp):
+        return pd.DataFrame([{"role": "non-private SAT", "seed": 0, "f1": np_f1},
+                             *({"role": "recipe without DP", "seed": s, "f1": f} for s, f in enumerate(free)),
+                             *({"role": "DP SAT", "seed": s, "f1": f} for s, f in enumerate(dp))])
+
+    costs = dp_costs(rows(0.98, [0.975, 0.97], [0.97, 0.96]))
+    c = costs.set_index("cost")
+    assert c.loc["non-private SAT − DP SAT", "mean"] == pytest.approx(1.5)  # 98 − mean(97, 96)
+    assert c.loc["recipe without DP − DP SAT", "mean"] == pytest.approx(0.75)  # paired: 0.5 and 1.0
+    assert (c.loc["recipe without DP − DP SAT", "min"], c.loc["recipe without DP − DP SAT", "max"]) == pytest.approx(
+        (0.5, 1.0))
+    assert _verdicts(C.ahmed_dp(None, None, costs))[3:] == ["faithful", "faithful"]
+    big = dp_costs(rows(0.98, [0.97, 0.97], [0.90, 0.90]))
+    assert _verdicts(C.ahmed_dp(None, None, big))[3:] == ["contradicts", "contradicts"]
 
 
 def test_friedrich_claims_on_a_tiny_result():

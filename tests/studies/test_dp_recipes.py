@@ -168,3 +168,52 @@ def test_vectorized_dp_step_adds_the_noise_it_claims_and_clips(splits, head):
     _, merged, n1 = _vectorized_clipped_sum(t, b, one_unit, C)
     assert float(n1[0]) > C
     assert float(torch.cat([m.reshape(-1) for m in merged]).norm()) <= C * (1 + 1e-5)
+
+
+def test_dp_sat_trains_only_what_the_recipe_says_is_private(splits):
+    """The DP variant of the pre-trained self-attention tagger (the ``minilm`` recipe) trains only the
+    parameters :func:`restrict_to_recipe` names (the head on the frozen encoder): after DP-SGD the MiniLM
+    encoder equals the package's weights bit for bit, and every parameter that moved is a named one."""
+    from deidlib.embeddings.encoders import load_encoder_model
+    from deidlib.studies.dp_recipes import restrict_to_recipe
+
+    _, fresh = build_recipe_tagger(SMALL_MINILM, splits.train, seed=0)
+    private = restrict_to_recipe(fresh, SMALL_MINILM)
+    assert private and not any(n.startswith("encoder.") for n in private)
+    assert {"out.weight", "crf.transitions"} <= set(private)
+    m = train_recipe(SMALL_MINILM, splits.train, epsilon=8.0, seed=0, secure=False)
+    trained = dict(m["tagger"].named_parameters())
+    assert [n for n, p in trained.items() if p.requires_grad] == private
+    before = dict(fresh.named_parameters())
+    moved = {n for n in before if not torch.equal(before[n], trained[n])}
+    assert moved and moved <= set(private)
+    ref = load_encoder_model("minilm").state_dict()
+    assert all(torch.equal(v, ref[k]) for k, v in m["tagger"].encoder.state_dict().items())
+
+
+def test_sat_dp_cost_rows_state_what_is_private(splits):
+    """ahmed_dp's Table 5.3 DP cost: the non-private row is notebook 02's SAT (the pre-trained encoder
+    with a CRF, no DP); the DP rows come from the recipe's curve and list exactly the recipe's private
+    parameters (the head, never the encoder)."""
+    import pandas as pd
+
+    from deidlib.studies import ahmed_dp as ad
+    from deidlib.studies.dp_recipes import restrict_to_recipe
+
+    params = ad.params_for("smoke")
+    curves = pd.DataFrame([{"recipe": "minilm", "seed": 0, "target_epsilon": eps, "epsilon": eps, "test_precision": f,
+                            "test_recall": f, "test_f1": f, "sentences": 10, "train_seconds": 1.0}
+                           for eps, f in ((params.member_epsilon, 0.8), (math.inf, 0.9), (1.0, 0.5))])
+    rows = ad.sat_dp_cost(splits.train[:4], splits.test[:2], params, curves, seed=0)
+    assert list(rows.role) == ["non-private SAT", "recipe without DP", "DP SAT"]
+    dp = rows.set_index("role").loc["DP SAT"]
+    assert dp.f1 == 0.8 and dp.epsilon == params.member_epsilon
+    _, t = build_recipe_tagger(ad.member_recipe(params), splits.train[:1], seed=0)
+    names = restrict_to_recipe(t, RECIPES["minilm"])
+    assert dp.trained_parameters == sum(p.numel() for n, p in t.named_parameters() if n in names)
+    assert dp.private == ", ".join(sorted({n.rsplit(".", 1)[0] for n in names})) and "encoder" not in dp.private
+    sat = rows.set_index("role").loc["non-private SAT"]
+    assert sat.private == "nothing (no DP)" and 0 <= sat.f1 <= 1 and "MiniLM" in sat.model
+    costs = ad.dp_costs(rows).set_index("cost")
+    assert costs.loc["recipe without DP − DP SAT", "mean"] == pytest.approx(10.0)
+    assert ad.sat_dp_cost(splits.train[:4], splits.test[:2], params, curves.iloc[:0], seed=0).empty

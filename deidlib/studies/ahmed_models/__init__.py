@@ -4,11 +4,14 @@ taggers compared with a Dernoncourt-style BiLSTM, at the profile's scale.
 Notebook ``02_ahmed_models`` calls :func:`run_study` and turns its JSON-able result into
 
 * :func:`table_4_2` — binary-token P/R/F1 of the Dernoncourt-style BiLSTM (``festag``
-  kind, softmax and CRF), GRU, GRU-GRU, LSTM-GRU and self-attention (``transformer``)
-  taggers (thesis Table 4.2; Khin et al. has no implementation here and is left out);
+  kind, softmax and CRF), GRU, GRU-GRU, LSTM-GRU and self-attention (the pre-trained
+  ``minilm`` encoder with a CRF) taggers, plus a transformer trained from scratch
+  (``transformer``, labelled "transformer (from scratch)"; not in the thesis) (thesis
+  Table 4.2; Khin et al. has no implementation here and is left out);
 * :func:`table_4_3` — GRU without/with character embedding, dropout 0 / 0.25 / 0.5, CRF
   vs softmax, and the self-attention tagger at dropout 0.1 / 0.25 / 0.5 and with softmax
-  (Table 4.3);
+  (Table 4.3; its character-embedding cell reads "n/a (sub-words)": the variable does not
+  apply to a WordPiece encoder, as the thesis's "-");
 * :func:`table_4_4` — the recall penalty δ_p ∈ {1, 3, 5, 10, 15} on the self-attention
   tagger (Table 4.4; §4.1.5, eq. 4.7–4.9, implemented in :mod:`deidlib.models.taggers`);
 * :func:`table_vocabulary` — the same models' P/R/F1 on the test tokens out of the training
@@ -25,7 +28,8 @@ Notebook ``02_ahmed_models`` calls :func:`run_study` and turns its JSON-able res
   (:mod:`deidlib.studies.seed_stats`);
 * :func:`table_4_10` — training seconds per epoch, prediction seconds on the test split
   and trainable parameter count (Table 4.10);
-* :func:`table_a1` — per-category P/R/F1 of the best Table 4.2 model (Table A.1);
+* :func:`table_a1` — per-category P/R/F1 of a Table 4.2 model (Table A.1; the notebook
+  shows the self-attention model, as the thesis);
 * :func:`figure_a1_data` / :func:`figure_a1` — per-category (and per-TYPE) test F1
   against the number of PHI instances in the training data (Figure A.1);
 * :func:`figure_4_2` — Table 4.2 as a bar chart with ± sd error bars.
@@ -53,22 +57,42 @@ Setup (thesis §4.1–4.3):
 
 Deviations and choices (also visible in the returned ``params``):
 
-* **Word vectors.** The thesis used GloVe 6B 100-d (RNNs) and BERT WordPiece (attention);
-  neither can be downloaded here. All taggers get gensim Word2Vec vectors trained on the
-  training sentences only (one set per ``word_dim``, seeded by ``data_seed``), fine-tuned
-  during training as in §4.2.2 ("Fine Tuning"). ``word_vectors="random"`` disables them.
+* **Word vectors.** The thesis used GloVe 6B 100-d for the RNNs; it cannot be downloaded
+  here. The RNN taggers (and the from-scratch transformer) get gensim Word2Vec vectors
+  trained on the training sentences only (one set per ``word_dim``, seeded by
+  ``data_seed``), fine-tuned during training as in §4.2.2 ("Fine Tuning").
+  ``word_vectors="random"`` disables them. The self-attention tagger has no word vectors:
+  its encoder reads its own public WordPiece pieces (Table A.1's word-embedding choices do
+  not apply to it).
 * **Self-attention.** The thesis fine-tunes a pre-trained BERT-base (12 blocks, 12 heads,
-  768 hidden, ~110 M parameters). No pre-trained encoder is available, so the
-  ``transformer`` kind is trained from scratch; the paper profile uses the thesis's
-  sizes, smoke/cpu small ones. BERT sees sub-words; a word-level encoder trained from
-  scratch would see no sub-word information at all, so the tagger keeps its character
-  GRU (the thesis's SAT rows have no character embedding, "-" in Table 4.3).
+  768 hidden, ~110 M parameters) with a CRF. Here the pre-trained encoder is
+  all-MiniLM-L6-v2 (6 layers, 12 heads, 384 hidden, 22.6 M parameters; a local package,
+  :class:`deidlib.models.encoder_tagger.EncoderTagger`, kind ``minilm``): each word is the
+  mean of its pieces' last-layer states, with the casing feature, dropout, a linear layer
+  and the CRF. **What is fine-tuned**: the paper profile fine-tunes the whole encoder end to
+  end (``sizes["minilm"] = {"finetune_layers": None}``); the cpu profile only its top two
+  layers (``finetune_layers=2``; embeddings and layers 1–4 stay at the pre-trained weights),
+  for ``sat_epochs=3`` at ``sat_lr=3e-4``, because on one CPU thread an epoch over its
+  1,000 training sentences took 44 s end to end and 23 s with the top two layers (against
+  1.5 s for the GRU); the smoke profile freezes it and keeps only its first layer. The
+  thesis's learning rate (1e-5) and epochs are the paper profile's for every model.
+  The small ``transformer`` tagger trained from scratch on word2vec vectors (with a
+  character GRU) is kept as an extra Table 4.2 row, "transformer (from scratch)"
+  (``scratch_transformer``); no claim reads it.
+* **Seeds of the SAT rows** (``n_seeds_sat``): the Table 4.2 SAT row trains on every seed;
+  the other SAT rows (softmax, dropouts, δ_p) on the first ``n_seeds_sat``. The cpu profile
+  (2 seeds) also trains no SAT dropout row other than 0.25 and only δ_p ∈ {1, 10}, and
+  does not score the SAT on the misspelled split (``sat_misspelled``): a SAT run cost 181 s
+  against 11 s for the GRU (one thread, shared machine), and the notebook must fit 35
+  minutes.
 * **Dropout knob.** For the ahmed RNNs, dropout ``d`` is applied to the token features
   and to the context layer output before the label decoding layer (§4.2.2), i.e.
   ``input_dropout = output_dropout = d`` and, for stacked models, ``between_dropout = d``.
   The thesis applies the attention model's dropout "only before the label decoding
-  layer"; :class:`deidlib.models.TransformerTagger` has no dropout there, so ``d`` sets
-  its ``input_dropout`` and ``attn_dropout`` (encoder dropout) instead.
+  layer": for the self-attention (MiniLM) tagger ``d`` is its ``input_dropout``, the
+  dropout on the encoder's word vectors right before the linear layer and CRF. The
+  from-scratch :class:`deidlib.models.TransformerTagger` has no dropout there, so ``d``
+  sets its ``input_dropout`` and ``attn_dropout`` (encoder dropout) instead.
 * **Dernoncourt baseline.** The thesis ran Dernoncourt et al.'s NeuroNER implementation;
   here it is the ``festag`` kind (char BiLSTM + word embedding → BiLSTM → FNN →
   softmax, or CRF), trained with the same optimiser, schedule and FNN activation as the
@@ -80,10 +104,12 @@ Deviations and choices (also visible in the returned ``params``):
 * **Threads.** smoke and cpu run torch on one intra-op thread (``num_threads=1``, restored
   afterwards): on a shared 2-core machine, two threads under load were several times
   slower than one (busy-waiting threads; measured in CHANGELOG.md). Table 4.10 timings are
-  therefore single-thread CPU seconds (``results["torch_threads"]``), not GPU seconds.
-* **Best model** for Table A.1 is the Table 4.2 configuration with the highest mean dev
-  F1 (the thesis shows its self-attention model); with no dev split, the highest mean
-  test F1.
+  therefore single-thread CPU seconds (``results["torch_threads"]``), not GPU seconds;
+  ``n_parameters`` counts trained parameters, ``n_parameters_total`` all (the SAT's frozen
+  layers included).
+* **Best model** (:func:`best_config`) is the Table 4.2 configuration with the highest
+  mean dev F1; with no dev split, the highest mean test F1. The notebook's Table A.1 shows
+  the self-attention model, as the thesis, and prints the best model beside it.
 * **Training instances** (Figure A.1) are PHI mentions (``B-``/``S-`` tags) in the
   training sentences actually used (after the profile's sentence cap).
 * **Sparse PHI** (``negatives_per_positive``, off by default): only 4 % of the nursing
@@ -117,13 +143,18 @@ from .params import (
     METRICS,
     PROFILE_PARAMS,
     RNN_KINDS,
+    SAT_KIND,
+    SAT_LABEL,
     SCHEME,
+    SCRATCH_KIND,
+    SCRATCH_LABEL,
     SHORT,
     TABLES,
     AhmedParams,
     RunConfig,
     claim_configs,
     config_grid,
+    main_sat,
     params_for,
     table_configs,
     tagger_hparams,
@@ -155,6 +186,11 @@ __all__ = [
     "effects_for",
     "paired_effects",
     "claim_configs",
+    "main_sat",
+    "SAT_KIND",
+    "SAT_LABEL",
+    "SCRATCH_KIND",
+    "SCRATCH_LABEL",
     "seeds_for",
     "interval_view",
     "table_misspelled",

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..seed_stats import effect_verdict, paired_effect
-from .params import AhmedParams, _fmt
+from .params import SAT_KIND, SCRATCH_KIND, AhmedParams, _fmt
 
 __all__ = ["Effect", "METRIC_SOURCES", "effects_for", "paired_effects", "BEST_RNN"]
 
@@ -107,7 +107,7 @@ def _best_rnn(results: dict[str, Any]) -> str | None:
     rows = results.get("table_rows", {}).get("4.2", [])
     kinds = {r["config"]: r["kind"] for r in results["runs"]}
     means = {c: np.nanmean(list(_values(results, c, "f1").values())) for c in rows
-             if kinds.get(c) not in (None, "transformer")}
+             if kinds.get(c) not in (None, SAT_KIND, SCRATCH_KIND)}
     return max(means, key=lambda c: means[c]) if means else None
 
 

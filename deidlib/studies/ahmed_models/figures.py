@@ -29,8 +29,9 @@ def scale_text(results: dict[str, Any]) -> str:
     p = results.get("params", {})
     d = results.get("data", {})
     seeds = results.get("seeds", [])
+    sat = f"; SAT {p['sat_epochs']}" if p.get("sat_epochs") else ""
     return (
-        f"{results.get('corpus')}, profile {results.get('profile')}: {p.get('epochs', '?')} epochs (max), "
+        f"{results.get('corpus')}, profile {results.get('profile')}: {p.get('epochs', '?')} epochs (max{sat}), "
         f"{d.get('train_sentences', '?')} training sentences, {len(seeds)} seed(s)"
     )
 

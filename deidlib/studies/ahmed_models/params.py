@@ -14,6 +14,11 @@ TABLES = ("4.2", "4.3", "4.4")
 RNN_KINDS = ("gru", "gru_gru", "lstm_gru")
 METRICS = ("precision", "recall", "f1")
 SHORT = {"precision": "P", "recall": "R", "f1": "F1"}
+#: the self-attention tagger (SAT) of the thesis: a pre-trained encoder fine-tuned with a CRF
+#: (:class:`deidlib.models.encoder_tagger.EncoderTagger`, all-MiniLM-L6-v2 standing in for BERT-base)
+SAT_KIND, SAT_LABEL = "minilm", "Self-attention (pre-trained MiniLM)"
+#: the extra Table 4.2 row: a small transformer tagger trained from scratch on word2vec vectors
+SCRATCH_KIND, SCRATCH_LABEL = "transformer", "transformer (from scratch)"
 
 
 # ------------------------------------------------------------------------ parameters
@@ -36,6 +41,8 @@ def _paper_sizes() -> dict[str, dict[str, Any]]:
             "heads": 12,
             "ff_hidden": 3072,
         },
+        # the self-attention tagger (SAT): pre-trained all-MiniLM-L6-v2 fine-tuned end to end + CRF
+        "minilm": {"finetune_layers": None},
     }
 
 
@@ -74,6 +81,19 @@ class AhmedParams(StudyParams):
     sat_dropout: float = 0.25
     #: Table 4.4 recall penalties δ_p
     deltas: tuple[float, ...] = (1.0, 3.0, 5.0, 10.0, 15.0)
+    #: the self-attention tagger's (pre-trained MiniLM) learning rate and epochs (None: ``lr`` /
+    #: ``epochs``, as the thesis trains every model alike)
+    sat_lr: float | None = None
+    sat_epochs: int | None = None
+    #: seeds of the self-attention configurations other than the Table 4.2 row (Table 4.3's softmax
+    #: row, Table 4.4's δ_p rows; the first ``n_seeds_sat`` seeds, None: all): the pre-trained encoder
+    #: costs tens of times a small RNN's epoch on a CPU
+    n_seeds_sat: int | None = None
+    #: also train the from-scratch transformer tagger as an extra Table 4.2 row
+    scratch_transformer: bool = True
+    #: score the self-attention tagger on the misspelled test split too (it has no character
+    #: features; the misspelled-split claims read the GRU rows only)
+    sat_misspelled: bool = True
     #: "word2vec": gensim vectors from the training sentences (GloVe stand-in); "random"
     word_vectors: str = "word2vec"
     word2vec_epochs: int = 5
@@ -100,6 +120,10 @@ class AhmedParams(StudyParams):
             raise ValueError("epochs, batch_size and n_seeds must be >= 1")
         if self.n_seeds_other is not None and self.n_seeds_other < 1:
             raise ValueError(f"n_seeds_other must be >= 1 or None, got {self.n_seeds_other}")
+        if self.n_seeds_sat is not None and self.n_seeds_sat < 1:
+            raise ValueError(f"n_seeds_sat must be >= 1 or None, got {self.n_seeds_sat}")
+        if (self.sat_epochs is not None and self.sat_epochs < 1) or (self.sat_lr is not None and not self.sat_lr > 0):
+            raise ValueError("sat_epochs must be >= 1 and sat_lr > 0 (or None)")
         if not 0 <= self.misspell_rate <= 1:
             raise ValueError(f"misspell_rate must lie in [0, 1], got {self.misspell_rate}")
         if any(d < 1 for d in self.deltas):
@@ -135,6 +159,8 @@ PROFILE_PARAMS: dict[str, AhmedParams] = profiles(AhmedParams, {
                 "heads": 2,
                 "ff_hidden": 32,
             },
+            # the encoder frozen and cut to its first layer: a smoke run only checks the plumbing
+            "minilm": {"finetune_layers": 0, "layers": [1]},
         },
         word2vec_epochs=1,
         max_train_sentences=120,
@@ -149,7 +175,8 @@ PROFILE_PARAMS: dict[str, AhmedParams] = profiles(AhmedParams, {
         patience=6,
         lr=8e-3,
         batch_size=16,
-        # 5 seeds for every row that carries a claim (paired tests), 3 for the SAT dropout rows
+        # 5 seeds for every row that carries a claim (paired tests) but the SAT rows other than
+        # Table 4.2's (n_seeds_sat); 3 for the rows no claim reads
         n_seeds=5,
         n_seeds_other=3,
         sizes={
@@ -165,7 +192,20 @@ PROFILE_PARAMS: dict[str, AhmedParams] = profiles(AhmedParams, {
                 "heads": 4,
                 "ff_hidden": 128,
             },
+            # the top 2 of MiniLM's 6 layers fine-tuned (embeddings and layers 1-4 frozen): on one
+            # CPU thread an epoch of 1,000 sentences took 44 s end to end and 23 s with the top 2
+            "minilm": {"finetune_layers": 2},
         },
+        # measured at this profile (one thread, shared 2-core machine): a SAT run took 181 s
+        # (3 epochs of 28 s, test prediction 22 s, the misspelled split 22 s) against 11 s for
+        # the GRU. What fits 35 minutes: the Table 4.2 SAT row on every seed, the SAT softmax
+        # and δ_p rows on 2, no SAT dropout rows (paper profile: all of them), δ_p ∈ {1, 10}
+        sat_lr=3e-4,
+        sat_epochs=3,
+        n_seeds_sat=2,
+        sat_dropouts=(0.25,),
+        deltas=(1.0, 10.0),
+        sat_misspelled=False,
         max_train_sentences=1000,
         max_dev_documents=30,
         max_test_documents=80,
@@ -224,10 +264,10 @@ def config_grid(params: AhmedParams, tables: Sequence[str] = TABLES) -> dict[str
         tail = f"-dp{_fmt(delta)}" if delta != 1 else ""
         return RunConfig(
             f"sat-{'crf' if crf else 'softmax'}-d{_fmt(d)}{tail}",
-            "transformer",
-            "Self-attention",
+            SAT_KIND,
+            SAT_LABEL,
             crf,
-            True,
+            False,  # no character embedding: the encoder reads WordPiece sub-words (thesis: "-")
             d,
             delta,
         )
@@ -242,6 +282,8 @@ def config_grid(params: AhmedParams, tables: Sequence[str] = TABLES) -> dict[str
             RunConfig(f"lstm_gru-crf-d{_fmt(rd)}", "lstm_gru", "LSTM-GRU", True, True, rd),
             sat(),
         ]
+        if params.scratch_transformer:
+            out.append(RunConfig(f"transformer-crf-d{_fmt(sd)}", SCRATCH_KIND, SCRATCH_LABEL, True, True, sd))
     if "4.3" in tables:
         out.append(gru(char=False))
         out += [gru(d=d) for d in params.gru_dropouts]
@@ -274,10 +316,16 @@ def table_configs(params: AhmedParams) -> dict[str, list[str]]:
             f"gru_gru-crf-d{_fmt(rd)}",
             f"lstm_gru-crf-d{_fmt(rd)}",
             f"sat-crf-d{_fmt(sd)}",
+            *([f"transformer-crf-d{_fmt(sd)}"] if params.scratch_transformer else []),
         ],
         "4.3": rows_43 + sat_rows,
         "4.4": [f"sat-crf-d{_fmt(sd)}" + (f"-dp{_fmt(dp)}" if dp != 1 else "") for dp in params.deltas],
     }
+
+
+def main_sat(params: AhmedParams) -> str:
+    """The self-attention tagger's Table 4.2 configuration (CRF, main dropout, δ_p = 1)."""
+    return f"sat-crf-d{_fmt(params.sat_dropout)}"
 
 
 def claim_configs(params: AhmedParams) -> set[str]:
@@ -296,11 +344,15 @@ def tagger_hparams(config: RunConfig, params: AhmedParams) -> dict[str, Any]:
     hp: dict[str, Any] = dict(params.sizes.get(config.kind, {}))
     hp["crf"] = config.crf
     hp["recall_penalty"] = float(config.delta_p) if config.delta_p != 1 else None
+    d = config.dropout
+    if config.kind == SAT_KIND:  # the thesis's one dropout, "only before the label decoding layer"
+        if d is not None:
+            hp["input_dropout"] = d
+        return hp
     if not config.char:
         hp["char"] = None
     if config.kind != "transformer":
         hp["ff_activation"] = params.ff_activation
-    d = config.dropout
     if d is not None:
         if config.kind == "transformer":
             hp.update(input_dropout=d, attn_dropout=d)

@@ -28,12 +28,14 @@ from ...training import predict_documents, train
 from ...training.api import word_embeddings
 from .params import (
     ENCODING,
+    SAT_KIND,
     SCHEME,
     TABLES,
     AhmedParams,
     RunConfig,
     claim_configs,
     config_grid,
+    main_sat,
     params_for,
     table_configs,
     tagger_hparams,
@@ -56,6 +58,14 @@ class AhmedData:
     misspelled_test: list[Any] = field(default_factory=list)
     misspelled_ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _vectors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _encoder_featurizer: Any = field(default=None, repr=False)
+
+    def encoder_featurizer(self):
+        """The self-attention tagger's featurizer (built once): the pre-trained encoder's public
+        WordPiece pieces, no word vocabulary from the training text."""
+        if self._encoder_featurizer is None:
+            self._encoder_featurizer = build_featurizer(SAT_KIND, [], labels=tag_set(SCHEME, ENCODING))
+        return self._encoder_featurizer
 
 
 def _instances(sentences) -> dict[str, dict[str, int]]:
@@ -159,19 +169,24 @@ def run_config(
     the epochs run), test prediction seconds, trainable parameters and epochs run.
     """
     hp = tagger_hparams(config, params)
-    dim = int(hp.get("word_dim", PRESETS[config.kind]["word_dim"]))
-    vectors = _word_vectors(data, dim, params)
-    tagger = build_tagger(config.kind, data.featurizer, seed=seed, embeddings=vectors, **hp)
+    sat = config.kind == SAT_KIND
+    if sat:  # the pre-trained encoder reads its own public WordPiece pieces: no word vocabulary, no vectors
+        tagger = build_tagger(config.kind, data.encoder_featurizer(), seed=seed, **hp)
+    else:
+        dim = int(hp.get("word_dim", PRESETS[config.kind]["word_dim"]))
+        vectors = _word_vectors(data, dim, params)
+        tagger = build_tagger(config.kind, data.featurizer, seed=seed, embeddings=vectors, **hp)
     tagger.task = {"scheme": SCHEME, "encoding": ENCODING, "mode": "default"}
+    epochs = (params.sat_epochs or params.epochs) if sat else params.epochs
     hist = train(
         tagger,
         data.train_sentences,
         data.dev_docs or None,
         None,
-        epochs=params.epochs,
+        epochs=epochs,
         batch_size=params.batch_size,
         optimizer=params.optimizer,
-        lr=params.lr,
+        lr=(params.sat_lr or params.lr) if sat else params.lr,
         clip=params.clip,
         patience=params.patience if data.dev_docs else None,
         seed=seed,
@@ -205,12 +220,13 @@ def run_config(
         "predict_seconds": predict_seconds,
         "test_whitespace_tokens": test_tokens,
         "n_parameters": count_parameters(tagger),
+        "n_parameters_total": count_parameters(tagger, trainable_only=False),
         "hparams": tagger.config()["hparams"],
         "history": hist.epochs,
         "per_category": _per(rep.per_category["token"]),
         "per_type": _per(rep.per_type["token"]),
         "by_vocabulary": vocabulary_counts(data.test_docs, preds, data.featurizer),
-        "misspelled": misspelled_scores(tagger, data, params, device),
+        "misspelled": misspelled_scores(tagger, data, params, device) if not sat or params.sat_misspelled else {},
     }
     return RunOutput(record, tagger, preds, rep)
 
@@ -231,11 +247,14 @@ def misspelled_scores(tagger, data: AhmedData, params: AhmedParams, device: str 
 
 def seeds_for(config: str, params: AhmedParams, seeds: Sequence[int]) -> list[int]:
     """The seeds ``config`` trains on: all of them for a configuration a claim reads
-    (:func:`claim_configs`), the first ``n_seeds_other`` for the others."""
+    (:func:`claim_configs`), the first ``n_seeds_other`` for the others; a self-attention
+    configuration other than the Table 4.2 row (:func:`main_sat`) on at most the first ``n_seeds_sat``."""
     seeds = list(seeds)
-    if params.n_seeds_other is None or config in claim_configs(params):
-        return seeds
-    return seeds[: params.n_seeds_other]
+    if params.n_seeds_other is not None and config not in claim_configs(params):
+        seeds = seeds[: params.n_seeds_other]
+    if params.n_seeds_sat is not None and config.startswith("sat-") and config != main_sat(params):
+        seeds = seeds[: params.n_seeds_sat]
+    return seeds
 
 
 def vocabulary_counts(gold_docs, system_docs, featurizer) -> dict[str, dict[str, float]]:

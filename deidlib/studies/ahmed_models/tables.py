@@ -13,6 +13,8 @@ from ...corpus.phi import TYPE_TO_CATEGORY
 from ..seed_stats import t_interval
 from .params import (
     METRICS,
+    SAT_KIND,
+    SAT_LABEL,
     SCHEME,
     SHORT,
 )
@@ -96,10 +98,12 @@ def table_4_2(results: dict[str, Any]):
 def table_4_3(results: dict[str, Any]):
     """Table 4.3 analog: GRU with/without character embedding (CE), CRF vs softmax,
     dropout; self-attention (SAT) dropout and CRF vs softmax."""
-    t = _table(results, "4.3", ["model", "char", "crf", "dropout"])
+    t = _table(results, "4.3", ["model", "kind", "char", "crf", "dropout"])
     t.insert(1, "CE", t.pop("char"))
     t.insert(3, "softmax", ~t["crf"].astype(bool))
-    t["model"] = t["model"].replace({"Self-attention": "SAT"})
+    t["model"] = t["model"].replace({SAT_LABEL: "SAT (pre-trained MiniLM)"})
+    # the character embedding is a variable of the word-based taggers only: the SAT's encoder reads sub-words
+    t["CE"] = [("n/a (sub-words)" if k == SAT_KIND else bool(c)) for k, c in zip(t["kind"], t["CE"])]
     return t
 
 
@@ -115,7 +119,8 @@ def _grouped_table(results: dict[str, Any], tables: Sequence[str], groups):
         for g, c in (groups(r) or {}).items():
             if g == "?":
                 continue
-            recs.append({"config": r["config"], "model": r["model"], "char": r["char"], "crf": r["crf"],
+            recs.append({"config": r["config"], "model": r["model"],
+                         "char": "n/a (sub-words)" if r["kind"] == SAT_KIND else r["char"], "crf": r["crf"],
                          "dropout": r["dropout"], "tokens": g, "gold": c["tp"] + c["fn"],
                          **{m: c[m] for m in METRICS}})
     if not recs:
@@ -154,8 +159,10 @@ def table_4_4(results: dict[str, Any]):
 
 def table_4_10(results: dict[str, Any]):
     """Table 4.10 analog: seconds per training epoch, prediction seconds on the test split
-    (mean ± sd over seeds), trainable parameters and prediction throughput, for the
-    Table 4.2 models (all configurations when Table 4.2 was not run)."""
+    (mean ± sd over seeds), trained parameters (``n_parameters``), all parameters
+    (``n_parameters_total``: the SAT's frozen encoder layers included) and prediction
+    throughput, for the Table 4.2 models (all configurations when Table 4.2 was not run).
+    Seconds are CPU seconds on ``results["torch_threads"]`` threads."""
     df = runs_frame(results)
     rows = results.get("table_rows", {}).get("4.2") or list(dict.fromkeys(df.config))
     df = df[df.config.isin(rows)].copy()
@@ -171,6 +178,7 @@ def table_4_10(results: dict[str, Any]):
             "predict_s_sd": g["predict_seconds"].std(ddof=1),
             "predict_tokens_per_s": g["predict_tokens_per_s"].mean(),
             "n_parameters": g["n_parameters"].first(),
+            "n_parameters_total": (g["n_parameters_total"] if "n_parameters_total" in df else g["n_parameters"]).first(),
             "epochs_run_mean": g["epochs_run"].mean(),
         }
     ).reindex(rows)
