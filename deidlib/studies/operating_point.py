@@ -224,7 +224,8 @@ def plot_curve(res: OperatingPointResults):
     ax.set_ylabel("binary-token precision (test)")
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
-    ax.legend(fontsize=7, loc="lower left")
+    # on the nursing notes the peers sit near the bottom: the legend goes where the curves leave room
+    ax.legend(fontsize=7, loc="center left" if others else "lower left")
     zoom = f"axes zoomed to the data: recall {x0:.3f}–{min(x1, 1):.3f}, precision {y0:.3f}–{min(y1, 1):.3f}"
     if x0 >= TARGET["recall"] and y0 >= TARGET["precision"]:
         zoom += " (all inside the target region)"
