@@ -224,8 +224,11 @@ def plot_curve(res: OperatingPointResults):
     ax.set_ylabel("binary-token precision (test)")
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
-    # on the nursing notes the peers sit near the bottom: the legend goes where the curves leave room
-    ax.legend(fontsize=7, loc="center left" if others else "lower left")
+    if others:  # nursing notes: the peers and the default model fill the plot, the legend goes below it
+        fig.set_size_inches(6, 6.6)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
+    else:
+        ax.legend(fontsize=7, loc="lower left")
     zoom = f"axes zoomed to the data: recall {x0:.3f}–{min(x1, 1):.3f}, precision {y0:.3f}–{min(y1, 1):.3f}"
     if x0 >= TARGET["recall"] and y0 >= TARGET["precision"]:
         zoom += " (all inside the target region)"
