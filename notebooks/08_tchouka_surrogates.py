@@ -202,17 +202,17 @@ thread_tab[thread_tab.type.isin(["DATE", "AGE"])].head(20)
 
 # %% [markdown]
 # ## (f) Table 2 analog: the NER that feeds the surrogates
-# `deidlib deidentify` finds the PHI with the package's default model (`deidlib.pipeline.default_model`:
-# a GRU-CRF trained on synthetic notes only); `deidlib surrogate` takes spans already found. We score that
+# `deidlib deidentify --model gru` finds the PHI with the package's GRU-CRF recipe (`deidlib.pipeline.default_model`:
+# a typed GRU-CRF trained on synthetic notes only); `deidlib surrogate` takes spans already found. We score that
 # model on the synthetic test split of its own corpus with the i2b2 scorer (strict: typed, exact offsets),
 # per label of the paper's Table 1 (section 3.4, Table 2), after mapping the i2b2 TYPEs to those labels on
 # both sides (PER: PATIENT, DOCTOR; ORG: HOSPITAL, ORGANIZATION, DEPARTMENT; LOC: the other LOCATION
 # TYPEs; TEL: PHONE, FAX; QID: the ID TYPEs and USERNAME; REF has no i2b2 TYPE; PROFESSION, EMAIL, URL,
 # IPADDR, OTHER are left out). The smoke profile trains the same recipe on the smoke corpus for one epoch
-# (its numbers mean nothing); cpu and paper use the default model itself (built once and cached). The
+# (its numbers mean nothing); cpu and paper use the gru model itself (built once and cached). The
 # paper's numbers are on French hospital notes (HNFC) and i2b2: a different corpus, so the comparison is
-# of levels only. The default model replaces a token when its PHI probability exceeds 0.03 (a
-# recall-oriented threshold saved in the model, see `DEFAULT_MODEL_RECIPE`), which costs precision on
+# of levels only. The gru model replaces a token when its PHI probability exceeds 0.03 (a
+# recall-oriented threshold saved in the model, see `GRU_MODEL_RECIPE`), which costs precision on
 # some types (LOC at the cpu profile). Time: about a minute on one thread to build the model when it is
 # not cached yet.
 

@@ -23,9 +23,12 @@
 # **test** split is scored at that threshold and at the model's own decision.
 #
 # Target, on the PhysioNet nursing notes' 486 test notes: recall ≥ 0.92 at precision
-# ≥ 0.85 (Philter, rules: recall 0.90 at precision 0.06). On the synthetic corpus both
-# decisions are near 1 and the curve says little; run with `--corpus physionet` (results stay
-# in `runs/`).
+# ≥ 0.85. On the synthetic corpus both decisions are near 1 and the curve says little; run
+# with `--corpus physionet` (results stay in `runs/`): the figure then also draws the package's
+# default model (trained on synthetic notes only, its threshold chosen on synthetic dev; its
+# curve over the same thresholds and its saved decision) and the points of the peer
+# de-identifiers Philter and Presidio, computed on the same test notes when `deidlib[peers]` is
+# installed (`deidlib.evaluation.peers`).
 #
 # Library calls: `deidlib.studies.operating_point`, `deidlib.models.decoding`,
 # `deidlib.training.operating_points`.
@@ -73,13 +76,27 @@ write_table(curve, "operating_point_curve", out)
 curve.round(4)
 
 # %% [markdown]
+# ## The default model and the peers (nursing notes only)
+# Binary-token points on the same test notes: the default model at its saved decision and over the
+# thresholds, and each installed peer, with the gold mentions left verbatim (`surviving_mentions`).
+# Empty on synthetic notes.
+
+# %%
+others = pd.DataFrame([{"system": "default model", **p} for p in res["default_model"]] +
+                      [{**p} for p in res["peers"]])
+if len(others):
+    write_table(others, "operating_point_default_and_peers", out)
+others.round(4)
+
+# %% [markdown]
 # ## The model's own decision against the dev-chosen threshold
 
 # %%
 summary = pd.DataFrame(op.summary_rows(res))
 write_table(summary, "operating_point_summary", out)
 write_result(out, "operating_point", f"{corpus}-{profile}", params=res["params"],
-             metrics={k: res[k] for k in ("dev_curve", "test_curve", "chosen_threshold", "best_dev_f1")},
+             metrics={k: res[k] for k in ("dev_curve", "test_curve", "chosen_threshold", "best_dev_f1",
+                                          "default_model", "peers")},
              seeds=[seed])
 summary.round(4)
 

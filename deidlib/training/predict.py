@@ -59,13 +59,25 @@ def predict_tags(
     return out  # type: ignore[return-value]
 
 
+def _with_patterns(docs: Sequence[Document], t: dict) -> list[Document]:
+    """``docs`` with the guideline patterns' spans merged in when the task names a pattern set
+    (``task["patterns"]``, :mod:`deidlib.corpus.patterns`: the hybrid default model)."""
+    if not t.get("patterns"):
+        return list(docs)
+    from ..corpus.patterns import merge_spans, pattern_spans
+
+    return [d.with_spans(merge_spans(d.text, d.spans, pattern_spans(d.text, t["patterns"]))) for d in docs]
+
+
 def predict_documents(
     tagger, docs: Sequence[Document], *, batch_size: int = 64, device="cpu", task: dict | None = None
 ) -> list[Document]:
     """Copies of ``docs`` whose spans are the tagger's predictions.
 
     ``task["phi_threshold"]`` (saved with the model by ``deidlib train --phi-threshold`` or
-    given here) selects the recall-oriented decision on the PHI marginal.
+    given here) selects the recall-oriented decision on the PHI marginal; ``task["patterns"]``
+    (the default model's ``"guideline"``) adds the spans of that pattern set
+    (:mod:`deidlib.corpus.patterns`) to the tagger's.
 
     Documents are tokenized without looking at their gold spans (``use_spans=False``),
     exactly as on unseen text.
@@ -86,9 +98,8 @@ def predict_documents(
     for s, tg, i in zip(sents, tags, owners):
         per_doc[i][0].append(TaggedSentence(docs[i].id, s, tg))
         per_doc[i][1].append(tg)
-    return [
-        spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)
-    ]
+    return _with_patterns(
+        [spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)], t)
 
 
 def evaluate_tagger(tagger, docs: Sequence[Document], **kw) -> tuple[float, float, float]:
@@ -132,7 +143,8 @@ def _threshold_point(tagger, docs, decoded, th: float) -> dict:
     for s, tg, i in zip(sents, tags, owners):
         per_doc[i][0].append(s)
         per_doc[i][1].append(tg)
-    pred = [spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)]
+    pred = _with_patterns(
+        [spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)], t)
     p, r, f = binary_token_prf(docs, pred)
     return {"threshold": th, "precision": p, "recall": r, "f1": f}
 

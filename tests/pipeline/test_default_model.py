@@ -1,5 +1,6 @@
 """The default model of ``deidlib deidentify``: synthetic data only, built on first use into the
-cache, found there the second time, rebuilt when its recipe changes."""
+cache, found there the second time, rebuilt when its recipe changes; its threshold is chosen on
+synthetic dev by the recipe's rule; the gru recipe stays reachable by name."""
 
 from __future__ import annotations
 
@@ -12,9 +13,25 @@ from deidlib.pipeline import default_model as dm
 
 from .conftest import TINY_HPARAMS
 
-#: a recipe small enough for the suite (the real one trains minutes)
-TINY_RECIPE = {**dm.DEFAULT_MODEL_RECIPE, "profile": "smoke", "epochs": 1, "embeddings": None, "scheme": "category",
-               "encoding": "BIO", "lr_decay": 0.0, "batch_size": 8, "hparams": dict(TINY_HPARAMS)}
+#: a recipe small enough for the suite (the real one trains minutes): the default recipe's rule
+#: (guideline alignment, patterns, threshold for a target recall on synthetic dev) on a tiny GRU
+TINY_RECIPE = {**dm.DEFAULT_MODEL_RECIPE, "model": "gru", "profile": "smoke", "epochs": 2, "embeddings": None,
+               "scheme": "category", "encoding": "BIO", "lr": 0.02, "lr_decay": 0.0, "batch_size": 8,
+               "hparams": dict(TINY_HPARAMS), "target_recall": 0.5}
+#: the gru recipe, made tiny the same way
+TINY_GRU = {**dm.GRU_MODEL_RECIPE, "profile": "smoke", "epochs": 1, "embeddings": None, "scheme": "category",
+            "encoding": "BIO", "lr_decay": 0.0, "batch_size": 8, "hparams": dict(TINY_HPARAMS)}
+
+
+def _strings(x):
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _strings(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _strings(v)
+    elif isinstance(x, str):
+        yield x
 
 
 def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
@@ -26,6 +43,69 @@ def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
 def test_only_synthetic_training_data():
     with pytest.raises(ValueError, match="synthetic corpus only"):
         dm.build_default_model("unused", {"corpus": "physionet"})
+
+
+@pytest.mark.parametrize("name", sorted(dm.MODEL_RECIPES))
+def test_named_recipes_name_no_real_data(name):
+    """Every named recipe trains on the embedded synthetic corpus; no value of it is a path or a
+    data folder's name (the guideline name only says which spans count as PHI)."""
+    from pathlib import Path
+
+    from deidlib.corpus import locate
+
+    folders = {v for k, v in vars(locate).items() if k.isupper() and isinstance(v, str)}
+    r = dm.named_recipe(name)
+    assert r["corpus"] == "synthetic"
+    for v in _strings(r):
+        assert "/" not in v and "\\" not in v and not Path(v).suffix and v not in folders, v
+
+
+def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_dev_split(monkeypatch, tmp_path):
+    """The threshold saved with the model is the recipe's rule (highest threshold reaching
+    ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes."""
+    from deidlib import datasets
+    from deidlib.corpus.conventions import align_spans
+    from deidlib.training import choose_threshold, load_tagger
+
+    seen = []
+    real_load = datasets.load_corpus
+
+    def spy(corpus="synthetic", *a, **kw):
+        seen.append(corpus)
+        return real_load(corpus, *a, **kw)
+
+    monkeypatch.setattr(datasets, "load_corpus", spy)
+    info = dm.build_default_model(tmp_path / "m", TINY_RECIPE, progress=False)
+    assert seen == ["synthetic"]
+    tagger = load_tagger(tmp_path / "m")
+    saved = tagger.task["phi_threshold"]
+    assert tagger.task["patterns"] == "guideline"
+    assert saved == info["phi_threshold"] and "synthetic dev" in info["threshold_rule"]
+    dev = align_spans(real_load("synthetic", profile="smoke", seed=0, note_scale=TINY_RECIPE["note_scale"]).dev,
+                      TINY_RECIPE["guideline"])
+    again, curve = choose_threshold(tagger, dev, TINY_RECIPE["target_recall"])
+    assert saved == pytest.approx(again)
+    # the rule, read off the dev curve: the saved threshold reaches the target, no higher grid value does
+    at = {p["threshold"]: p["recall"] for p in curve if p["threshold"] is not None}
+    assert [t for t, r in at.items() if r >= TINY_RECIPE["target_recall"] and t > saved] == []
+    assert info["synthetic_dev_curve"] == json.loads(json.dumps(curve))
+
+
+def test_gru_recipe_still_resolves_by_name(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("DEIDLIB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(dm.MODEL_RECIPES, "gru", TINY_GRU)
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "n1.txt").write_text("Mr. John Smith was seen on 03/04/2015 at Boston Medical Center.\n")
+    assert main(["deidentify", str(src), str(tmp_path / "o"), "--model", "gru", "--no-progress"]) == 0
+    assert "building the gru model" in capsys.readouterr().err
+    d = dm.default_model_dir(TINY_GRU)
+    assert json.loads((d / "config.json").read_text())["tagger"]["kind"] == "gru"
+    assert json.loads((d / "config.json").read_text())["task"]["phi_threshold"] == 0.03
+    summary = json.loads((tmp_path / "o" / "deidentify.json").read_text())
+    assert summary["model"].startswith("gru (") and d.name in summary["model"]
+    with pytest.raises(ValueError, match="unknown model recipe"):
+        dm.named_recipe("nope")
 
 
 def test_deidentify_without_model_builds_the_default_once(monkeypatch, tmp_path, capsys):
@@ -41,10 +121,16 @@ def test_deidentify_without_model_builds_the_default_once(monkeypatch, tmp_path,
     info = json.loads((d / "recipe.json").read_text())
     assert info["recipe"]["corpus"] == "synthetic" and info["training_data"].startswith("embedded synthetic")
     assert info["size_bytes"] > 0 and info["build_seconds"] > 0
-    # the recall-oriented threshold of the recipe travels with the model (deidentify applies it)
-    assert json.loads((d / "config.json").read_text())["task"]["phi_threshold"] == TINY_RECIPE["phi_threshold"] == 0.03
+    # the threshold chosen on synthetic dev and the patterns travel with the model (deidentify applies them)
+    task = json.loads((d / "config.json").read_text())["task"]
+    assert task["phi_threshold"] == info["phi_threshold"] and task["patterns"] == "guideline"
     summary = json.loads((tmp_path / "o1" / "deidentify.json").read_text())
     assert summary["model"].startswith("default (") and d.name in summary["model"]
     mtime = (d / "weights.pt").stat().st_mtime_ns
     assert main(["deidentify", str(src), str(tmp_path / "o2"), "--no-progress"]) == 0
     assert "building" not in capsys.readouterr().err and (d / "weights.pt").stat().st_mtime_ns == mtime
+    # the date the patterns find is masked even where the tiny tagger misses it (a d-private date
+    # surrogate may equal the original, so masks show it)
+    assert main(["deidentify", str(src), str(tmp_path / "o3"), "--no-progress", "--replace", "mask"]) == 0
+    masked = "".join(p.read_text() for p in (tmp_path / "o3").rglob("*.txt"))
+    assert "03/04/2015" not in masked and "[DATE]" in masked

@@ -35,8 +35,8 @@ class TchoukaParams(StudyParams):
     corpus_patients: int = 6  #: synthetic corpus for the before/after example
     reference_date: str = "2021-01-01"  #: dates are days before this (simulated timelines)
     thread_patients: int = 6  #: synthetic corpus the patient thread is picked from
-    #: the Table 2 analog's tagger: None = the package's default model as ``deidentify`` builds
-    #: it; a dict = DEFAULT_MODEL_RECIPE with these entries replaced (a smaller corpus, fewer epochs)
+    #: the Table 2 analog's tagger: None = the gru model as ``deidentify --model gru`` builds
+    #: it; a dict = GRU_MODEL_RECIPE with these entries replaced (a smaller corpus, fewer epochs)
     ner_overrides: dict[str, Any] | None = None
 
     def check(self) -> None:

@@ -1,0 +1,122 @@
+"""Guideline patterns: PHI forms that the HIPAA Safe Harbor list and the i2b2 2014 annotation
+guidelines (Stubbs & Uzuner 2015) define by their *shape*, as regular expressions (pure functions).
+
+Why. A tagger trained on synthetic notes learns the forms its generator writes; real notes
+write dates, phone numbers and identifiers in more ways than any generator. The forms below
+are read from the guidelines' definitions and examples, not from a corpus: dates (numeric with
+``/``, ``-`` or ``.``, ISO, month names with or without day and year, ordinal days), phone
+and fax numbers (with area code, optionally an extension; 7-digit numbers only after a word
+such as "call", "pager" or "phone"), e-mail addresses, URLs, IP
+addresses, social security numbers, labelled identifiers (``MRN``, ``MR#``, ``acct``, ``#``
+followed by 4 digits or more), long digit runs (6 digits or more: record, account and device numbers)
+and ages over 89 written with an age word (``91 yo``, ``92-year-old``, ``age 95``). Not covered:
+names, places and organisations (no shape: the model's work) and ages ≤ 89 (not PHI under
+Safe Harbor).
+
+Ambiguous shapes. A month/day date without year (``3/12``) is written like a fraction or a
+grade: the forms that are common clinical fractions (``1/2``, ``3/4``, ``1/8``...) and muscle
+strength grades (``4/5``, ``5/5``) are not matched; other bare ``m/d`` pairs are (recall first),
+which costs precision on ventilator settings such as ``10/5``. How the list was checked: on the
+PhysioNet nursing notes' train and dev splits (token counts of each pattern's hits inside and
+outside gold spans), which led to the fraction/grade exceptions, to requiring a phone word
+before 7-digit numbers (time ranges such as ``900-1100``) and to 4 digits after ``#`` (catheter
+sizes such as ``#20g``); the test split was not used.
+
+Use. :func:`pattern_spans` finds the spans in a text; :func:`merge_spans` adds them to a
+model's spans (a pattern span that overlaps a model span widens it to their union and keeps
+the model's type). The default model (:mod:`deidlib.pipeline.default_model`) is such a hybrid:
+its saved task holds ``"patterns": "guideline"``, and :func:`deidlib.training.predict_documents`
+applies them after decoding, so ``deidentify``, ``predict`` and every score of the model see the
+same decisions. Guarded by ``tests/corpus/test_patterns.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from .document import Span
+
+__all__ = ["PATTERN_SETS", "pattern_spans", "merge_spans"]
+
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])"
+_MON = r"(?:0?[1-9]|1[0-2])"
+_YEAR = r"(?:\d{4}|'?\d{2})"
+_ORD = r"(?:st|nd|rd|th)"
+_NB = r"(?<![\w/.-])"   # not inside a longer number, word or date
+_NA = r"(?![\w/-]|\.\d)"  # same, after
+_HOLIDAYS = (r"christmas(?: eve)?|thanksgiving|new year'?s(?: eve| day)?|easter|memorial day|labor day"
+             r"|independence day|halloween|valentine'?s day")
+
+#: (i2b2 TYPE, compiled pattern) in the order they are tried; matches are case-insensitive
+_GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re.IGNORECASE)) for t, p in (
+    ("EMAIL", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
+    ("URL", r"\b(?:https?://|www\.)[^\s<>\"]+[\w/]"),
+    ("IPADDR", _NB + r"(?:\d{1,3}\.){3}\d{1,3}" + _NA),
+    ("SSN", _NB + r"\d{3}-\d{2}-\d{4}" + _NA),
+    ("PHONE", _NB + r"(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?:\s?(?:x|ext\.?)\s?\d{1,5})?" + _NA),
+    ("PHONE", r"\b(?:call|phone|ph|tel|telephone|pager|beeper|page|cell|fax|contact|number|no\.?)[:#.]?\s*(?:at\s)?"
+              r"(?P<phi>\d{3}-\d{4})" + _NA),
+    # dates: numeric
+    ("DATE", _NB + r"\d{4}-" + _MON + "-" + _DAY + _NA),
+    ("DATE", _NB + _MON + r"([/.-])" + _DAY + r"\1" + _YEAR + _NA),
+    ("DATE", _NB + r"(?!(?:1/[2348]|[23]/[348]|[57]/8|[1-5]/5)" + _NA + ")" + _MON + r"/" + _DAY + _NA),
+    ("DATE", _NB + _MON + r"/(?:19|20)\d{2}" + _NA),
+    # dates: month names
+    ("DATE", r"\b" + _MONTHS + r"\s+" + _DAY + _ORD + r"?(?:,?\s+(?:19|20)\d{2})?\b"),
+    ("DATE", r"\b" + _DAY + _ORD + r"?(?:\s+of)?\s+" + _MONTHS + r"(?:,?\s+(?:19|20)\d{2})?\b"),
+    ("DATE", r"\b" + _MONTHS + r",?\s+(?:19|20)\d{2}\b"),
+    ("DATE", r"\b(?:" + _HOLIDAYS + r")\b"),
+    # ages over 89 with an age word
+    ("AGE", r"\b(?:9\d|1[01]\d)(?=\s*(?:-\s*)?(?:yo\b|y/o\b|y\.o\.|yr|year|y\s*old))"),
+    ("AGE", r"\bage\s(?P<phi>9\d|1[01]\d)\b"),
+    # identifiers
+    ("MEDICALRECORD", r"\b(?:mrn|mr\s?#|medical record(?: number| no\.?)?)[:#]?\s*(?P<phi>[\w-]*\d[\w-]*)"),
+    ("ACCOUNT", r"\b(?:acct|account)(?: number| no\.?)?[:#]?\s*#?\s*(?P<phi>\d[\w-]*)"),
+    ("IDNUM", r"#\s?(?P<phi>\d{4,})" + _NA),
+    ("IDNUM", _NB + r"\d{6,}" + _NA),
+))
+
+#: named pattern sets (the saved task's ``"patterns"`` value)
+PATTERN_SETS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {"guideline": _GUIDELINE}
+
+
+def pattern_spans(text: str, patterns: str = "guideline") -> list[Span]:
+    """The spans of ``text`` that the pattern set ``patterns`` matches (sorted, overlaps
+    resolved: an earlier pattern's match wins; a later overlapping one is dropped)."""
+    try:
+        pats = PATTERN_SETS[patterns]
+    except KeyError:
+        raise ValueError(f"unknown pattern set {patterns!r}; choose one of {', '.join(PATTERN_SETS)}") from None
+    taken: list[tuple[int, int]] = []
+    out: list[Span] = []
+    for typ, rx in pats:
+        for m in rx.finditer(text):
+            s, e = m.span("phi") if "phi" in rx.groupindex else m.span()
+            while e > s and text[e - 1] in " ,":
+                e -= 1
+            if e <= s or any(s < b and a < e for a, b in taken):
+                continue
+            taken.append((s, e))
+            out.append(Span.of(text, s, e, typ))
+    return sorted(out)
+
+
+def merge_spans(text: str, model: Sequence[Span], extra: Iterable[Span]) -> list[Span]:
+    """``model``'s spans plus ``extra``: an extra span that overlaps model spans widens the
+    first of them to cover the union (the model's type is kept, overlapped model spans are
+    joined); one that overlaps none is added. Sorted, non-overlapping."""
+    spans = sorted(model)
+    for x in sorted(extra):
+        hit = [i for i, m in enumerate(spans) if x.start < m.end and m.start < x.end]
+        if not hit:
+            spans.append(x)
+        else:
+            first = spans[hit[0]]
+            s = min(x.start, *(spans[i].start for i in hit))
+            e = max(x.end, *(spans[i].end for i in hit))
+            spans = [m for i, m in enumerate(spans) if i not in hit] + [Span.of(text, s, e, first.subtype)]
+        spans.sort()
+    return spans
