@@ -119,7 +119,7 @@ def test_ahmed_notebook_trains_only_the_requested_tables(tmp_path, monkeypatch):
     assert (out / "ahmed_table_4_4.csv").is_file() and (out / "ahmed_table_4_10.csv").is_file()
     assert not (out / "ahmed_table_4_2.csv").exists() and not (out / "ahmed_table_4_2.png").exists()
     runs = json.loads((out / "ahmed_models_runs.json").read_text())
-    assert runs["tables"] == ["4.4"] and {r["kind"] for r in runs["runs"]} == {"transformer"}
+    assert runs["tables"] == ["4.4"] and {r["kind"] for r in runs["runs"]} == {"minilm"}  # Table 4.4 varies delta_p of the self-attention tagger (pre-trained MiniLM)
 
 
 @pytest.mark.parametrize("fail", [None, 1])
