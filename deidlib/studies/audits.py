@@ -54,9 +54,13 @@ with the 95 % t interval of the paired (same-seed) difference (:mod:`.seed_stats
   noise 10× smaller than the ledger claims at ``one_run_broken_epsilon`` (which must exceed its
   claim). Every correct mechanism's lower bound must stay at or below the accountant's ε; the
   study raises if one does not (a bug).
-* **Pseudonymization, representations (friedrich) and shared layers (alawad)**: their
-  adversaries come from their own studies (notebooks 05-07) and are not joined into this
-  frontier; :data:`MISSING` rows say so and why.
+* **Pseudonymization** (:func:`pseudonym_rows`, Friedrich et al. §4): the population's
+  sentences with every PHI word replaced by one of its N nearest GloVe 6B-50d neighbours, per N
+  of ``pseudonym_ns``; utility = F1 on the original test notes of a tagger trained on them;
+  attack = recovery of the original word from its pseudonym (:mod:`deidlib.audits.recovery`).
+* **Representations (friedrich §5) and shared layers (alawad)**: their adversaries come from
+  their own studies (notebooks 06-07) and are not joined into this frontier; :data:`MISSING`
+  rows say so and why.
 
 One vocabulary per experiment (all population words and all canary candidates): the
 vocabulary itself is not what is audited (see :mod:`deidlib.audits.canary`).
@@ -90,6 +94,7 @@ from ..audits import (
     lira_offline_scores,
     loss_scores,
     make_canaries,
+    neighbour_recovery,
     note_linkage,
     raise_if_violated,
     reconstruction_prf,
@@ -119,7 +124,7 @@ from .seed_stats import paired_effect
 __all__ = [
     "AuditParams", "PROFILE_PARAMS", "params_for", "AuditData", "prepare_data", "make_tagger", "fit",
     "membership_setting", "recipe_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit", "frontier_table",
-    "plot_frontier", "run_study", "AuditResults", "MISSING", "seed_table", "method_statements", "FAMILIES",
+    "plot_frontier", "run_study", "pseudonym_rows", "AuditResults", "MISSING", "seed_table", "method_statements", "FAMILIES",
     "PROTECTS",
 ]
 
@@ -128,9 +133,6 @@ SCHEME, ENCODING = "binary", "BIO"
 #: methods whose attack is measured by another study and not yet joined into this frontier
 #: (the notebook prints these)
 MISSING = (
-    {"method": "pseudonymization (friedrich §4/§8)", "setting": "N neighbours", "family": "reconstruction",
-     "status": "not joined: its attack (recovering the original word from the pseudonymized text) is measured by "
-               "notebook 05, not yet run through this harness's seeds and population; did not fit this round's budget"},
     {"method": "adversarial representation (friedrich §5)", "setting": "N", "family": "representation",
      "status": "not joined: its adversary protocol is being revised in its own study (notebook 06); the frontier "
                "will call that study's public functions once they are settled"},
@@ -140,7 +142,7 @@ MISSING = (
 )
 
 #: attack families, one frontier panel each (a family's success metric is one metric: no panel mixes two)
-FAMILIES = ("membership", "canary exposure", "reconstruction", "linkage", "representation")
+FAMILIES = ("membership", "canary exposure", "reconstruction", "word recovery", "linkage", "representation")
 
 #: what each method protects: (unit, threat); keyed by the method's name in the frontier
 PROTECTS: dict[str, tuple[str, str]] = {
@@ -157,6 +159,8 @@ PROTECTS: dict[str, tuple[str, str]] = {
     "DSSGD": ("nothing formal: θ_u is the share of the update uploaded", "the server reading a site's uploads"),
     "DSSGD + DP upload": ("each uploaded entry (ε per upload, Shokri & Shmatikov's per-entry noise)",
                           "the server reading a site's uploads"),
+    "pseudonymization": ("a PHI word of the released training text: moved to one of its N nearest GloVe neighbours "
+                         "(itself included), no formal guarantee", "a reader of the released sentences"),
     "surrogates": ("the original value behind one surrogate (ε·d: metric DP of the value)",
                    "a reader of the released notes"),
 }
@@ -196,6 +200,8 @@ class AuditParams(StudyParams):
     dssgd_epochs: int = 3
     dssgd_lr: float = 0.3
     surrogate_epsilons: tuple[float, ...] = (1.0, 10.0)
+    pseudonym_ns: tuple[int, ...] = (2, 10, 100)  # friedrich pseudonymization's N (GloVe 6B-50d neighbours)
+    pseudonym_guesses: int = 10  # the recovery attacker's guesses per released PHI token
     step_audit_trials: int = 2000
     one_run_canaries: int = 2000
     one_run_steps: int = 2
@@ -227,7 +233,7 @@ PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
         canary_copies=(1, 16), canaries_per_setting=1, canary_candidates=16, dssgd_theta_us=(1.0,),
         dssgd_dp_epsilons=(1.0,), dssgd_epochs=1, surrogate_epsilons=(1.0,), step_audit_trials=1000,
         one_run_canaries=200, one_run_steps=1, one_run_epsilons=(8.0,), one_run_sentences=6,
-        seeds=1, dp_recipe_epsilons=(8.0,), dp_recipe_epochs=2,
+        seeds=1, dp_recipe_epsilons=(8.0,), dp_recipe_epochs=2, pseudonym_ns=(10,),
     ),
     "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2),
     "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8, seeds=5,
@@ -514,6 +520,30 @@ def surrogate_rows(data: AuditData, params: AuditParams, *, seed: int = 0) -> li
     return rows
 
 
+# ------------------------------------------------------------------- pseudonymization
+def pseudonym_rows(data: AuditData, params: AuditParams, index, *, seed: int = 0) -> list[dict[str, Any]]:
+    """Per N of ``pseudonym_ns``: the population's sentences pseudonymized (Friedrich et al.
+    §4, :func:`deidlib.privacy.pseudonymize.pseudonymize`, seeded, not shuffled so that the
+    attack can be scored), utility of a tagger trained on them (F1 on the original test notes),
+    and the nearest-neighbour recovery of the original PHI words
+    (:func:`deidlib.audits.recovery.neighbour_recovery`, ``pseudonym_guesses`` guesses).
+    ``index``: a :class:`~deidlib.embeddings.neighbours.NeighbourIndex` over GloVe 6B-50d."""
+    from ..privacy.pseudonymize import pseudonymize
+
+    rows = []
+    for n in params.pseudonym_ns:
+        t0 = time.perf_counter()
+        released, st = pseudonymize(data.sentences, index, n, seed=derive_seed(seed, "audits-pseudo", n),
+                                     shuffle=False)
+        tagger = make_tagger(_featurizer([s.words for s in released]), params, derive_seed(seed, "audits-pseudo-init"))
+        fit(tagger, released, params, None, derive_seed(seed, "audits-pseudo-train"))
+        rec = neighbour_recovery(data.sentences, released, index, params.pseudonym_guesses)
+        rows.append({"n": n, "seed": seed, "f1": evaluate_tagger(tagger, data.test_docs)[2],
+                     **{f"recovery_{k}": v for k, v in rec.items()}, "phi_tokens": st.phi_tokens,
+                     "replaced": st.replaced, "oov": st.oov, "seconds": time.perf_counter() - t0})
+    return rows
+
+
 # ------------------------------------------------------------------------- ε audits
 def one_run_audit(data: AuditData, params: AuditParams, target_epsilon: float, *, seed: int = 0,
                   actual_noise: float | None = None, train_dp_fn=None) -> dict[str, Any]:
@@ -598,6 +628,12 @@ def seed_table(res: dict[str, Any]) -> pd.DataFrame:
                      "epsilon": d["dp_epsilon_per_upload"] if dp else math.inf, "utility_f1": d["f1"],
                      "family": "reconstruction", "attack": "word reconstruction (site 1, first upload)",
                      "attack_metric": "F1 of recovered words", "attack_success": d["reconstruction_f1"],
+                     "status": "measured"})
+    for p in res.get("pseudonyms", []):
+        rows.append({"method": "pseudonymization", "setting": f"N={p['n']}", "seed": p.get("seed", 0),
+                     "epsilon": math.nan, "utility_f1": p["f1"], "family": "word recovery",
+                     "attack": "original PHI word from its pseudonym (nearest neighbours)",
+                     "attack_metric": "share of PHI words recovered", "attack_success": p["recovery_recovered"],
                      "status": "measured"})
     for s in res["surrogates"]:
         if s["memo_scope"].startswith("none"):
@@ -709,7 +745,7 @@ def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack succes
     fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 0.6, 4.6), sharey=True, squeeze=False)
     axes = axes[0]
     markers = {"non-private": "*", "DP-SGD": "o", "DP-SGD from scratch": "o", "DSSGD": "s",
-               "DSSGD + DP upload": "D", "surrogates": "^"}
+               "DSSGD + DP upload": "D", "surrogates": "^", "pseudonymization": "v"}
     bars = {"utility_lo", "utility_hi", "attack_lo", "attack_hi"} <= set(f.columns)
     labels = []
     for ax, metric in zip(axes, families):
@@ -755,6 +791,7 @@ class AuditResults(TypedDict):
     membership: list[dict[str, Any]]
     dssgd: list[dict[str, Any]]
     surrogates: list[dict[str, Any]]
+    pseudonyms: list[dict[str, Any]]
     epsilon_audits: pd.DataFrame
     frontier: pd.DataFrame
     statements: pd.DataFrame
@@ -777,8 +814,14 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
     seeds = [seed + i for i in range(params.seeds)]
     recipe_eps = [*params.dp_recipe_epsilons, math.inf]
     settings = [None, *params.dp_noises]
-    bar = tqdm(total=len(seeds) * (len(settings) + len(recipe_eps) + 2) + 1, desc="audits", disable=not progress)
-    membership, dssgd, sur = [], [], []
+    bar = tqdm(total=len(seeds) * (len(settings) + len(recipe_eps) + 3) + 1, desc="audits", disable=not progress)
+    membership, dssgd, sur, pseudo = [], [], [], []
+    index = None
+    if params.pseudonym_ns:
+        from ..embeddings.neighbours import NeighbourIndex
+        from ..embeddings.public import load_glove
+
+        index = NeighbourIndex(load_glove())
     first = None
     with torch.random.fork_rng(devices=[]):
         for sd in seeds:
@@ -799,6 +842,10 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
             bar.set_postfix_str(f"seed {sd}, surrogates")
             sur += [{**r, "seed": sd} for r in surrogate_rows(data, params, seed=sd)]
             bar.update()
+            if index is not None:
+                bar.set_postfix_str(f"seed {sd}, pseudonymization")
+                pseudo += pseudonym_rows(data, params, index, seed=sd)
+            bar.update()
         bar.set_postfix_str("ε audits")
         eps = epsilon_audits(first, params, seed=seed)
         bar.update()
@@ -807,7 +854,7 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
         "params": asdict(params), "profile": params.profile, "seed": seed, "seeds": seeds,
         "population": {"sentences": len(first.sentences), "patients": len(set(first.patients)),
                        "documents": len(first.docs), "test_documents": len(first.test_docs)},
-        "membership": membership, "dssgd": dssgd, "surrogates": sur, "epsilon_audits": eps,
+        "membership": membership, "dssgd": dssgd, "surrogates": sur, "pseudonyms": pseudo, "epsilon_audits": eps,
         "missing": list(MISSING), "fingerprint": first.fingerprint,
     }
     out["frontier"] = frontier_table(out)
