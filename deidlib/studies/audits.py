@@ -235,7 +235,9 @@ PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
         one_run_canaries=200, one_run_steps=1, one_run_epsilons=(8.0,), one_run_sentences=6,
         seeds=1, dp_recipe_epsilons=(8.0,), dp_recipe_epochs=2, pseudonym_ns=(10,),
     ),
-    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2),
+    # cpu: one σ for the from-scratch contrast and ε 1, 4, 8 for the recipe keep 3 seeds within the budget
+    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2, dp_noises=(1.0,),
+                       dp_recipe_epsilons=(1.0, 4.0, 8.0)),
     "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8, seeds=5,
                          canaries_per_setting=5, canary_candidates=1024, one_run_canaries=10000),
 })
