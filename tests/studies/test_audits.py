@@ -81,6 +81,7 @@ def test_the_frontier_dp_rows_come_from_the_learning_recipe_at_the_documented_ep
         (p.dp_recipe, e, seed, base)) or _setting("y", "", seed, 0, 0))
     monkeypatch.setattr(au, "dssgd_rows", lambda data, p, seed: [])
     monkeypatch.setattr(au, "surrogate_rows", lambda data, p, seed: [])
+    monkeypatch.setattr(au, "pseudonym_rows", lambda data, p, index, seed: [])
     monkeypatch.setattr(au, "epsilon_audits", lambda data, p, seed: pd.DataFrame())
     au.run_study(params, seed=5, progress=False)
     recipe_calls = [c for c in calls if c[0] == "minilm"]
