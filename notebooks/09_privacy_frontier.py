@@ -22,8 +22,9 @@
 #
 # | method | attack | library |
 # |---|---|---|
-# | DP-SGD through a recipe that learns (frozen public MiniLM + small head, `minilm`, at ε 1, 2, 4, 8, and its non-private reference), and for contrast a small tagger from scratch (non-private, DP-SGD at several σ) | membership inference per sentence and per patient (loss threshold, offline LiRA; TPR at 1 % / 0.1 % FPR), canary exposure (k = 1, 4, 16 copies) | `deidlib.audits.membership`, `.canary` |
+# | DP-SGD through a recipe that learns (frozen public MiniLM + small head, `minilm`, at several ε — cpu profile 1, 4, 8 — and its non-private reference), and for contrast a small tagger from scratch (non-private, and DP-SGD at σ = 1 at the cpu profile) | membership inference per sentence and per patient (loss threshold, offline LiRA; TPR at 1 % / 0.1 % FPR), canary exposure (k = 1, 4, 16 copies) | `deidlib.audits.membership`, `.canary` |
 # | DSSGD θ_u, DSSGD + DP upload | the server reads the words of a site's batch from its upload (non-zero word-embedding rows) | `deidlib.audits.reconstruction` |
+# | pseudonymization with N neighbours (Friedrich et al. §4) | recovering the original PHI word from its pseudonym (the pseudonym and its nearest GloVe neighbours as guesses) | `deidlib.audits.recovery` |
 # | surrogates ε (memo per note / per patient) | note linkage by shared surrogate names and places; equal-value disclosure | `deidlib.audits.linkage` |
 # | DP-SGD's accountant | empirical ε lower bounds at 95 %: one step with a gradient canary (Clopper–Pearson, Jagielski et al. 2020), and one whole `train_dp` run with many Dirac gradient canaries (one-run audit, Steinke, Nasr & Jagielski 2023) | `deidlib.audits.epsilon`, `.one_run` |
 #
@@ -78,8 +79,9 @@ print(f"{res['seconds']:.1f} s; population {res['population']}")
 # ## The frontier: utility against attack success
 # One panel per attack family, so that no axis mixes metrics: membership (TPR at 1 % FPR, the
 # stronger of the loss threshold and offline LiRA, per sentence), canary exposure (bits, the canaries
-# inserted most often), word reconstruction from DSSGD uploads (F1 of the recovered words), note
-# linkage of surrogates (F1 of same-patient note pairs). One point per method and setting: the mean
+# inserted most often), word reconstruction from DSSGD uploads (F1 of the recovered words),
+# recovery of pseudonymized PHI words (share recovered), note linkage of surrogates (F1 of
+# same-patient note pairs). One point per method and setting: the mean
 # over seeds, bars the min–max over seeds. Utility: binary-token F1 on the test notes.
 
 # %%
@@ -109,9 +111,9 @@ with pd.option_context("display.max_colwidth", None):
 
 # %% [markdown]
 # ### Rows that are missing
-# Pseudonymization N and the adversarial representation (friedrich) and the shared layers (alawad)
-# are attacked by their own studies' adversaries (notebooks 05, 06 and 07); they are not joined into
-# this harness, so their rows are empty — not estimated, not faked:
+# The adversarial representation (friedrich) and the shared layers (alawad) are attacked by their own
+# studies' adversaries (notebooks 06 and 07); they are not joined into this harness, so their rows are
+# empty — not estimated, not faked:
 
 # %%
 for m in res["missing"]:
@@ -138,6 +140,14 @@ res["canary_table"].groupby(["method", "setting", "copies"], sort=False).exposur
 dssgd = pd.DataFrame(res["dssgd"])
 write_table(dssgd, "audits_dssgd", out)
 dssgd.round(3)
+
+# %% [markdown]
+# ## Pseudonymization: recovering the original PHI word
+
+# %%
+pseudo = pd.DataFrame(res["pseudonyms"])
+write_table(pseudo, "audits_pseudonyms", out)
+pseudo.round(3)
 
 # %% [markdown]
 # ## Surrogates: note linkage and equal-value disclosure
@@ -193,7 +203,7 @@ write_result(
     "privacy_frontier",
     params=res["params"],
     metrics={k: res[k] for k in ("frontier", "statements", "membership_table", "canary_table", "dssgd",
-                                 "surrogates", "epsilon_audits")},
+                                 "surrogates", "pseudonyms", "epsilon_audits")},
     seeds=res["seeds"],
     data_fingerprint=res["fingerprint"],
     privacy_ledger={"dp_sgd": [m["ledger"] for m in res["membership"] if m["ledger"]],
