@@ -22,13 +22,23 @@
 #
 # | method | attack | library |
 # |---|---|---|
-# | non-private tagger, DP-SGD at several σ | membership inference per sentence and per patient (loss threshold, offline LiRA; TPR at 1 % / 0.1 % FPR), canary exposure (k = 1, 4, 16 copies) | `deidlib.audits.membership`, `.canary` |
+# | DP-SGD through a recipe that learns (frozen public MiniLM + small head, `minilm`, at several ε — cpu profile 1, 4, 8 — and its non-private reference), and for contrast a small tagger from scratch (non-private, and DP-SGD at σ = 1 at the cpu profile) | membership inference per sentence and per patient (loss threshold, offline LiRA; TPR at 1 % / 0.1 % FPR), canary exposure (k = 1, 4, 16 copies) | `deidlib.audits.membership`, `.canary` |
 # | DSSGD θ_u, DSSGD + DP upload | the server reads the words of a site's batch from its upload (non-zero word-embedding rows) | `deidlib.audits.reconstruction` |
+# | pseudonymization with N neighbours (Friedrich et al. §4) | recovering the original PHI word from its pseudonym (the pseudonym and its nearest GloVe neighbours as guesses) | `deidlib.audits.recovery` |
 # | surrogates ε (memo per note / per patient) | note linkage by shared surrogate names and places; equal-value disclosure | `deidlib.audits.linkage` |
 # | DP-SGD's accountant | empirical ε lower bounds at 95 %: one step with a gradient canary (Clopper–Pearson, Jagielski et al. 2020), and one whole `train_dp` run with many Dirac gradient canaries (one-run audit, Steinke, Nasr & Jagielski 2023) | `deidlib.audits.epsilon`, `.one_run` |
 #
 # Set-up and choices: `deidlib.studies.audits`' docstring. The study raises if an audit of a correct
 # mechanism ever proves a larger ε than the accountant's (that would be a bug).
+#
+# Every part but the ε audits runs on several seeds (`seed`, `seed + 1`, …; each its own corpus,
+# coins, initialisation and noise): points are means over seeds, bars and brackets the min–max over
+# seeds, and the F1 cost is the mean paired (same-seed) difference with its 95 % t interval.
+#
+# **What the membership attacks attack.** DP-SGD's guarantee covers one *training sentence* of what
+# it trains. In the recipe rows that is the head on the frozen public encoder: the encoder and its
+# WordPiece vocabulary are public and saw no private text, so the attacked sentences are exactly the
+# protected units. A canary inserted k times is k units (group privacy: k·ε).
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: corpus size, tagger size, epochs, number of reference models
@@ -45,6 +55,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+from IPython.display import display
 
 from deidlib.plotting import savefig
 from deidlib.reporting import verdict_counts, write_json, write_result, write_table
@@ -57,7 +68,8 @@ if corpus != "synthetic":
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
 params = au.params_for(profile, epochs=epochs, references=references)
-print(f"profile={profile} kind={params.kind} epochs={params.epochs} σ={params.dp_noises} references={params.references}")
+print(f"profile={profile} seeds={params.seeds} references={params.references} | recipe {params.dp_recipe} at "
+      f"ε={params.dp_recipe_epsilons} and ∞ | from scratch: {params.kind}, {params.epochs} epochs, σ={params.dp_noises}")
 
 # %%
 res = au.run_study(params, seed=seed)
@@ -65,24 +77,43 @@ print(f"{res['seconds']:.1f} s; population {res['population']}")
 
 # %% [markdown]
 # ## The frontier: utility against attack success
-# One point per method and setting. The attack differs by method (legend): membership TPR at 1 % FPR
-# for the taggers, F1 of the recovered batch words for DSSGD, F1 of same-patient note pairs for surrogates.
+# One panel per attack family, so that no axis mixes metrics: membership (TPR at 1 % FPR, the
+# stronger of the loss threshold and offline LiRA, per sentence), canary exposure (bits, the canaries
+# inserted most often), word reconstruction from DSSGD uploads (F1 of the recovered words),
+# recovery of pseudonymized PHI words (share recovered), note linkage of surrogates (F1 of
+# same-patient note pairs). One point per method and setting: the mean
+# over seeds, bars the min–max over seeds. Utility: binary-token F1 on the test notes.
 
 # %%
 fr = res["frontier"]
-fig = au.plot_frontier(fr, title=f"privacy audits ({profile} profile, synthetic): {params.epochs} epochs, "
+seeds_text = f"seeds {res['seeds'][0]}–{res['seeds'][-1]}" if len(res["seeds"]) > 1 else f"seed {res['seeds'][0]}"
+fig = au.plot_frontier(fr, title=f"privacy audits ({profile} profile, synthetic): "
                        f"{res['population']['sentences']} sentences of {res['population']['patients']} patients, "
-                       f"{res['population']['test_documents']} test notes", seed=seed)
+                       f"{res['population']['test_documents']} test notes (first seed), {params.references} LiRA "
+                       "reference models", seed=seeds_text)
 savefig(fig, "audits_frontier", out)
 write_table(fr, "audits_frontier", out)
 fr.round(3)
 
 # %% [markdown]
+# ## What each method protects, what the attacks found, and what it cost
+# Built from this run's numbers (`deidlib.studies.audits.method_statements`): the unit and threat each
+# method protects against, every attack's result (mean [min–max over seeds]), the F1 (mean [min–max])
+# and the F1 cost against the method's non-private reference (mean paired difference [95 % t interval],
+# n seeds). The DSSGD and surrogate rows are measured against the non-private from-scratch tagger
+# trained on half the population (a different training set size: read their cost as indicative).
+
+# %%
+statements = res["statements"]
+write_table(statements, "audits_statements", out, index=False, markdown=True)
+with pd.option_context("display.max_colwidth", None):
+    display(statements)
+
+# %% [markdown]
 # ### Rows that are missing
-# Pseudonymization N and the adversarial representation (friedrich) and the shared layers (alawad)
-# are attacked by their own studies' adversaries (notebooks 05, 06 and 07), whose attacks are not
-# this harness's membership, reconstruction or linkage attacks; they are not joined here yet, so
-# their rows are empty — not estimated, not faked:
+# The adversarial representation (friedrich) and the shared layers (alawad) are attacked by their own
+# studies' adversaries (notebooks 06 and 07); they are not joined into this harness, so their rows are
+# empty — not estimated, not faked:
 
 # %%
 for m in res["missing"]:
@@ -100,7 +131,7 @@ res["membership_table"].round(3)
 
 # %%
 write_table(res["canary_table"], "audits_canaries", out)
-res["canary_table"].groupby(["noise_multiplier", "epsilon", "copies"]).exposure.mean().round(2)
+res["canary_table"].groupby(["method", "setting", "copies"], sort=False).exposure.agg(["mean", "min", "max"]).round(2)
 
 # %% [markdown]
 # ## DSSGD: the words of a site's batch from its upload
@@ -109,6 +140,14 @@ res["canary_table"].groupby(["noise_multiplier", "epsilon", "copies"]).exposure.
 dssgd = pd.DataFrame(res["dssgd"])
 write_table(dssgd, "audits_dssgd", out)
 dssgd.round(3)
+
+# %% [markdown]
+# ## Pseudonymization: recovering the original PHI word
+
+# %%
+pseudo = pd.DataFrame(res["pseudonyms"])
+write_table(pseudo, "audits_pseudonyms", out)
+pseudo.round(3)
 
 # %% [markdown]
 # ## Surrogates: note linkage and equal-value disclosure
@@ -163,9 +202,9 @@ write_result(
     "audits",
     "privacy_frontier",
     params=res["params"],
-    metrics={k: res[k] for k in ("frontier", "membership_table", "canary_table", "dssgd", "surrogates",
-                                 "epsilon_audits")},
-    seeds=[seed],
+    metrics={k: res[k] for k in ("frontier", "statements", "membership_table", "canary_table", "dssgd",
+                                 "surrogates", "pseudonyms", "epsilon_audits")},
+    seeds=res["seeds"],
     data_fingerprint=res["fingerprint"],
     privacy_ledger={"dp_sgd": [m["ledger"] for m in res["membership"] if m["ledger"]],
                     "note": "seeded noise (reproducible study): the ε does not hold against anyone holding the seed"},

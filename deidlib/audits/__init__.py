@@ -29,9 +29,11 @@ from .membership import group_scores, lira_offline_scores, logit_confidence, los
 from .metrics import attack_scores, roc_auc, tpr_at_fpr
 from .one_run import OneRunAudit, audit_train_dp_one_run, epsilon_one_run
 from .reconstruction import batch_rows, embedding_slice, reconstruction_prf, recovered_rows
+from .recovery import neighbour_recovery
 from .scoring import sentence_losses
 
 __all__ = [
+    "neighbour_recovery",
     "Canary", "canary_exposure", "canary_words", "exposure", "insert_canaries", "make_canaries",
     "EpsilonAudit", "audit_dp_step", "audit_epsilon", "clopper_pearson_upper", "epsilon_lower_bound",
     "raise_if_violated", "OneRunAudit", "audit_train_dp_one_run", "epsilon_one_run",

@@ -5,7 +5,24 @@ One synthetic corpus (``load_corpus("synthetic")``, split by patient); the train
 sentences (capped at ``max_pool_sentences`` whole patients) are the *population*; the test
 split scores utility (binary-token F1, :func:`deidlib.training.evaluate_tagger`).
 
-* **Non-private and DP-SGD taggers** (:func:`membership_setting`): a target tagger is trained
+Every part but the ε audits runs on ``seeds`` seeds (``seed``, ``seed + 1``, ...: each its own
+synthetic corpus, coins, initialisation and noise); the frontier and the per-method statements
+(:func:`method_statements`) give the mean over seeds with the min–max interval, and the F1 cost
+with the 95 % t interval of the paired (same-seed) difference (:mod:`.seed_stats`).
+
+* **DP-SGD through a recipe that learns** (:func:`recipe_setting`, recipe ``dp_recipe`` of
+  :data:`deidlib.studies.dp_recipes.RECIPES`, default ``minilm``: the frozen public
+  all-MiniLM-L6-v2 encoder, a small conv head, DP-Adam with large lots) at each target ε of
+  ``dp_recipe_epsilons`` and at ε = ∞ (the recipe's lots and optimiser without noise or
+  clipping: its non-private reference), attacked exactly like the taggers below (same
+  population, coins, canaries, attacks). What DP protects there: one sentence of the *head's*
+  training set; the encoder and its WordPiece vocabulary are public and saw no private text, so
+  the attacks attack what the guarantee covers. The recipe's PHI-free-sentence thinning is off
+  in the audit (every member sentence is trained on, so the membership ground truth is exact),
+  and the target and its reference models of one seed start from the same public encoder with
+  heads initialised from different seeds.
+* **Non-private and from-scratch DP-SGD taggers** (:func:`membership_setting`, the contrast:
+  the thesis' way, a small tagger trained from scratch with lot 16): a target tagger is trained
   on the sentences of a random half of the population's patients (one seeded coin per
   patient) plus the canaries (:mod:`deidlib.audits.canary`, ``k`` copies each); ``references``
   reference models are trained the same way on other random halves (no canaries). Attacks:
@@ -37,8 +54,13 @@ split scores utility (binary-token F1, :func:`deidlib.training.evaluate_tagger`)
   noise 10× smaller than the ledger claims at ``one_run_broken_epsilon`` (which must exceed its
   claim). Every correct mechanism's lower bound must stay at or below the accountant's ε; the
   study raises if one does not (a bug).
-* **Representations (friedrich) and shared layers (alawad)**: their adversaries come from
-  their own studies (notebooks 05-07) and are not joined into this frontier yet; :data:`MISSING` rows say so.
+* **Pseudonymization** (:func:`pseudonym_rows`, Friedrich et al. §4): the population's
+  sentences with every PHI word replaced by one of its N nearest GloVe 6B-50d neighbours, per N
+  of ``pseudonym_ns``; utility = F1 on the original test notes of a tagger trained on them;
+  attack = recovery of the original word from its pseudonym (:mod:`deidlib.audits.recovery`).
+* **Representations (friedrich §5) and shared layers (alawad)**: their adversaries come from
+  their own studies (notebooks 06-07) and are not joined into this frontier; :data:`MISSING`
+  rows say so and why.
 
 One vocabulary per experiment (all population words and all canary candidates): the
 vocabulary itself is not what is audited (see :mod:`deidlib.audits.canary`).
@@ -46,8 +68,10 @@ vocabulary itself is not what is audited (see :mod:`deidlib.audits.canary`).
 
 from __future__ import annotations
 
+import copy
 import math
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, TypedDict
 
@@ -70,6 +94,7 @@ from ..audits import (
     lira_offline_scores,
     loss_scores,
     make_canaries,
+    neighbour_recovery,
     note_linkage,
     raise_if_violated,
     reconstruction_prf,
@@ -91,13 +116,16 @@ from ..results import fingerprint_documents
 from ..rng import derive_seed
 from ..surrogates.engine import SurrogateEngine
 from ..training import evaluate_tagger, train
+from .dp_recipes import RECIPES, build_recipe_tagger, train_recipe, with_overrides
 from .festag import binary_token_evaluator
 from .params import StudyParams, profiles
+from .seed_stats import paired_effect
 
 __all__ = [
     "AuditParams", "PROFILE_PARAMS", "params_for", "AuditData", "prepare_data", "make_tagger", "fit",
-    "membership_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit", "frontier_table",
-    "plot_frontier", "run_study", "AuditResults", "MISSING",
+    "membership_setting", "recipe_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit", "frontier_table",
+    "plot_frontier", "run_study", "pseudonym_rows", "AuditResults", "MISSING", "seed_table", "method_statements", "FAMILIES",
+    "PROTECTS",
 ]
 
 SCHEME, ENCODING = "binary", "BIO"
@@ -105,13 +133,37 @@ SCHEME, ENCODING = "binary", "BIO"
 #: methods whose attack is measured by another study and not yet joined into this frontier
 #: (the notebook prints these)
 MISSING = (
-    {"method": "pseudonymization (friedrich §4/§8)", "setting": "N neighbours",
-     "status": "not joined yet: measured by notebooks 05/06 (friedrich), not by this frontier's harness"},
-    {"method": "adversarial representation (friedrich §5)", "setting": "N",
-     "status": "not joined yet: measured by notebooks 05/06 (friedrich), not by this frontier's harness"},
-    {"method": "shared layers (alawad)", "setting": "shared/private CNN",
-     "status": "not joined yet: measured by notebook 07 (alawad), not by this frontier's harness"},
+    {"method": "adversarial representation (friedrich §5)", "setting": "N", "family": "representation",
+     "status": "not joined: its adversary protocol is being revised in its own study (notebook 06); the frontier "
+               "will call that study's public functions once they are settled"},
+    {"method": "shared layers (alawad)", "setting": "shared/private CNN", "family": "representation",
+     "status": "not joined: its representation adversary is measured by notebook 07, not yet run through this "
+               "harness's seeds and population; did not fit this round's budget"},
 )
+
+#: attack families, one frontier panel each (a family's success metric is one metric: no panel mixes two)
+FAMILIES = ("membership", "canary exposure", "reconstruction", "word recovery", "linkage", "representation")
+
+#: what each method protects: (unit, threat); keyed by the method's name in the frontier
+PROTECTS: dict[str, tuple[str, str]] = {
+    "non-private (festag)": ("nothing", "—"),
+    "DP-SGD from scratch (festag)": (
+        "one training sentence ((ε, δ)-DP of the weights; a k-copy canary only k·ε; the tagger's word list is "
+        "built from training words and not protected)",
+        "anyone holding the released weights (white box)"),
+    "non-private ({recipe} recipe)": ("nothing (the same lots and optimiser, no noise, no clipping)", "—"),
+    "DP-SGD ({recipe} recipe)": (
+        "one training sentence of the head's DP training ((ε, δ)-DP; a k-copy canary only k·ε); the frozen encoder "
+        "and its WordPiece vocabulary are public and saw no private text",
+        "anyone holding the released weights (white box)"),
+    "DSSGD": ("nothing formal: θ_u is the share of the update uploaded", "the server reading a site's uploads"),
+    "DSSGD + DP upload": ("each uploaded entry (ε per upload, Shokri & Shmatikov's per-entry noise)",
+                          "the server reading a site's uploads"),
+    "pseudonymization": ("a PHI word of the released training text: moved to one of its N nearest GloVe neighbours "
+                         "(itself included), no formal guarantee", "a reader of the released sentences"),
+    "surrogates": ("the original value behind one surrogate (ε·d: metric DP of the value)",
+                   "a reader of the released notes"),
+}
 
 
 @dataclass(frozen=True)
@@ -133,7 +185,12 @@ class AuditParams(StudyParams):
     max_grad_norm: float = 1.0
     delta: float = 1e-5
     accountant: str = "rdp"
-    dp_noises: tuple[float, ...] = (0.5, 1.0, 2.0)
+    dp_noises: tuple[float, ...] = (0.5, 1.0, 2.0)  # from-scratch DP-SGD (festag, lot 16): the contrast
+    seeds: int = 3  # seeds of the membership, DSSGD and surrogate parts (seed, seed + 1, ...); ε audits: the first
+    dp_recipe: str = "minilm"  # the DP recipe that learns (deidlib.studies.dp_recipes.RECIPES)
+    dp_recipe_epsilons: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)  # its target ε (and ε = ∞, its non-private reference)
+    dp_recipe_epochs: float | None = None  # None: the recipe's
+    dp_recipe_accountant: str = "prv"  # the accountant the recipes use
     references: int = 4
     canary_copies: tuple[int, ...] = (1, 4, 16)
     canaries_per_setting: int = 2
@@ -143,6 +200,8 @@ class AuditParams(StudyParams):
     dssgd_epochs: int = 3
     dssgd_lr: float = 0.3
     surrogate_epsilons: tuple[float, ...] = (1.0, 10.0)
+    pseudonym_ns: tuple[int, ...] = (2, 10, 100)  # friedrich pseudonymization's N (GloVe 6B-50d neighbours)
+    pseudonym_guesses: int = 10  # the recovery attacker's guesses per released PHI token
     step_audit_trials: int = 2000
     one_run_canaries: int = 2000
     one_run_steps: int = 2
@@ -153,6 +212,14 @@ class AuditParams(StudyParams):
     def check(self) -> None:
         if self.references < 1:
             raise ValueError("audits needs references >= 1")
+        if self.seeds < 1:
+            raise ValueError("audits needs seeds >= 1")
+        if self.dp_recipe not in RECIPES:
+            raise ValueError(f"unknown dp_recipe {self.dp_recipe!r} (one of {', '.join(RECIPES)})")
+        if RECIPES[self.dp_recipe].unit != "sentence":
+            raise ValueError("the audit's dp_recipe must have the sentence unit (the membership game's unit)")
+        if any(e <= 0 for e in self.dp_recipe_epsilons):
+            raise ValueError("dp_recipe_epsilons must be > 0")
         if any(s <= 0 for s in self.dp_noises):
             raise ValueError("noise multipliers must be > 0")
         if self.one_run_canaries < 20 or any(e <= 0 for e in (*self.one_run_epsilons, self.one_run_broken_epsilon)):
@@ -166,9 +233,12 @@ PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
         canary_copies=(1, 16), canaries_per_setting=1, canary_candidates=16, dssgd_theta_us=(1.0,),
         dssgd_dp_epsilons=(1.0,), dssgd_epochs=1, surrogate_epsilons=(1.0,), step_audit_trials=1000,
         one_run_canaries=200, one_run_steps=1, one_run_epsilons=(8.0,), one_run_sentences=6,
+        seeds=1, dp_recipe_epsilons=(8.0,), dp_recipe_epochs=2, pseudonym_ns=(10,),
     ),
-    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2),
-    "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8,
+    # cpu: one σ for the from-scratch contrast and ε 1, 4, 8 for the recipe keep 3 seeds within the budget
+    "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2, dp_noises=(1.0,),
+                       dp_recipe_epsilons=(1.0, 4.0, 8.0)),
+    "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8, seeds=5,
                          canaries_per_setting=5, canary_candidates=1024, one_run_canaries=10000),
 })
 
@@ -253,14 +323,14 @@ def _half(patients, seed: int, tag: str) -> dict[str, bool]:
     return {p: i in inside for i, p in enumerate(ids)}
 
 
-def membership_setting(data: AuditData, params: AuditParams, noise: float | None, *, seed: int = 0
-                       ) -> dict[str, Any]:
-    """One setting (σ = ``noise``; None: non-private): target + references, membership attacks
-    per sentence and per patient, canary exposure, utility. Returns rows and summary."""
+def _membership_game(data: AuditData, params: AuditParams, seed: int, new_model, fit_model) -> dict[str, Any]:
+    """The membership game of one setting: model 0 (the target, with the canaries) and
+    ``references`` reference models, each trained by ``fit_model(new_model(r, canaries), train_set, r)``
+    (→ ``(tagger, ledger)``) on the sentences of a seeded random half of the patients; the attacks
+    per sentence and per patient, the canaries' exposure and the target's utility."""
     t0 = time.perf_counter()
     canaries = make_canaries(params.canary_copies, params.canaries_per_setting, params.canary_candidates,
                              derive_seed(seed, "audits-canaries"))
-    fz = _featurizer([s.words for s in data.sentences], canary_words(canaries))
     n = len(data.sentences)
     losses, ins = [], []
     target = None
@@ -271,8 +341,7 @@ def membership_setting(data: AuditData, params: AuditParams, noise: float | None
         train_set = [s for s, m in zip(data.sentences, member) if m]
         if r == 0:
             train_set = insert_canaries(train_set, canaries, derive_seed(seed, "audits-insert"))
-        tagger = make_tagger(fz, params, derive_seed(seed, "audits-init", r))
-        led = fit(tagger, train_set, params, noise, derive_seed(seed, "audits-train", r))
+        tagger, led = fit_model(new_model(r, canaries), train_set, r)
         losses.append(sentence_losses(tagger, data.sentences))
         ins.append(member)
         if r == 0:
@@ -280,24 +349,106 @@ def membership_setting(data: AuditData, params: AuditParams, noise: float | None
     L, IN = np.stack(losses), np.stack(ins)
     scores = {"loss": loss_scores(L[0]), "lira": lira_offline_scores(L[0], L[1:], IN[1:])}
     rows = []
+    coin0 = _half(data.patients, seed, "model-0")
     for attack, s in scores.items():
         rows.append({"level": "sentence", "attack": attack, **attack_scores(s[IN[0]], s[~IN[0]])})
         g = group_scores(s, data.patients)
-        coin0 = _half(data.patients, seed, "model-0")
         gi = [v for p, v in g.items() if coin0[p]]
         go = [v for p, v in g.items() if not coin0[p]]
         rows.append({"level": "patient", "attack": attack, **attack_scores(gi, go)})
     p, rcl, f = evaluate_tagger(target, data.test_docs)
     return {
-        "noise_multiplier": noise,
+        "seed": seed,
         "epsilon": ledger.epsilon if ledger else math.inf,
         "ledger": ledger.to_dict() if ledger else None,
         "utility": {"precision": p, "recall": rcl, "f1": f},
         "membership": rows,
         "canaries": canary_exposure(target, canaries),
         "population": n,
+        "references": params.references,
         "seconds": time.perf_counter() - t0,
     }
+
+
+def membership_setting(data: AuditData, params: AuditParams, noise: float | None, *, seed: int = 0
+                       ) -> dict[str, Any]:
+    """One setting of the from-scratch tagger (``params.kind``; σ = ``noise``, None:
+    non-private): target + references, membership attacks per sentence and per patient,
+    canary exposure, utility."""
+    fz = None
+
+    def new_model(r, canaries):
+        nonlocal fz
+        if fz is None:
+            fz = _featurizer([s.words for s in data.sentences], canary_words(canaries))
+        return make_tagger(fz, params, derive_seed(seed, "audits-init", r))
+
+    def fit_model(tagger, train_set, r):
+        return tagger, fit(tagger, train_set, params, noise, derive_seed(seed, "audits-train", r))
+
+    out = _membership_game(data, params, seed, new_model, fit_model)
+    return {"method": f"non-private ({params.kind})" if noise is None else f"DP-SGD from scratch ({params.kind})",
+            "setting": "" if noise is None else f"σ={noise:g}", "noise_multiplier": noise,
+            "target_epsilon": math.inf, **out}
+
+
+def _recipe(params: AuditParams):
+    """The audit's DP recipe: ``dp_recipe`` without thinning (exact membership ground truth) and
+    with ``dp_recipe_epochs`` if set."""
+    r = RECIPES[params.dp_recipe]
+    return with_overrides(r, negative_keep_rate=None,
+                          **({} if params.dp_recipe_epochs is None else {"epochs": params.dp_recipe_epochs}))
+
+
+def recipe_base(data: AuditData, params: AuditParams, *, seed: int = 0):
+    """The recipe's untrained tagger for one seed (its public pre-training when it has one),
+    shared by that seed's settings (each model trains a copy)."""
+    from .dp_recipes import pretrain_public
+
+    recipe = _recipe(params)
+    if recipe.pretrain is not None:
+        return pretrain_public(recipe, seed=derive_seed(seed, "audits-recipe-public"))
+    return build_recipe_tagger(recipe, data.docs, seed=derive_seed(seed, "audits-recipe-init"))[1]
+
+
+def _reinit_head(tagger, seed: int) -> None:
+    """Fresh initialisation (seeded) of every trainable module outside a frozen encoder."""
+    frozen = {id(m) for m in getattr(tagger, "encoder", torch.nn.Module()).modules()}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for m in tagger.modules():
+            if id(m) not in frozen and m is not tagger and hasattr(m, "reset_parameters"):
+                m.reset_parameters()
+
+
+def recipe_setting(data: AuditData, params: AuditParams, epsilon: float, base, *, seed: int = 0
+                   ) -> dict[str, Any]:
+    """One setting of the DP recipe ``params.dp_recipe`` at target ``epsilon`` (``math.inf``:
+    the recipe's non-private reference), attacked like :func:`membership_setting`'s taggers.
+    ``base``: :func:`recipe_base` of this seed. Models without public pre-training get a head
+    initialised from their own seed."""
+    recipe = _recipe(params)
+
+    def new_model(r, canaries):
+        m = copy.deepcopy(base)
+        if recipe.pretrain is None:
+            _reinit_head(m, derive_seed(seed, "audits-recipe-init", r))
+        return m
+
+    def fit_model(tagger, train_set, r):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="noise_multiplier = 0")
+            m = train_recipe(recipe, None, epsilon=epsilon, seed=derive_seed(seed, "audits-recipe-train", r),
+                             delta=params.delta, accountant=params.dp_recipe_accountant, secure=False, base=tagger,
+                             sentences=train_set)
+        return m["tagger"], (m["ledger"] if math.isfinite(epsilon) else None)
+
+    out = _membership_game(data, params, seed, new_model, fit_model)
+    private = math.isfinite(epsilon)
+    return {"method": f"{'DP-SGD' if private else 'non-private'} ({recipe.name} recipe)",
+            "setting": f"ε={epsilon:g}" if private else "", "noise_multiplier": (
+                out["ledger"]["noise_multiplier"] if private and out["ledger"] else None),
+            "target_epsilon": epsilon, "recipe": recipe.name, **out}
 
 
 # ----------------------------------------------------------------------------- DSSGD
@@ -371,6 +522,30 @@ def surrogate_rows(data: AuditData, params: AuditParams, *, seed: int = 0) -> li
     return rows
 
 
+# ------------------------------------------------------------------- pseudonymization
+def pseudonym_rows(data: AuditData, params: AuditParams, index, *, seed: int = 0) -> list[dict[str, Any]]:
+    """Per N of ``pseudonym_ns``: the population's sentences pseudonymized (Friedrich et al.
+    §4, :func:`deidlib.privacy.pseudonymize.pseudonymize`, seeded, not shuffled so that the
+    attack can be scored), utility of a tagger trained on them (F1 on the original test notes),
+    and the nearest-neighbour recovery of the original PHI words
+    (:func:`deidlib.audits.recovery.neighbour_recovery`, ``pseudonym_guesses`` guesses).
+    ``index``: a :class:`~deidlib.embeddings.neighbours.NeighbourIndex` over GloVe 6B-50d."""
+    from ..privacy.pseudonymize import pseudonymize
+
+    rows = []
+    for n in params.pseudonym_ns:
+        t0 = time.perf_counter()
+        released, st = pseudonymize(data.sentences, index, n, seed=derive_seed(seed, "audits-pseudo", n),
+                                     shuffle=False)
+        tagger = make_tagger(_featurizer([s.words for s in released]), params, derive_seed(seed, "audits-pseudo-init"))
+        fit(tagger, released, params, None, derive_seed(seed, "audits-pseudo-train"))
+        rec = neighbour_recovery(data.sentences, released, index, params.pseudonym_guesses)
+        rows.append({"n": n, "seed": seed, "f1": evaluate_tagger(tagger, data.test_docs)[2],
+                     **{f"recovery_{k}": v for k, v in rec.items()}, "phi_tokens": st.phi_tokens,
+                     "replaced": st.replaced, "oov": st.oov, "seconds": time.perf_counter() - t0})
+    return rows
+
+
 # ------------------------------------------------------------------------- ε audits
 def one_run_audit(data: AuditData, params: AuditParams, target_epsilon: float, *, seed: int = 0,
                   actual_noise: float | None = None, train_dp_fn=None) -> dict[str, Any]:
@@ -423,69 +598,189 @@ def epsilon_audits(data: AuditData, params: AuditParams, *, seed: int = 0) -> pd
 
 
 # --------------------------------------------------------------------------- summary
-def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
-    """One row per method and setting: utility (binary-token F1) and attack success, plus the
-    rows that are missing (utility and attack NaN, ``status`` says why)."""
+def _exposure_metric(canaries: list[dict]) -> str:
+    return f"exposure (bits) of the k={max(c['copies'] for c in canaries)} canaries"
+
+
+def seed_table(res: dict[str, Any]) -> pd.DataFrame:
+    """One row per method, setting, attack family and seed: the utility (binary-token F1) and
+    the attack's success in that family's metric (``attack_metric``)."""
     rows = []
     for m in res["membership"]:
-        best = max((r for r in m["membership"] if r["level"] == "sentence"), key=lambda r: r["tpr@1%"])
-        pat = max((r for r in m["membership"] if r["level"] == "patient"), key=lambda r: r["auc"])
-        exp16 = [c["exposure"] for c in m["canaries"] if c["copies"] == max(c2["copies"] for c2 in m["canaries"])]
-        name = "non-private" if m["noise_multiplier"] is None else "DP-SGD"
-        setting = "" if m["noise_multiplier"] is None else f"σ={m['noise_multiplier']:g}, ε={m['epsilon']:.2f}"
-        rows.append({"method": name, "setting": setting, "epsilon": m["epsilon"], "utility_f1": m["utility"]["f1"],
-                     "attack": f"membership (sentence, {best['attack']})", "attack_metric": "TPR@1%FPR",
-                     "attack_success": best["tpr@1%"], "auc": best["auc"], "patient_auc": pat["auc"],
-                     "canary_exposure_max_k": float(np.mean(exp16)), "status": "measured"})
+        base = {"method": m["method"], "setting": m["setting"], "seed": m.get("seed", 0), "epsilon": m["epsilon"],
+                "utility_f1": m["utility"]["f1"], "status": "measured"}
+        sent = [r for r in m["membership"] if r["level"] == "sentence"]
+        best = max(sent, key=lambda r: r["tpr@1%"])
+        pat = [r for r in m["membership"] if r["level"] == "patient"]
+        rows.append({**base, "family": "membership", "attack": "membership per sentence (loss, offline LiRA)",
+                     "attack_metric": "TPR@1%FPR", "attack_success": best["tpr@1%"],
+                     "strongest_attack": best["attack"], "tpr@0.1%": max(r["tpr@0.1%"] for r in sent),
+                     "auc": max(r["auc"] for r in sent), "patient_auc": max(r["auc"] for r in pat),
+                     "references": m.get("references", math.nan)})
+        if m["canaries"]:
+            k = max(c["copies"] for c in m["canaries"])
+            rows.append({**base, "family": "canary exposure", "attack": "canary exposure (rank of the secret)",
+                         "attack_metric": _exposure_metric(m["canaries"]),
+                         "attack_success": float(np.mean([c["exposure"] for c in m["canaries"] if c["copies"] == k])),
+                         "max_exposure": max(c["max_exposure"] for c in m["canaries"])})
     for d in res["dssgd"]:
         dp = math.isfinite(d["dp_epsilon_per_upload"])
-        rows.append({"method": "DSSGD + DP upload" if dp else "DSSGD",
+        rows.append({"method": "DSSGD + DP upload" if dp else "DSSGD", "seed": d.get("seed", 0),
                      "setting": f"θ_u={d['theta_u']:g}" + (f", ε/upload={d['dp_epsilon_per_upload']:g}" if dp else ""),
                      "epsilon": d["dp_epsilon_per_upload"] if dp else math.inf, "utility_f1": d["f1"],
-                     "attack": "word reconstruction (site 1, first upload)", "attack_metric": "F1 of recovered words",
-                     "attack_success": d["reconstruction_f1"], "status": "measured"})
+                     "family": "reconstruction", "attack": "word reconstruction (site 1, first upload)",
+                     "attack_metric": "F1 of recovered words", "attack_success": d["reconstruction_f1"],
+                     "status": "measured"})
+    for p in res.get("pseudonyms", []):
+        rows.append({"method": "pseudonymization", "setting": f"N={p['n']}", "seed": p.get("seed", 0),
+                     "epsilon": math.nan, "utility_f1": p["f1"], "family": "word recovery",
+                     "attack": "original PHI word from its pseudonym (nearest neighbours)",
+                     "attack_metric": "share of PHI words recovered", "attack_success": p["recovery_recovered"],
+                     "status": "measured"})
     for s in res["surrogates"]:
         if s["memo_scope"].startswith("none"):
             continue
         rows.append({"method": "surrogates", "setting": f"ε={s['epsilon']:g}, memo={s['memo_scope']}",
-                     "epsilon": s["epsilon"], "utility_f1": s["f1"], "attack": "note linkage (names/places)",
-                     "attack_metric": "F1 of same-patient note pairs", "attack_success": s["linkage_f1"],
-                     "status": "measured"})
+                     "seed": s.get("seed", 0), "epsilon": s["epsilon"], "utility_f1": s["f1"], "family": "linkage",
+                     "attack": "note linkage (names/places)", "attack_metric": "F1 of same-patient note pairs",
+                     "attack_success": s["linkage_f1"], "status": "measured"})
+    return pd.DataFrame(rows)
+
+
+def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
+    """One row per method, setting and attack family: mean over seeds of the utility and of
+    the attack's success, with their min–max over seeds (``*_lo``, ``*_hi``), plus the rows
+    that are missing (utility and attack NaN, ``status`` says why)."""
+    st = seed_table(res)
+    rows = []
+    if len(st):
+        keys = ["method", "setting", "family", "attack", "attack_metric", "status"]
+        extra = [c for c in ("tpr@0.1%", "auc", "patient_auc", "max_exposure", "references") if c in st]
+        for key, g in st.groupby(keys, sort=False, dropna=False):
+            row = dict(zip(keys, key))
+            row.update({"seeds": len(g), "epsilon": float(g.epsilon.mean()),
+                        "utility_f1": float(g.utility_f1.mean()), "utility_lo": float(g.utility_f1.min()),
+                        "utility_hi": float(g.utility_f1.max()), "attack_success": float(g.attack_success.mean()),
+                        "attack_lo": float(g.attack_success.min()), "attack_hi": float(g.attack_success.max())})
+            row.update({c: float(g[c].mean()) for c in extra})
+            if "strongest_attack" in g and g.strongest_attack.notna().any():
+                row["strongest_attack"] = "/".join(sorted(set(g.strongest_attack.dropna())))
+            rows.append(row)
     for m in MISSING:
         rows.append({**m, "epsilon": math.nan, "utility_f1": math.nan, "attack_success": math.nan})
     return pd.DataFrame(rows)
 
 
+def _reference(method: str) -> str:
+    """The non-private row whose F1 a method's F1 cost is measured against."""
+    if method.endswith(" recipe)"):
+        return "non-private (" + method.split("(", 1)[1]
+    if "(" in method:
+        return "non-private (" + method.split("(", 1)[1]
+    return f"non-private ({AuditParams.kind})"
+
+
+def _protects(method: str) -> tuple[str, str]:
+    if method in PROTECTS:
+        return PROTECTS[method]
+    for key, v in PROTECTS.items():
+        head, _, tail = key.partition("{recipe}")
+        if tail and method.startswith(head) and method.endswith(tail):
+            return v
+    return ("not stated", "not stated")
+
+
+def _fmt(mean: float, lo: float, hi: float, digits: int = 3) -> str:
+    if not math.isfinite(mean):
+        return "—"
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
+def method_statements(res: dict[str, Any]) -> pd.DataFrame:
+    """Per method and setting, from the run's numbers: what it protects (unit, threat), what
+    each attack found (mean [min–max over seeds]), its F1 and its F1 cost against its
+    non-private reference (mean paired difference over seeds with its 95 % t interval,
+    :func:`deidlib.studies.seed_stats.paired_effect`)."""
+    st = seed_table(res)
+    if not len(st):
+        return pd.DataFrame(columns=["method", "setting", "protects", "threat", "attack found", "F1", "F1 cost",
+                                     "reference"])
+    f1 = st.drop_duplicates(["method", "setting", "seed"]).set_index(["method", "setting", "seed"]).utility_f1
+    rows = []
+    for (method, setting), g in st.groupby(["method", "setting"], sort=False):
+        found = []
+        for (attack, metric), a in g.groupby(["attack", "attack_metric"], sort=False):
+            found.append(f"{attack}: {metric} {_fmt(a.attack_success.mean(), a.attack_success.min(), a.attack_success.max())}")
+        mine = f1.sort_index().loc[(method, setting)]
+        ref = _reference(method)
+        cost, ref_name = "—", "—"
+        if ref != method and (ref, "") in f1.droplevel("seed").index:
+            r = f1.sort_index().loc[(ref, "")]
+            common = sorted(set(mine.index) & set(r.index))
+            e = paired_effect([r[s] for s in common], [mine[s] for s in common])
+            cost, ref_name = f"{_fmt(e['mean'], e['lo'], e['hi'])} (n={e['n']})", ref
+        unit, threat = _protects(method)
+        rows.append({"method": method, "setting": setting, "protects": unit, "threat": threat,
+                     "attack found": "; ".join(found), "F1": _fmt(mine.mean(), mine.min(), mine.max()),
+                     "F1 cost": cost, "reference": ref_name})
+    for m in MISSING:
+        rows.append({"method": m["method"], "setting": m["setting"], "protects": "—", "threat": "—",
+                     "attack found": m["status"], "F1": "—", "F1 cost": "—", "reference": "—"})
+    return pd.DataFrame(rows)
+
+
 @style()
 def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack success", seed: int | None = None):
-    """The frontier: binary-token F1 against attack success, one panel per attack family (the
-    families' success metrics are not comparable, so they never share an axis), one marker
-    per method, each point labelled with its setting; ``seed`` is stated under the title."""
+    """The frontier: binary-token F1 against attack success, one panel per attack metric
+    (each family has one; the metrics are not comparable, so they never share an axis), one
+    marker per method, each point labelled with its setting and, where the table has them, bars
+    for the min–max over seeds; ``seed`` (or a seeds text) is stated under the title."""
     from .labels import place_labels
 
     f = frontier[frontier.status == "measured"]
+    order = {fam: i for i, fam in enumerate(FAMILIES)}
+    if "family" in f:
+        f = f.assign(_o=f.family.map(order).fillna(len(order))).sort_values("_o", kind="stable")
     families = list(dict.fromkeys(f.attack_metric)) or ["attack success"]
-    fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 0.6, 4.4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 0.6, 4.6), sharey=True, squeeze=False)
     axes = axes[0]
-    markers = {"non-private": "*", "DP-SGD": "o", "DSSGD": "s", "DSSGD + DP upload": "D", "surrogates": "^"}
+    markers = {"non-private": "*", "DP-SGD": "o", "DP-SGD from scratch": "o", "DSSGD": "s",
+               "DSSGD + DP upload": "D", "surrogates": "^", "pseudonymization": "v"}
+    bars = {"utility_lo", "utility_hi", "attack_lo", "attack_hi"} <= set(f.columns)
     labels = []
     for ax, metric in zip(axes, families):
         d_fam = f[f.attack_metric == metric]
         for method, d in d_fam.groupby("method", sort=False):
-            ax.scatter(d.attack_success, d.utility_f1, marker=markers.get(method, "x"), s=60, label=method)
+            marker = markers.get(method, markers.get(method.split(" (")[0], "x"))
+            if "recipe)" in method:
+                marker = "P" if method.startswith("non-private") else "h"
+            pts = ax.scatter(d.attack_success, d.utility_f1, marker=marker, s=55, label=method, zorder=3)
+            if bars:
+                x, y = d.attack_success.to_numpy(float), d.utility_f1.to_numpy(float)
+                xerr = np.vstack([x - d.attack_lo.to_numpy(float), d.attack_hi.to_numpy(float) - x])
+                yerr = np.vstack([y - d.utility_lo.to_numpy(float), d.utility_hi.to_numpy(float) - y])
+                ax.errorbar(x, y, xerr=np.clip(np.nan_to_num(xerr), 0, None), yerr=np.clip(np.nan_to_num(yerr), 0, None), fmt="none", lw=0.8,
+                            ecolor=pts.get_facecolor()[0], alpha=0.6, zorder=2)
         names = [r.setting if isinstance(r.setting, str) and r.setting else "" for r in d_fam.itertuples()]
         labels.append((ax, d_fam.attack_success.to_numpy(float), d_fam.utility_f1.to_numpy(float), names))
         attack = d_fam.attack.iloc[0] if len(d_fam) else ""
         ax.set_title(attack, fontsize=8)
         ax.set_xlabel(f"{metric} (attack success)", fontsize=8)
-        ax.set_xlim(-0.03, 1.03)
-        ax.legend(fontsize=7, loc="lower right")
+        if metric.startswith("exposure"):
+            top = float(d_fam["max_exposure"].max()) if "max_exposure" in d_fam else float(d_fam.attack_success.max())
+            ax.set_xlim(-0.3, (top if math.isfinite(top) else 1.0) + 0.3)
+        else:
+            ax.set_xlim(-0.03, 1.03)
+        ax.legend(fontsize=6, loc="best")
     axes[0].set_ylabel("binary-token F1 (test)")
-    fig.suptitle(title + ("" if seed is None else f"; seed {seed}"), fontsize=8)
+    stated = "" if seed is None else (f"; seed {seed}" if isinstance(seed, int) else f"; {seed}")
+    fig.suptitle(title + stated, fontsize=8)
     fig.tight_layout()
     for ax, x, y, names in labels:  # once the layout is final, so that no label sits on another
         keep = [i for i, n in enumerate(names) if n]
-        place_labels(ax, x[keep], y[keep], [names[i] for i in keep], fontsize=7)
+        place_labels(ax, x[keep], y[keep], [names[i] for i in keep], fontsize=6)
     return fig
 
 
@@ -493,12 +788,15 @@ class AuditResults(TypedDict):
     params: dict[str, Any]
     profile: str
     seed: int
+    seeds: list[int]
     population: dict[str, int]
     membership: list[dict[str, Any]]
     dssgd: list[dict[str, Any]]
     surrogates: list[dict[str, Any]]
+    pseudonyms: list[dict[str, Any]]
     epsilon_audits: pd.DataFrame
     frontier: pd.DataFrame
+    statements: pd.DataFrame
     membership_table: pd.DataFrame
     canary_table: pd.DataFrame
     missing: list[dict[str, str]]
@@ -508,44 +806,66 @@ class AuditResults(TypedDict):
 
 def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> AuditResults:
     """Everything of notebook 09 (synthetic corpus only: the attacks need to train many models
-    and to know the ground truth of membership)."""
+    and to know the ground truth of membership): membership, DSSGD and surrogates on seeds
+    ``seed`` … ``seed + params.seeds − 1``, the ε audits on ``seed``."""
     if not isinstance(params, AuditParams):
         raise TypeError("run_study takes resolved AuditParams (audits.params_for(profile, ...))")
     from tqdm.auto import tqdm
 
     t0 = time.perf_counter()
-    data = prepare_data(params, seed)
+    seeds = [seed + i for i in range(params.seeds)]
+    recipe_eps = [*params.dp_recipe_epsilons, math.inf]
     settings = [None, *params.dp_noises]
-    bar = tqdm(total=len(settings) + 3, desc="audits", disable=not progress)
-    membership = []
+    bar = tqdm(total=len(seeds) * (len(settings) + len(recipe_eps) + 3) + 1, desc="audits", disable=not progress)
+    membership, dssgd, sur, pseudo = [], [], [], []
+    index = None
+    if params.pseudonym_ns:
+        from ..embeddings.neighbours import NeighbourIndex
+        from ..embeddings.public import load_glove
+
+        index = NeighbourIndex(load_glove())
+    first = None
     with torch.random.fork_rng(devices=[]):
-        for s in settings:
-            bar.set_postfix_str("non-private" if s is None else f"σ={s:g}")
-            membership.append(membership_setting(data, params, s, seed=seed))
+        for sd in seeds:
+            data = prepare_data(params, sd)
+            first = first or data
+            for s in settings:
+                bar.set_postfix_str(f"seed {sd}, " + ("non-private" if s is None else f"σ={s:g}"))
+                membership.append(membership_setting(data, params, s, seed=sd))
+                bar.update()
+            base = recipe_base(data, params, seed=sd)
+            for e in recipe_eps:
+                bar.set_postfix_str(f"seed {sd}, {params.dp_recipe} ε={e:g}")
+                membership.append(recipe_setting(data, params, e, base, seed=sd))
+                bar.update()
+            bar.set_postfix_str(f"seed {sd}, dssgd")
+            dssgd += [{**r, "seed": sd} for r in dssgd_rows(data, params, seed=sd)]
             bar.update()
-        bar.set_postfix_str("dssgd")
-        dssgd = dssgd_rows(data, params, seed=seed)
-        bar.update()
-        bar.set_postfix_str("surrogates")
-        sur = surrogate_rows(data, params, seed=seed)
-        bar.update()
+            bar.set_postfix_str(f"seed {sd}, surrogates")
+            sur += [{**r, "seed": sd} for r in surrogate_rows(data, params, seed=sd)]
+            bar.update()
+            if index is not None:
+                bar.set_postfix_str(f"seed {sd}, pseudonymization")
+                pseudo += pseudonym_rows(data, params, index, seed=sd)
+            bar.update()
         bar.set_postfix_str("ε audits")
-        eps = epsilon_audits(data, params, seed=seed)
+        eps = epsilon_audits(first, params, seed=seed)
         bar.update()
     bar.close()
     out: AuditResults = {  # type: ignore[typeddict-item]
-        "params": asdict(params), "profile": params.profile, "seed": seed,
-        "population": {"sentences": len(data.sentences), "patients": len(set(data.patients)),
-                       "documents": len(data.docs), "test_documents": len(data.test_docs)},
-        "membership": membership, "dssgd": dssgd, "surrogates": sur, "epsilon_audits": eps,
-        "missing": list(MISSING), "fingerprint": data.fingerprint,
+        "params": asdict(params), "profile": params.profile, "seed": seed, "seeds": seeds,
+        "population": {"sentences": len(first.sentences), "patients": len(set(first.patients)),
+                       "documents": len(first.docs), "test_documents": len(first.test_docs)},
+        "membership": membership, "dssgd": dssgd, "surrogates": sur, "pseudonyms": pseudo, "epsilon_audits": eps,
+        "missing": list(MISSING), "fingerprint": first.fingerprint,
     }
     out["frontier"] = frontier_table(out)
+    out["statements"] = method_statements(out)
     out["membership_table"] = pd.DataFrame([
-        {"noise_multiplier": m["noise_multiplier"] or 0.0, "epsilon": m["epsilon"], **r}
+        {"method": m["method"], "setting": m["setting"], "seed": m["seed"], "epsilon": m["epsilon"], **r}
         for m in membership for r in m["membership"]])
     out["canary_table"] = pd.DataFrame([
-        {"noise_multiplier": m["noise_multiplier"] or 0.0, "epsilon": m["epsilon"], **c}
+        {"method": m["method"], "setting": m["setting"], "seed": m["seed"], "epsilon": m["epsilon"], **c}
         for m in membership for c in m["canaries"]])
     out["seconds"] = time.perf_counter() - t0
     return out

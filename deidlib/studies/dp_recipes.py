@@ -232,6 +232,7 @@ def train_recipe(
     progress: bool = False,
     base=None,
     history: list[tuple[float, float, int]] | None = None,
+    sentences=None,
 ) -> dict[str, Any]:
     """One model of ``recipe`` at target ``epsilon`` (``math.inf``: the same lots and
     optimiser without noise or clipping). By default (``secure=True``) the lots and the noise
@@ -240,10 +241,14 @@ def train_recipe(
     says the guarantee does not hold against anyone holding the seed.
     ``base``: a trained tagger to fine-tune (a copy; its featurizer is kept; default: the
     recipe's public pre-training, :func:`pretrain_public`, when it has one), ``history``: DP
-    phases already spent on the same units (their ε composes).
+    phases already spent on the same units (their ε composes), ``sentences``: the tagged
+    training sentences to use instead of ``train_docs``' (a membership game picks sentences;
+    needs ``base``, and the sentence unit).
     Returns {"tagger", "ledger", "history" (``train_dp``'s: privacy spent per epoch), "sentences",
     "seconds"}."""
     t0 = time.perf_counter()
+    if sentences is not None and (base is None or recipe.unit != "sentence"):
+        raise ValueError("train_recipe(sentences=...) needs a base tagger and the sentence unit")
     if base is None and recipe.pretrain is not None:
         base = pretrain_public(recipe, seed=seed, progress=progress)
     if base is None:
@@ -251,8 +256,9 @@ def train_recipe(
     else:
         tagger = copy.deepcopy(base)
         task = getattr(base, "task", {}) or {}
-        sents = [s for s in tagged_sentences(train_docs, task.get("scheme", SCHEME), task.get("encoding", ENCODING),
-                                             task.get("mode", "default")) if s.tokens]
+        sents = [s for s in (sentences if sentences is not None else tagged_sentences(
+            train_docs, task.get("scheme", SCHEME), task.get("encoding", ENCODING), task.get("mode", "default")))
+            if s.tokens]
     restrict_to_recipe(tagger, recipe)
     if recipe.negative_keep_rate is not None:
         sents = thin_negatives(sents, recipe.negative_keep_rate, derive_seed(seed, "dp-thin"))

@@ -217,3 +217,17 @@ def test_sat_dp_cost_rows_state_what_is_private(splits):
     costs = ad.dp_costs(rows).set_index("cost")
     assert costs.loc["recipe without DP − DP SAT", "mean"] == pytest.approx(10.0)
     assert ad.sat_dp_cost(splits.train[:4], splits.test[:2], params, curves.iloc[:0], seed=0).empty
+
+
+def test_given_sentences_are_what_dp_sgd_trains_on(splits):
+    """A membership game hands train_recipe its own sentences: the ledger counts exactly them as
+    units, and without a base tagger the call is refused (the featurizer would come from docs)."""
+    from deidlib.corpus.labels import tagged_sentences
+
+    base = build_recipe_tagger(SMALL_MINILM, splits.train, seed=0)[1]
+    sents = [s for s in tagged_sentences(splits.train, "binary", "BIO") if s.tokens][:9]
+    r = with_overrides(SMALL_MINILM, negative_keep_rate=None)  # no thinning: every given sentence is a unit
+    m = train_recipe(r, None, epsilon=8.0, seed=0, base=base, sentences=sents, secure=False)
+    assert m["sentences"] == 9 and m["ledger"].n_units == 9
+    with pytest.raises(ValueError, match="base tagger"):
+        train_recipe(SMALL_MINILM, None, epsilon=8.0, sentences=sents)
