@@ -1,6 +1,7 @@
 """Adversarial representation (Friedrich et al. 2019, section 5): trainable noise, phases that
 update only what they should, and adversaries that can (identity) and cannot (pure noise) win."""
 
+import inspect
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from deidlib.corpus.tokenize import Token
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.privacy.adversarial import (
+    FROZEN_EPOCHS,
     L_RANDOM,
     PHASES,
     AdversarialModel,
@@ -21,6 +23,7 @@ from deidlib.privacy.adversarial import (
     DeidHead,
     RepresentationModel,
     adversary_loss,
+    attack_sentences,
     encode_sentences,
     frozen_adversary_accuracy,
     representation_loss,
@@ -159,6 +162,75 @@ def test_adversary_is_at_chance_on_pure_noise(data):
     bound = 4 * math.sqrt(0.25 / n)  # 4 binomial standard deviations around 1/2 (n >= 300: 0.115)
     assert n >= 300
     assert abs(res["accuracy"] - 0.5) < bound, (res["accuracy"], bound)
+
+
+class Leaky(nn.Module):
+    """Half the channels carry the embedding in the clear, the other half pure noise: a PHI token
+    swapped for a neighbour shows only in the clear half."""
+
+    out_dim = EMB
+
+    def forward(self, emb, lengths):
+        return torch.cat([emb[..., : EMB // 2], torch.randn_like(emb[..., EMB // 2 :])], dim=-1)
+
+
+def _protocol_attack(data, rep, bucket):
+    """The frozen adversary as notebook 06 runs it: its own training pool (not the trainer's
+    sentences), held-out pairs from other sentences, K/5 checkpoints, length buckets."""
+    emb, index, train, test = data
+    torch.manual_seed(0)
+    model = AdversarialModel(rep, DeidHead(EMB, LABELS, hidden=4, layers=1), Adversaries(EMB, EMB, hidden=16))
+    t = _trainer(data, model, bucket=bucket)
+    pool = encode_sentences(_sentences(160, 7), emb, LABELS)
+    return frozen_adversary_accuracy(t, test, epochs=40, train_items=pool, eval_every=8)
+
+
+@pytest.mark.parametrize("bucket", [False, True])
+def test_protocol_adversary_wins_on_a_leaky_representation_and_not_on_noise(data, bucket):
+    leak = _protocol_attack(data, Leaky(), bucket)
+    assert leak["accuracy"] > 0.8, leak["accuracy"]
+    assert [c["epoch"] for c in leak["curve"]] == [8, 16, 24, 32, 40]
+    assert leak["curve"][-1]["pairs_seen"] == 40 * leak["train_pairs"] and leak["train_pairs"] >= 300
+    noise = _protocol_attack(data, PureNoise(), bucket)
+    assert abs(noise["accuracy"] - 0.5) < 4 * math.sqrt(0.25 / noise["pairs"]), noise["accuracy"]
+
+
+def test_the_frozen_adversary_trains_k_epochs_paper_default_50(data):
+    assert FROZEN_EPOCHS == 50  # Figure 5 and section 8: "an additional 50 epochs"
+    assert inspect.signature(frozen_adversary_accuracy).parameters["epochs"].default == 50
+    t = _trainer(data, _small(seed=3))
+    res = frozen_adversary_accuracy(t, data[3][:40], epochs=3)
+    assert len(res["history"]) == 3 and all(h["phase"] == "adv" for h in res["history"])
+
+
+def test_attack_sentences_hold_out_pairs_disjoint_from_training(data):
+    emb, _, train, test = data
+    dup = encode_sentences(_sentences(160, 1)[:30], emb, LABELS)  # the first 30 training sentences again
+    no_phi = encode_sentences(_sentences(20, 9), emb, LABELS)
+    for s in no_phi:
+        s.tags, s.has_phi = ["O"] * len(s.words), False
+    tr, ho = attack_sentences(train, dup + test + no_phi)
+    seen = {tuple(s.words) for s in tr}
+    assert tr and ho and not any(tuple(s.words) in seen for s in ho)
+    assert len(ho) == len([s for s in test if tuple(s.words) not in seen])  # the duplicates and PHI-free go
+    assert all(s.has_phi for s in tr + ho)
+    a, b = attack_sentences(train, test, n_train=50, n_heldout=60, seed=4)
+    assert (len(a), len(b)) == (50, 60) and not {tuple(s.words) for s in a} & {tuple(s.words) for s in b}
+    assert [s.words for s in a] == [s.words for s in attack_sentences(train, test, n_train=50, seed=4)[0]]
+    # the frozen adversary scores only held-out sentences: its own training pool as evaluation set leaves none
+    with pytest.raises(ValueError, match="held-out"):
+        frozen_adversary_accuracy(_trainer(data, _small(seed=3)), train, epochs=1)
+
+
+def test_length_buckets_cover_every_sentence_once_in_length_runs(data):
+    import random
+
+    t = _trainer(data, _small(seed=3), bucket=True)
+    items = data[2]
+    batches = t._batches(items, random.Random(0))
+    assert sorted(id(s) for b in batches for s in b) == sorted(id(s) for s in items)
+    spans = sorted((min(len(s.words) for s in b), max(len(s.words) for s in b)) for b in batches)
+    assert all(hi <= lo2 for (_, hi), (lo2, _) in zip(spans, spans[1:]))  # batches do not interleave lengths
 
 
 def test_procedures_run_and_frozen_evaluation_leaves_the_model_unchanged(data):

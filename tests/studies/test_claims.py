@@ -111,10 +111,17 @@ def test_friedrich_claims_on_a_tiny_result():
     assert v == ["faithful"] * 5 + ["contradicts", "faithful", "faithful"]  # GloVe keeps half its F1 at N = 1000
     t2.loc[t2.model == "non-private FastText", "f1_mean"] = 0.76  # FastText far below GloVe + casing (0.9762)
     assert _verdicts(C.friedrich_pseudo(t2, shape, sub))[-1] == "contradicts"
-    adv = pd.DataFrame({"embedding": ["glove"] * 3, "procedure": ["three_phase", "three_phase", "dann"],
-                        "n": [100, 1000, 100], "adversary_accuracy": [0.52, 0.9, 0.6]})
-    assert _verdicts(C.friedrich_adv(adv)) == ["faithful", "contradicts"]  # N = 1000 is outside the claim
-    assert _verdicts(C.friedrich_adv(pd.DataFrame())) == ["not measured"] * 4
+    adv = pd.DataFrame({"embedding": ["glove"] * 6,
+                        "procedure": ["three_phase", "three_phase", "dann", "dann", "control raw", "control P1"],
+                        "n": [100, 1000, 100, 1000, 100, 100], "adversary_accuracy": [0.52, 0.9, 0.6, 0.95, 0.9, 0.7]})
+    # N = 1000 is outside the near-chance claim and breaks it; DANN is judged on its lowest row (0.6);
+    # the P1 control at 0.7 misses the 0.8 yardstick
+    assert _verdicts(C.friedrich_adv(adv)) == ["faithful", "faithful", "contradicts", "faithful", "contradicts"]
+    leaky = adv.assign(adversary_accuracy=[0.7, 0.52, 0.85, 0.9, 0.9, 0.85])
+    assert _verdicts(C.friedrich_adv(leaky)) == ["contradicts", "partial", "faithful", "faithful", "faithful"]
+    spread = leaky.assign(adversary_min=leaky.adversary_accuracy - 0.3, adversary_max=leaky.adversary_accuracy + 0.1)
+    assert _verdicts(C.friedrich_adv(spread))[0] == "partial"  # a seed at 0.4 reaches chance: not a clear miss
+    assert _verdicts(C.friedrich_adv(pd.DataFrame())) == ["not measured"] * 10
 
 
 def test_alawad_claims_read_the_pooled_rows_and_the_attack():

@@ -28,6 +28,11 @@ def test_profiles_resolve_and_bad_values_are_one_line_errors():
     paper = friedrich.params_for("paper")
     assert paper.neighbours == (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
     assert (paper.n_seeds, paper.frozen_epochs, paper.d, paper.deid_hidden, paper.deid_layers) == (5, 50, 50, 128, 2)
+    cpu = friedrich.params_for("cpu")  # Figure 5's protocol at the cpu scale: K = 50, N up to 1000, spread over seeds
+    assert cpu.frozen_epochs == 50 and cpu.adv_neighbours == (10, 100, 500, 1000) and cpu.adv_seeds >= 3
+    assert cpu.controls and cpu.attack_sentences and cpu.attack_heldout
+    with pytest.raises(ValueError, match="attack_sentences"):
+        friedrich.params_for("smoke", attack_sentences=0)
     assert friedrich.params_for("smoke", neighbours=[1, 5]).neighbours == (1, 5)
     with pytest.raises(ValueError, match="embeddings"):
         friedrich.params_for("smoke", embeddings=("word2vec",))
@@ -158,6 +163,17 @@ def test_the_raw_embedding_control_is_attackable(toy):
     assert set(by) == set(fa.CONTROLS) and all(r["n"] == 10 for r in rows)
     n = by["control raw"]["adversary_pairs"]
     assert by["control raw"]["adversary_accuracy"] > 0.5 + 4 * math.sqrt(0.25 / n), by["control raw"]
+    assert [c["epoch"] for c in by["control raw"]["curve"]] == [5, 10, 15, 20, 25]  # every K/5 epochs
+
+
+def test_the_frozen_adversary_trains_on_its_own_pool_and_scores_held_out_pairs(toy):
+    data, emb, index = toy
+    pool, heldout = _sentences(120, 11), _sentences(70, 12)
+    d = FriedrichData(data.train, data.dev, data.test, "toy", "fp", pool, heldout)
+    r = fa.adversarial_run(d, emb, index, 10, _tiny(frozen_epochs=1), procedure="dann", seed=0)
+    assert r["adversary_train_pairs"] == 2 * 120 and r["adversary_pairs"] == 2 * 70
+    r0 = fa.adversarial_run(data, emb, index, 10, _tiny(frozen_epochs=1), procedure="dann", seed=0)
+    assert r0["adversary_train_pairs"] == 2 * 160 and r0["adversary_pairs"] == 2 * 200  # default: train / test
 
 
 def test_figures_state_their_scale_and_bands_stay_non_negative():

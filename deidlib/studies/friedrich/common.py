@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -84,6 +84,10 @@ class FriedrichData:
     test: list[TaggedSentence]
     corpus: str
     fingerprint: str
+    #: sentences with PHI of the whole training / test split for the frozen adversary's pairs
+    #: (``attack_sentences`` / ``attack_heldout``; empty: use ``train`` / ``test``)
+    attack_train: list[TaggedSentence] = field(default_factory=list)
+    attack_test: list[TaggedSentence] = field(default_factory=list)
 
 
 def _hipaa(docs):
@@ -100,16 +104,23 @@ def prepare_data(params: FriedrichParams, *, corpus: str = "synthetic", data_dir
                  seed: int = 0) -> FriedrichData:
     """Load ``corpus`` (the synthetic one at the profile's size, or a real one) and cap it."""
     sp = load_corpus(corpus, data_dir=data_dir, profile=params.profile, seed=seed)
-    train = _sentences(sp.train)
+    train = all_train = _sentences(sp.train)
     if params.negatives_per_positive is not None:
         train = downsample_negatives(train, params.negatives_per_positive, derive_seed(seed, "friedrich-neg"))
     train = subsample(train, params.max_train_sentences, derive_seed(seed, "friedrich-train"))
     dev = subsample(_sentences(sp.dev), params.max_dev_sentences, derive_seed(seed, "friedrich-dev"))
-    test = subsample(_sentences(sp.test), params.max_test_sentences, derive_seed(seed, "friedrich-test"))
+    all_test = _sentences(sp.test)
+    test = subsample(all_test, params.max_test_sentences, derive_seed(seed, "friedrich-test"))
     if not train or not dev or not test:
         raise ValueError(f"{corpus}: a split has no sentences (train {len(train)}, dev {len(dev)}, test {len(test)})")
     fp = fingerprint_documents([*sp.train, *sp.dev, *sp.test])
-    return FriedrichData(train, dev, test, corpus, fp)
+
+    def phi(sents, n, key):
+        return [] if n is None else subsample([s for s in sents if any(t != "O" for t in s.tags)], n,
+                                              derive_seed(seed, key))
+
+    return FriedrichData(train, dev, test, corpus, fp, phi(all_train, params.attack_sentences, "friedrich-attack-train"),
+                         phi(all_test, params.attack_heldout, "friedrich-attack-test"))
 
 
 def load_embeddings(name: str, params: FriedrichParams, *, seed: int = 0, data_dir: str | None = None) -> PublicEmbeddings:
