@@ -46,22 +46,35 @@ def available_peers() -> list[str]:
     return [n for n, mods in PEERS.items() if all(importlib.util.find_spec(m) is not None for m in mods)]
 
 
+#: what a missing peer package says
+_MISSING = "the peer de-identifiers need the optional extra: pip install 'deidlib[peers]'"
+
+
 @lru_cache(maxsize=1)
 def _spacy():
-    import spacy
+    try:
+        import spacy
+    except ImportError as e:
+        raise ImportError(_MISSING) from e
 
     return spacy.load(SPACY_MODEL)
 
 
 @lru_cache(maxsize=1)
 def _philter() -> Callable[[str], list[tuple[int, int]]]:
-    import philter_lite
-    from philter_lite import philter as ph
+    try:
+        import philter_lite
+        from philter_lite import philter as ph
+    except ImportError as e:
+        raise ImportError(_MISSING) from e
 
     nlp = _spacy()
 
     def pos(text: str):  # Penn Treebank tags of philter's own word split, from spaCy instead of NLTK
-        from spacy.tokens import Doc
+        try:
+            from spacy.tokens import Doc
+        except ImportError as e:
+            raise ImportError(_MISSING) from e
 
         words = ph._get_clean(text)
         if not words:
@@ -87,8 +100,11 @@ def _philter() -> Callable[[str], list[tuple[int, int]]]:
 
 @lru_cache(maxsize=1)
 def _presidio() -> Callable[[str], list[tuple[int, int]]]:
-    from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
+    try:
+        from presidio_analyzer import AnalyzerEngine
+        from presidio_analyzer.nlp_engine import NlpEngineProvider
+    except ImportError as e:
+        raise ImportError(_MISSING) from e
 
     engine = NlpEngineProvider(nlp_configuration={
         "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": SPACY_MODEL}]}).create_engine()

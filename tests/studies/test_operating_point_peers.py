@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from deidlib.studies import operating_point as op  # noqa: E402
+from deidlib.studies import operating_point as op
 
 
 def _res(corpus, default_model, peers):
