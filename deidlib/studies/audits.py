@@ -134,11 +134,11 @@ SCHEME, ENCODING = "binary", "BIO"
 #: (the notebook prints these)
 MISSING = (
     {"method": "adversarial representation (friedrich §5)", "setting": "N", "family": "representation",
-     "status": "not joined: its adversary protocol is being revised in its own study (notebook 06); the frontier "
-               "will call that study's public functions once they are settled"},
+     "status": "not joined: notebook 06 attacks it with its own frozen adversary (50 epochs, scored on held-out "
+               "real/fake pairs); this harness does not run that study"},
     {"method": "shared layers (alawad)", "setting": "shared/private CNN", "family": "representation",
-     "status": "not joined: its representation adversary is measured by notebook 07, not yet run through this "
-               "harness's seeds and population; did not fit this round's budget"},
+     "status": "not joined: notebook 07 attacks it (a fresh registry adversary on the frozen shared "
+               "features, on its own 6,000-patient corpus); this harness does not run that study"},
 )
 
 #: attack families, one frontier panel each (a family's success metric is one metric: no panel mixes two)
