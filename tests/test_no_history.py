@@ -25,7 +25,7 @@ SKIPPED_PARTS = {"_build", "_staging", "__pycache__", ".ipynb_checkpoints"}
 PATTERNS = {
     "tracker reference": re.compile(r"\b(?:issues?|tickets?)\s*#?\d+\b", re.IGNORECASE),
     "work-stop reference": re.compile(r"\bstops?\s+\d+(?:\s*[-–,/]\s*\d+)*\b", re.IGNORECASE),
-    "work-session reference": re.compile(r"\b(?:this|that|earlier|previous|next|work)\s+session\b",
+    "work-session reference": re.compile(r"\b(?:this|that|earlier|previous|next|work)\s+(?:session|round)\b",
                                          re.IGNORECASE),
     "commit reference": re.compile(r"\b(?:commit|commits|main at|HEAD at|fresh clone of)\s+[0-9a-f]{7,40}\b",
                                    re.IGNORECASE),
@@ -56,6 +56,7 @@ def find_history(text: str) -> list[tuple[str, str]]:
     ("fixed in issue #40", "tracker reference"),
     ("regenerated on a fresh clone of 2a5d3c5", "commit reference"),
     ("measured in this session", "work-session reference"),
+    ("did not fit this round's budget", "work-session reference"),
 ])
 def test_history_patterns_catch_each_kind(text, kind):
     assert kind in {k for k, _ in find_history(text)}
