@@ -47,7 +47,7 @@ __all__ = [
     "ensure_default_model",
 ]
 
-#: The GRU-CRF recipe (``deidlib deidentify --model gru``), the package's former default: a GRU-CRF
+#: The GRU-CRF recipe (``deidlib deidentify --model gru``), a fast GRU-CRF
 #: (Ahmed 2020, thesis ch. 4) with BIOES labels over the i2b2 2014 types on the cpu-profile
 #: synthetic corpus (300 patients at 5 sites, 806 training notes), word2vec vectors on its training
 #: notes, learning-rate decay as for the nursing-notes GRU of docs/cli.md (``train``), two epochs.
