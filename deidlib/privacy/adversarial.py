@@ -677,6 +677,7 @@ def frozen_adversary_accuracy(
     seed: int | None = None,
     train_items: Sequence[EncodedSentence] | None = None,
     eval_every: int | None = None,
+    bucket: bool | None = None,
 ) -> dict:
     """Train the adversaries on the frozen representation for ``epochs`` more epochs (on a
     copy; ``fresh=True`` re-initialises them first, Elazar & Goldberg's new classifier) and
@@ -685,7 +686,8 @@ def frozen_adversary_accuracy(
     The adversaries train on the pairs of ``train_items`` (default: the trainer's training
     sentences; a fresh fake per sentence and epoch); evaluation sentences whose words equal a
     training sentence are left out (:func:`attack_sentences`). ``eval_every`` k also scores the
-    held-out pairs after every k-th epoch (``curve``: epoch, training pairs seen, accuracy)."""
+    held-out pairs after every k-th epoch (``curve``: epoch, training pairs seen, accuracy).
+    ``bucket``: length-bucketed batches for the adversaries (None: as ``trainer``)."""
     if epochs < 0:
         raise ValueError(f"the frozen adversary needs epochs >= 0, got {epochs}")
     model = copy.deepcopy(trainer.model)
@@ -703,7 +705,8 @@ def frozen_adversary_accuracy(
         raise ValueError("no held-out sentence with a PHI token (outside the adversary's training sentences)")
     t = AdversarialTrainer(model, trainer.embeddings, trainer.index, train, trainer.dev,
                            n_neighbours=trainer.n_neighbours, lam=trainer.lam, batch_size=trainer.batch_size,
-                           lr=trainer.lr, clip=trainer.clip, bucket=trainer.bucket,
+                           lr=trainer.lr, clip=trainer.clip,
+                           bucket=trainer.bucket if bucket is None else bucket,
                            seed=derive_seed(s, "frozen"), progress=trainer.progress)
     history, curve, seen = [], [], 0
     for e in range(1, epochs + 1):

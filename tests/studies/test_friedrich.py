@@ -176,6 +176,30 @@ def test_the_frozen_adversary_trains_on_its_own_pool_and_scores_held_out_pairs(t
     assert r0["adversary_train_pairs"] == 2 * 160 and r0["adversary_pairs"] == 2 * 200  # default: train / test
 
 
+@pytest.mark.parametrize("length_buckets", [True, False])
+def test_length_buckets_batch_the_frozen_adversary_only_never_the_tagger(toy, monkeypatch, length_buckets):
+    """Length-bucketed batches cost the three-phase and DANN taggers test F1: the procedure
+    trains on uniformly shuffled batches whatever ``length_buckets`` says; only the frozen
+    adversary (the attack) follows it."""
+    from deidlib.privacy.adversarial import AdversarialTrainer
+
+    data, emb, index = toy
+    seen: dict[int, set] = {}
+    real = AdversarialTrainer._batches
+
+    def spy(self, items, rng):
+        seen.setdefault(id(self), set()).add(self.bucket)
+        return real(self, items, rng)
+
+    monkeypatch.setattr(AdversarialTrainer, "_batches", spy)
+    for proc in ("three_phase", "dann"):
+        seen.clear()
+        fa.adversarial_run(data, emb, index, 10, _tiny(frozen_epochs=1, length_buckets=length_buckets),
+                           procedure=proc, seed=0)
+        tagger, frozen = list(seen.values())  # in order of first use: the procedure, then the attack
+        assert tagger == {False} and frozen == {length_buckets}, (proc, seen)
+
+
 def test_figures_state_their_scale_and_bands_stay_non_negative():
     p = friedrich.params_for("smoke", n_seeds=2)
     sw = _sweep_frame().assign(f1=lambda d: d.f1 - 0.45)  # some minima below 0 before clipping

@@ -98,9 +98,10 @@ class FriedrichParams(StudyParams):
     #: sentences with PHI of the test split whose pairs score the frozen adversary (held out: none
     #: is an adversary training sentence; a seeded draw from the whole split; None: those of the test cap)
     attack_heldout: int | None = None
-    #: notebook 06: batches of sentences of similar length (shuffled batch order) for the
-    #: adversarial procedures and the frozen adversary: the same epochs at about half the CPU
-    #: time (fewer LSTM steps per batch); False: uniformly shuffled batches
+    #: notebook 06: batches of sentences of similar length (shuffled batch order) for the frozen
+    #: adversary: the same epochs at about half its CPU time (fewer LSTM steps per batch); False:
+    #: uniformly shuffled batches. The taggers (three-phase, DANN, controls) always train on
+    #: uniformly shuffled batches: length buckets lowered their test F1 (three-phase by 0.08)
     length_buckets: bool = True
     #: embeddings of the adversarial study (None: ``embeddings``)
     adv_embeddings: tuple[str, ...] | None = None
