@@ -26,7 +26,15 @@
 # | DSSGD θ_u, DSSGD + DP upload | the server reads the words of a site's batch from its upload (non-zero word-embedding rows) | `deidlib.audits.reconstruction` |
 # | pseudonymization with N neighbours (Friedrich et al. §4) | recovering the original PHI word from its pseudonym (the pseudonym and its nearest GloVe neighbours as guesses) | `deidlib.audits.recovery` |
 # | surrogates ε (memo per note / per patient) | note linkage by shared surrogate names and places; equal-value disclosure | `deidlib.audits.linkage` |
+# | adversarial representation (Friedrich et al. §5, three-phase at N = 100; notebook 06's functions), with its two controls without privacy training (control P1: a noise-free BiLSTM trained on de-identification only, the non-private reference; control raw: the public GloVe vectors) | the frozen-representation adversary: trained on the frozen representation, scored on held-out real/fake pairs (accuracy; chance 0.5) | `deidlib.privacy.adversarial`, `deidlib.studies.friedrich.adversarial` |
+# | shared layers (Alawad et al., shared–private CNN with its registry adversary; notebook 07's study), with the same layers trained without the adversary (λ = 0) and the centralized CNN (the non-private reference, its whole encoder attacked) | a fresh registry classifier on the frozen shared features (accuracy on held-out reports; chance 1/3, and the class-label floor: how often a report's class alone names its registry) | `deidlib.collaborative.shared_private`, `deidlib.studies.alawad` |
 # | DP-SGD's accountant | empirical ε lower bounds at 95 %: one step with a gradient canary (Clopper–Pearson, Jagielski et al. 2020), and one whole `train_dp` run with many Dirac gradient canaries (one-run audit, Steinke, Nasr & Jagielski 2023) | `deidlib.audits.epsilon`, `.one_run` |
+#
+# The two representation rows run their own studies' code on their own synthetic corpora (friedrich's
+# sentences; alawad's pathology reports of three registries) at a smaller scale than notebooks 06-07
+# (printed below). Alawad's task is the *subsite classification* of pathology reports, not
+# de-identification: its utility is the micro F1 of that classification, and its cost is measured against
+# its own centralized CNN.
 #
 # Set-up and choices: `deidlib.studies.audits`' docstring. The study raises if an audit of a correct
 # mechanism ever proves a larger ε than the accountant's (that would be a bug).
@@ -70,6 +78,11 @@ out.mkdir(parents=True, exist_ok=True)
 params = au.params_for(profile, epochs=epochs, references=references)
 print(f"profile={profile} seeds={params.seeds} references={params.references} | recipe {params.dp_recipe} at "
       f"ε={params.dp_recipe_epsilons} and ∞ | from scratch: {params.kind}, {params.epochs} epochs, σ={params.dp_noises}")
+fp, ap = au.friedrich_params(params), au.alawad_params(params)
+print(f"friedrich §5: three-phase at N={params.representation_n}, ≤{fp.max_train_sentences} train sentences, "
+      f"P1/P2/P3 ≤{fp.p1_epochs}/{fp.p2_epochs}/{fp.p3_epochs} epochs, d={fp.d}, frozen adversary K={fp.frozen_epochs} "
+      f"epochs on {fp.attack_sentences} train / {fp.attack_heldout} held-out PHI sentences | alawad: "
+      f"{ap.n_registries} registries, {ap.patients} patients, {ap.epochs} epochs, attack {ap.attack_epochs} epochs")
 
 # %%
 res = au.run_study(params, seed=seed)
@@ -81,8 +94,11 @@ print(f"{res['seconds']:.1f} s; population {res['population']}")
 # stronger of the loss threshold and offline LiRA, per sentence), canary exposure (bits, the canaries
 # inserted most often), word reconstruction from DSSGD uploads (F1 of the recovered words),
 # recovery of pseudonymized PHI words (share recovered), note linkage of surrogates (F1 of
-# same-patient note pairs). One point per method and setting: the mean
-# over seeds, bars the min–max over seeds. Utility: binary-token F1 on the test notes.
+# same-patient note pairs), the frozen-representation adversary on real/fake pairs (accuracy; chance 0.5,
+# dotted), the registry classifier on alawad's shared features (accuracy; chance dotted, class-label floor
+# dash-dotted). One point per method and setting: the mean over seeds, bars the min–max over seeds.
+# Utility: binary-token F1 on the test notes; in the registry panel the micro F1 of alawad's subsite
+# classification (each panel's utility axis says which).
 
 # %%
 fr = res["frontier"]
@@ -110,14 +126,37 @@ with pd.option_context("display.max_colwidth", None):
     display(statements)
 
 # %% [markdown]
-# ### Rows that are missing
-# The adversarial representation (friedrich) and the shared layers (alawad) are attacked by their own
-# studies' adversaries (notebooks 06 and 07); they are not joined into this harness, so their rows are
-# empty — not estimated, not faked:
+# ### Every privacy method of the package is on the frontier
+# `deidlib.studies.audits.METHODS` lists every privacy method (with its non-private reference and
+# controls) and its attack family; the notebook stops if one lacks a row on every seed.
 
 # %%
-for m in res["missing"]:
-    print(f"- {m['method']} ({m['setting']}): {m['status']}")
+lacking = au.missing_methods(fr, len(res["seeds"]), params.dp_recipe)
+if lacking:
+    raise RuntimeError(f"the frontier lacks {', '.join(lacking)}")
+print(f"all {len(au.METHODS)} methods on {len(res['seeds'])} seed(s)")
+
+# %% [markdown]
+# ## Adversarial representation (friedrich §5) and its controls
+# Per seed: the head's binary-token F1 on the raw test sentences and the frozen adversary's accuracy on
+# held-out real/fake pairs (chance 0.5) and on its own training pairs. The controls show that the attack
+# works where nothing hides the PHI word.
+
+# %%
+reps = pd.DataFrame(res["representations"])
+write_table(reps, "audits_representations", out)
+reps.round(3)
+
+# %% [markdown]
+# ## Shared layers (alawad) and their controls
+# Per seed: micro/macro F1 of the subsite classification and the fresh registry classifier's accuracy on
+# the frozen shared features (centralized: its whole encoder), next to chance, the majority-registry rate
+# and the class-label floor.
+
+# %%
+shared = pd.DataFrame(res["shared_layers"])
+write_table(shared, "audits_shared_layers", out)
+shared.round(3)
 
 # %% [markdown]
 # ## Membership inference (per sentence and per patient)
@@ -203,7 +242,7 @@ write_result(
     "privacy_frontier",
     params=res["params"],
     metrics={k: res[k] for k in ("frontier", "statements", "membership_table", "canary_table", "dssgd",
-                                 "surrogates", "pseudonyms", "epsilon_audits")},
+                                 "surrogates", "pseudonyms", "representations", "shared_layers", "epsilon_audits")},
     seeds=res["seeds"],
     data_fingerprint=res["fingerprint"],
     privacy_ledger={"dp_sgd": [m["ledger"] for m in res["membership"] if m["ledger"]],

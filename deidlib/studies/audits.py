@@ -58,9 +58,30 @@ with the 95 % t interval of the paired (same-seed) difference (:mod:`.seed_stats
   sentences with every PHI word replaced by one of its N nearest GloVe 6B-50d neighbours, per N
   of ``pseudonym_ns``; utility = F1 on the original test notes of a tagger trained on them;
   attack = recovery of the original word from its pseudonym (:mod:`deidlib.audits.recovery`).
-* **Representations (friedrich §5) and shared layers (alawad)**: their adversaries come from
-  their own studies (notebooks 06-07) and are not joined into this frontier; :data:`MISSING`
-  rows say so and why.
+* **Adversarial representation (friedrich §5, notebook 06)** (:func:`representation_rows`):
+  :func:`deidlib.studies.friedrich.adversarial.adversarial_run` (three-phase training at
+  N = ``representation_n``) and :func:`~deidlib.studies.friedrich.adversarial.control_runs` (the
+  two controls without privacy training: ``control raw``, R = the public GloVe vectors, and
+  ``control P1``, a noise-free BiLSTM trained on de-identification only: the non-private
+  reference) on friedrich's own synthetic corpus at the audit's profile, with the overrides
+  ``friedrich`` (:func:`friedrich_params`: a smaller scale than notebook 06's).
+  Attack: the frozen-representation adversary on held-out real/fake pairs (accuracy, chance
+  0.5); utility: the head's binary-token F1 on the raw test sentences.
+* **Shared layers (alawad, notebook 07)** (:func:`shared_layer_rows`):
+  :func:`deidlib.studies.alawad.run_study` with the approaches ``shared_private`` (the shared
+  layers trained against a registry discriminator), ``shared_private_no_adv`` (the same with
+  λ = 0: the adversary's control) and ``centralized`` (one CNN on the pooled reports: the
+  non-private reference, its whole encoder attacked), with the overrides ``alawad``
+  (:func:`alawad_params`). Attack: a fresh registry classifier trained on the frozen shared
+  features of half the test reports, scored on the other half (accuracy; chance
+  1/``n_registries``; the class-label floor, how often a report's class alone names its
+  registry, is drawn too). Utility: micro F1 of the *subsite classification* of pathology
+  reports (not de-identification), its cost against the centralized CNN.
+
+The two representation attacks have their own metrics and chance levels: each is its own
+family (:data:`FAMILIES`), one panel each. :data:`METHODS` lists every privacy method of the
+package with its family; :func:`missing_methods` names those a frontier lacks (the notebook
+refuses a frontier that lacks one).
 
 One vocabulary per experiment (all population words and all canary candidates): the
 vocabulary itself is not what is audited (see :mod:`deidlib.audits.canary`).
@@ -124,25 +145,38 @@ from .seed_stats import paired_effect
 __all__ = [
     "AuditParams", "PROFILE_PARAMS", "params_for", "AuditData", "prepare_data", "make_tagger", "fit",
     "membership_setting", "recipe_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit", "frontier_table",
-    "plot_frontier", "run_study", "pseudonym_rows", "AuditResults", "MISSING", "seed_table", "method_statements", "FAMILIES",
-    "PROTECTS",
+    "plot_frontier", "run_study", "pseudonym_rows", "AuditResults", "seed_table", "method_statements", "FAMILIES",
+    "PROTECTS", "METHODS", "missing_methods", "representation_rows", "shared_layer_rows", "friedrich_params",
+    "alawad_params",
 ]
 
 SCHEME, ENCODING = "binary", "BIO"
 
-#: methods whose attack is measured by another study and not yet joined into this frontier
-#: (the notebook prints these)
-MISSING = (
-    {"method": "adversarial representation (friedrich §5)", "setting": "N", "family": "representation",
-     "status": "not joined: notebook 06 attacks it with its own frozen adversary (50 epochs, scored on held-out "
-               "real/fake pairs); this harness does not run that study"},
-    {"method": "shared layers (alawad)", "setting": "shared/private CNN", "family": "representation",
-     "status": "not joined: notebook 07 attacks it (a fresh registry adversary on the frozen shared "
-               "features, on its own 6,000-patient corpus); this harness does not run that study"},
+#: attack families, one frontier panel each (a family's success metric is one metric: no panel mixes two)
+FAMILIES = ("membership", "canary exposure", "reconstruction", "word recovery", "linkage",
+            "representation (real/fake pairs)", "representation (registry)")
+
+#: every privacy method of the package (with its non-private references and controls) and the
+#: family it is attacked in: the frontier must hold each on every seed (:func:`missing_methods`)
+METHODS: tuple[tuple[str, str], ...] = (
+    ("non-private (festag)", "membership"),
+    ("DP-SGD from scratch (festag)", "membership"),
+    ("non-private ({recipe} recipe)", "membership"),
+    ("DP-SGD ({recipe} recipe)", "membership"),
+    ("DSSGD", "reconstruction"),
+    ("DSSGD + DP upload", "reconstruction"),
+    ("pseudonymization", "word recovery"),
+    ("surrogates", "linkage"),
+    ("adversarial representation (friedrich §5)", "representation (real/fake pairs)"),
+    ("non-private (friedrich §5)", "representation (real/fake pairs)"),
+    ("raw public vectors (friedrich §5 control)", "representation (real/fake pairs)"),
+    ("shared layers (alawad)", "representation (registry)"),
+    ("shared layers, no adversary (alawad)", "representation (registry)"),
+    ("non-private (alawad)", "representation (registry)"),
 )
 
-#: attack families, one frontier panel each (a family's success metric is one metric: no panel mixes two)
-FAMILIES = ("membership", "canary exposure", "reconstruction", "word recovery", "linkage", "representation")
+#: the non-private row each method's F1 cost is measured against, where the name does not say it
+REFERENCES = {"raw public vectors (friedrich §5 control)": "non-private (friedrich §5)"}
 
 #: what each method protects: (unit, threat); keyed by the method's name in the frontier
 PROTECTS: dict[str, tuple[str, str]] = {
@@ -163,13 +197,27 @@ PROTECTS: dict[str, tuple[str, str]] = {
                          "(itself included), no formal guarantee", "a reader of the released sentences"),
     "surrogates": ("the original value behind one surrogate (ε·d: metric DP of the value)",
                    "a reader of the released notes"),
+    "adversarial representation (friedrich §5)": (
+        "nothing formal: the representation of a sentence is trained so that an adversary cannot tell it from the "
+        "same sentence with one PHI word replaced by one of its N − 1 nearest GloVe neighbours",
+        "anyone holding sentences' representations (the frozen-representation adversary)"),
+    "non-private (friedrich §5)": ("nothing (control P1: a noise-free BiLSTM trained on de-identification only)",
+                                   "—"),
+    "raw public vectors (friedrich §5 control)": ("nothing (control raw: R = the public GloVe vectors)", "—"),
+    "shared layers (alawad)": (
+        "nothing formal: the shared layers (the only parameters that leave a registry) are trained against a "
+        "registry discriminator so that their features should not name a report's registry",
+        "anyone holding the shared layers (every other registry)"),
+    "shared layers, no adversary (alawad)": ("nothing (the same shared layers trained with λ = 0: the control)",
+                                             "anyone holding the shared layers (every other registry)"),
+    "non-private (alawad)": ("nothing (one CNN on the pooled reports; its whole encoder is attacked)", "—"),
 }
 
 
 @dataclass(frozen=True)
 class AuditParams(StudyParams):
     STUDY: ClassVar[str] = "audits"
-    MERGED: ClassVar[tuple[str, ...]] = ("tagger",)
+    MERGED: ClassVar[tuple[str, ...]] = ("tagger", "friedrich", "alawad")
 
     kind: str = "festag"
     tagger: dict[str, Any] = field(default_factory=lambda: dict(
@@ -208,6 +256,12 @@ class AuditParams(StudyParams):
     one_run_epsilons: tuple[float, ...] = (2.0, 4.0, 8.0)
     one_run_broken_epsilon: float = 2.0
     one_run_sentences: int = 20
+    #: friedrich §5 (notebook 06's functions): the N of the adversarial representation (three-phase)
+    representation_n: int = 100
+    #: overrides of ``friedrich.params_for(profile, ...)`` for the representation rows (the audit's profile)
+    friedrich: dict[str, Any] = field(default_factory=dict)
+    #: overrides of ``alawad.params_for(profile, ...)`` for the shared-layer rows (the audit's profile)
+    alawad: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> None:
         if self.references < 1:
@@ -224,6 +278,8 @@ class AuditParams(StudyParams):
             raise ValueError("noise multipliers must be > 0")
         if self.one_run_canaries < 20 or any(e <= 0 for e in (*self.one_run_epsilons, self.one_run_broken_epsilon)):
             raise ValueError("the one-run audit needs one_run_canaries >= 20 and ε > 0")
+        if self.representation_n < 2:
+            raise ValueError("representation_n must be >= 2 (a fake pair needs another word)")
 
 
 PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
@@ -234,10 +290,20 @@ PROFILE_PARAMS: dict[str, AuditParams] = profiles(AuditParams, {
         dssgd_dp_epsilons=(1.0,), dssgd_epochs=1, surrogate_epsilons=(1.0,), step_audit_trials=1000,
         one_run_canaries=200, one_run_steps=1, one_run_epsilons=(8.0,), one_run_sentences=6,
         seeds=1, dp_recipe_epsilons=(8.0,), dp_recipe_epochs=2, pseudonym_ns=(10,),
+        alawad=dict(n_resamples=20),
     ),
     # cpu: one σ for the from-scratch contrast and ε 1, 4, 8 for the recipe keep 3 seeds within the budget
+    # the representation rows at notebook 06's cpu scale (stated here, so that a change of notebook 06's
+    # profile does not change this frontier's cost) and at notebook 07's cpu scale (100 bootstrap
+    # resamples: its significance tests are not used here)
     "cpu": AuditParams(patients=150, max_pool_sentences=300, epochs=10, references=2, dp_noises=(1.0,),
-                       dp_recipe_epsilons=(1.0, 4.0, 8.0)),
+                       dp_recipe_epsilons=(1.0, 4.0, 8.0),
+                       friedrich=dict(max_train_sentences=800, max_dev_sentences=200, max_test_sentences=600,
+                                      negatives_per_positive=0.25, epochs=6, patience=2, p1_epochs=4, p2_epochs=3,
+                                      p3_epochs=3, deid_hidden=64, deid_layers=1, d=50, adv_hidden=32,
+                                      frozen_epochs=50, attack_sentences=400, attack_heldout=400,
+                                      length_buckets=True),
+                       alawad=dict(n_resamples=100)),
     "paper": AuditParams(patients=None, max_pool_sentences=2000, max_eval_documents=200, references=8, seeds=5,
                          canaries_per_setting=5, canary_candidates=1024, one_run_canaries=10000),
 })
@@ -546,6 +612,73 @@ def pseudonym_rows(data: AuditData, params: AuditParams, index, *, seed: int = 0
     return rows
 
 
+# ------------------------------------------------------------- representations
+def friedrich_params(params: AuditParams):
+    """Notebook 06's parameters at the audit's profile with the overrides ``params.friedrich``;
+    the controls are attacked at ``representation_n`` only."""
+    from .friedrich.params import params_for as friedrich_params_for
+
+    return friedrich_params_for(params.profile, **{"control_neighbours": (params.representation_n,),
+                                                   **params.friedrich})
+
+
+def alawad_params(params: AuditParams):
+    """Notebook 07's parameters at the audit's profile with the overrides ``params.alawad``."""
+    from .alawad import params_for as alawad_params_for
+
+    return alawad_params_for(params.profile, **params.alawad)
+
+
+def representation_rows(params: AuditParams, *, seed: int = 0) -> list[dict[str, Any]]:
+    """Friedrich §5 on one seed through notebook 06's functions: the three-phase adversarial
+    representation at N = ``representation_n`` and the two controls without privacy training,
+    each attacked by the frozen-representation adversary (held-out real/fake pairs). One row per
+    representation: ``procedure``, ``n``, ``f1`` (the head's binary-token F1 on the raw test
+    sentences), ``adversary_accuracy`` (chance 0.5), ``adversary_pairs``, ``seconds``, ``seed``."""
+    from ..embeddings.neighbours import NeighbourIndex
+    from .friedrich.adversarial import adversarial_run, control_runs
+    from .friedrich.common import load_embeddings
+    from .friedrich.common import prepare_data as friedrich_data
+
+    fp = friedrich_params(params)
+    data = friedrich_data(fp, seed=seed)
+    emb = load_embeddings("glove", fp, seed=seed)
+    index = NeighbourIndex(emb)
+    runs = [adversarial_run(data, emb, index, params.representation_n, fp, procedure="three_phase", seed=seed),
+            *control_runs(data, emb, index, fp, seed=seed)]
+    keep = ("procedure", "n", "f1", "adversary_accuracy", "adversary_train_accuracy", "adversary_pairs", "seconds")
+    return [{**{k: r[k] for k in keep}, "seed": seed, "train_sentences": len(data.train),
+             "test_sentences": len(data.test)} for r in runs if r["n"] == params.representation_n]
+
+
+#: notebook 07's approaches joined into the frontier: the method, the non-private reference and the control
+SHARED_APPROACHES = ("shared_private", "shared_private_no_adv", "centralized")
+
+
+def shared_layer_rows(params: AuditParams, *, seed: int = 0) -> list[dict[str, Any]]:
+    """Alawad on one seed through notebook 07's :func:`~deidlib.studies.alawad.run_study`
+    (approaches :data:`SHARED_APPROACHES`): per approach the micro/macro F1 of the subsite
+    classification and the fresh registry classifier's accuracy on the frozen shared features
+    (centralized: its whole encoder), with chance (1/registries), the majority-registry rate and
+    the class-label floor of that seed."""
+    from .alawad import run_study as alawad_study
+
+    ap = alawad_params(params)
+    res = alawad_study(ap, seeds=[seed], approaches=SHARED_APPROACHES, progress=False)
+    att = pd.DataFrame(res["attack"])
+    floor = float(att[att.approach == "label_only"].accuracy.iloc[0])
+    fresh = att[att.attacker == "fresh classifier, frozen features"].set_index("approach")
+    rows = []
+    for sc in res["scores"]:
+        a = fresh.loc[sc["approach"]]
+        rows.append({"approach": sc["approach"], "seed": seed, "micro": sc["micro"], "macro": sc["macro"],
+                     "registry_accuracy": float(a.accuracy), "chance": float(a.chance), "majority": float(a.majority),
+                     "class_label_floor": floor, "n_test": int(a.n_test), "registries": ap.n_registries,
+                     "adv_weight": ap.adv_weight if sc["approach"] == "shared_private" else 0.0,
+                     "seconds": sc["seconds"]})
+    return rows
+
+
 # ------------------------------------------------------------------------- ε audits
 def one_run_audit(data: AuditData, params: AuditParams, target_epsilon: float, *, seed: int = 0,
                   actual_noise: float | None = None, train_dp_fn=None) -> dict[str, Any]:
@@ -602,9 +735,42 @@ def _exposure_metric(canaries: list[dict]) -> str:
     return f"exposure (bits) of the k={max(c['copies'] for c in canaries)} canaries"
 
 
+#: the utility of every row but alawad's (``utility_metric``)
+UTILITY = "binary-token F1 (test)"
+#: alawad's utility: its task is the subsite classification of pathology reports, not de-identification
+ALAWAD_UTILITY = "micro F1 (subsite classification, test)"
+_FRIEDRICH = {"three_phase": ("adversarial representation (friedrich §5)", "three-phase, N={n}"),
+              "control P1": ("non-private (friedrich §5)", "control P1 (BiLSTM, de-id only)"),
+              "control raw": ("raw public vectors (friedrich §5 control)", "control raw (R = GloVe)")}
+_ALAWAD = {"shared_private": ("shared layers (alawad)", "shared–private CNN, λ={w:g}"),
+           "shared_private_no_adv": ("shared layers, no adversary (alawad)", "λ=0 (control)"),
+           "centralized": ("non-private (alawad)", "centralized CNN (whole encoder)")}
+
+
+def _representation_seed_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for r in res.get("representations", []):
+        method, setting = _FRIEDRICH[r["procedure"]]
+        rows.append({"method": method, "setting": setting.format(n=r["n"]), "seed": r["seed"], "epsilon": math.nan,
+                     "utility_f1": r["f1"], "utility_metric": UTILITY, "family": "representation (real/fake pairs)",
+                     "attack": "frozen-representation adversary (held-out real/fake pairs)",
+                     "attack_metric": "accuracy on held-out real/fake pairs", "attack_success": r["adversary_accuracy"],
+                     "attack_chance": 0.5, "status": "measured"})
+    for r in res.get("shared_layers", []):
+        method, setting = _ALAWAD[r["approach"]]
+        rows.append({"method": method, "setting": setting.format(w=r["adv_weight"]), "seed": r["seed"],
+                     "epsilon": math.nan, "utility_f1": r["micro"], "utility_metric": ALAWAD_UTILITY,
+                     "family": "representation (registry)",
+                     "attack": "fresh registry classifier on the frozen shared features",
+                     "attack_metric": "registry accuracy (held-out reports)", "attack_success": r["registry_accuracy"],
+                     "attack_chance": r["chance"], "attack_floor": r["class_label_floor"], "status": "measured"})
+    return rows
+
+
 def seed_table(res: dict[str, Any]) -> pd.DataFrame:
-    """One row per method, setting, attack family and seed: the utility (binary-token F1) and
-    the attack's success in that family's metric (``attack_metric``)."""
+    """One row per method, setting, attack family and seed: the utility (``utility_metric``:
+    binary-token F1, alawad's subsite micro F1) and the attack's success in that family's metric
+    (``attack_metric``; ``attack_chance`` and ``attack_floor`` where the attack has them)."""
     rows = []
     for m in res["membership"]:
         base = {"method": m["method"], "setting": m["setting"], "seed": m.get("seed", 0), "epsilon": m["epsilon"],
@@ -644,18 +810,22 @@ def seed_table(res: dict[str, Any]) -> pd.DataFrame:
                      "seed": s.get("seed", 0), "epsilon": s["epsilon"], "utility_f1": s["f1"], "family": "linkage",
                      "attack": "note linkage (names/places)", "attack_metric": "F1 of same-patient note pairs",
                      "attack_success": s["linkage_f1"], "status": "measured"})
-    return pd.DataFrame(rows)
+    rows += _representation_seed_rows(res)
+    df = pd.DataFrame(rows)
+    if len(df):
+        df["utility_metric"] = df["utility_metric"].fillna(UTILITY) if "utility_metric" in df else UTILITY
+    return df
 
 
 def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
     """One row per method, setting and attack family: mean over seeds of the utility and of
-    the attack's success, with their min–max over seeds (``*_lo``, ``*_hi``), plus the rows
-    that are missing (utility and attack NaN, ``status`` says why)."""
+    the attack's success, with their min–max over seeds (``*_lo``, ``*_hi``)."""
     st = seed_table(res)
     rows = []
     if len(st):
-        keys = ["method", "setting", "family", "attack", "attack_metric", "status"]
-        extra = [c for c in ("tpr@0.1%", "auc", "patient_auc", "max_exposure", "references") if c in st]
+        keys = ["method", "setting", "family", "attack", "attack_metric", "utility_metric", "status"]
+        extra = [c for c in ("tpr@0.1%", "auc", "patient_auc", "max_exposure", "references", "attack_chance",
+                             "attack_floor") if c in st]
         for key, g in st.groupby(keys, sort=False, dropna=False):
             row = dict(zip(keys, key))
             row.update({"seeds": len(g), "epsilon": float(g.epsilon.mean()),
@@ -666,13 +836,25 @@ def frontier_table(res: dict[str, Any]) -> pd.DataFrame:
             if "strongest_attack" in g and g.strongest_attack.notna().any():
                 row["strongest_attack"] = "/".join(sorted(set(g.strongest_attack.dropna())))
             rows.append(row)
-    for m in MISSING:
-        rows.append({**m, "epsilon": math.nan, "utility_f1": math.nan, "attack_success": math.nan})
     return pd.DataFrame(rows)
+
+
+def missing_methods(frontier: pd.DataFrame, seeds: int, recipe: str = AuditParams.dp_recipe) -> list[str]:
+    """The methods of :data:`METHODS` that ``frontier`` lacks in their family, or holds on fewer
+    than ``seeds`` seeds in one of their settings (empty: the frontier is complete)."""
+    out = []
+    for method, family in METHODS:
+        name = method.format(recipe=recipe)
+        rows = frontier[(frontier.method == name) & (frontier.family == family)] if len(frontier) else frontier
+        if not len(rows) or (rows.seeds < seeds).any():
+            out.append(f"{name} ({family})")
+    return out
 
 
 def _reference(method: str) -> str:
     """The non-private row whose F1 a method's F1 cost is measured against."""
+    if method in REFERENCES:
+        return REFERENCES[method]
     if method.endswith(" recipe)"):
         return "non-private (" + method.split("(", 1)[1]
     if "(" in method:
@@ -702,41 +884,47 @@ def method_statements(res: dict[str, Any]) -> pd.DataFrame:
     """Per method and setting, from the run's numbers: what it protects (unit, threat), what
     each attack found (mean [min–max over seeds]), its F1 and its F1 cost against its
     non-private reference (mean paired difference over seeds with its 95 % t interval,
-    :func:`deidlib.studies.seed_stats.paired_effect`)."""
+    :func:`deidlib.studies.seed_stats.paired_effect`), in the row's own utility metric (alawad:
+    the micro F1 of its subsite classification). A reference with one setting is that setting;
+    an attack with a chance level or a floor states it next to its result."""
     st = seed_table(res)
     if not len(st):
         return pd.DataFrame(columns=["method", "setting", "protects", "threat", "attack found", "F1", "F1 cost",
-                                     "reference"])
-    f1 = st.drop_duplicates(["method", "setting", "seed"]).set_index(["method", "setting", "seed"]).utility_f1
+                                     "reference", "utility"])
+    f1 = st.drop_duplicates(["method", "setting", "seed"]).set_index(["method", "setting", "seed"]).utility_f1.sort_index()
+    settings = st.groupby("method", sort=False).setting.unique()
     rows = []
     for (method, setting), g in st.groupby(["method", "setting"], sort=False):
         found = []
         for (attack, metric), a in g.groupby(["attack", "attack_metric"], sort=False):
-            found.append(f"{attack}: {metric} {_fmt(a.attack_success.mean(), a.attack_success.min(), a.attack_success.max())}")
-        mine = f1.sort_index().loc[(method, setting)]
+            text = f"{attack}: {metric} {_fmt(a.attack_success.mean(), a.attack_success.min(), a.attack_success.max())}"
+            levels = [f"{name} {a[col].mean():.3f}" for col, name in (("attack_chance", "chance"),
+                                                                      ("attack_floor", "class-label floor"))
+                      if col in a and a[col].notna().any()]
+            found.append(text + (f" ({', '.join(levels)})" if levels else ""))
+        mine = f1.loc[(method, setting)]
         ref = _reference(method)
         cost, ref_name = "—", "—"
-        if ref != method and (ref, "") in f1.droplevel("seed").index:
-            r = f1.sort_index().loc[(ref, "")]
+        if ref != method and ref in settings and len(settings[ref]) == 1:
+            r = f1.loc[(ref, settings[ref][0])]
             common = sorted(set(mine.index) & set(r.index))
             e = paired_effect([r[s] for s in common], [mine[s] for s in common])
             cost, ref_name = f"{_fmt(e['mean'], e['lo'], e['hi'])} (n={e['n']})", ref
         unit, threat = _protects(method)
         rows.append({"method": method, "setting": setting, "protects": unit, "threat": threat,
                      "attack found": "; ".join(found), "F1": _fmt(mine.mean(), mine.min(), mine.max()),
-                     "F1 cost": cost, "reference": ref_name})
-    for m in MISSING:
-        rows.append({"method": m["method"], "setting": m["setting"], "protects": "—", "threat": "—",
-                     "attack found": m["status"], "F1": "—", "F1 cost": "—", "reference": "—"})
+                     "F1 cost": cost, "reference": ref_name, "utility": g.utility_metric.iloc[0]})
     return pd.DataFrame(rows)
 
 
 @style()
 def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack success", seed: int | None = None):
-    """The frontier: binary-token F1 against attack success, one panel per attack metric
-    (each family has one; the metrics are not comparable, so they never share an axis), one
+    """The frontier: utility against attack success, one panel per attack metric (each family
+    has one; the metrics are not comparable, so they never share an axis), each panel's utility
+    axis labelled with its rows' utility metric (binary-token F1; alawad: subsite micro F1), one
     marker per method, each point labelled with its setting and, where the table has them, bars
-    for the min–max over seeds; ``seed`` (or a seeds text) is stated under the title."""
+    for the min–max over seeds and dotted lines at the attack's chance level and floor; ``seed``
+    (or a seeds text) is stated under the title."""
     from .labels import place_labels
 
     f = frontier[frontier.status == "measured"]
@@ -744,10 +932,16 @@ def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack succes
     if "family" in f:
         f = f.assign(_o=f.family.map(order).fillna(len(order))).sort_values("_o", kind="stable")
     families = list(dict.fromkeys(f.attack_metric)) or ["attack success"]
-    fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 0.6, 4.6), sharey=True, squeeze=False)
-    axes = axes[0]
+    ncols = min(len(families), 4)
+    nrows = -(-len(families) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols + 0.6, 4.6 * nrows), squeeze=False)
+    axes = grid.ravel()
+    for ax in axes[len(families):]:
+        ax.remove()
     markers = {"non-private": "*", "DP-SGD": "o", "DP-SGD from scratch": "o", "DSSGD": "s",
-               "DSSGD + DP upload": "D", "surrogates": "^", "pseudonymization": "v"}
+               "DSSGD + DP upload": "D", "surrogates": "^", "pseudonymization": "v",
+               "adversarial representation": "h", "raw public vectors": "x", "shared layers": "h",
+               "shared layers, no adversary": "d"}
     bars = {"utility_lo", "utility_hi", "attack_lo", "attack_hi"} <= set(f.columns)
     labels = []
     for ax, metric in zip(axes, families):
@@ -766,15 +960,20 @@ def plot_frontier(frontier: pd.DataFrame, title: str = "utility vs attack succes
         names = [r.setting if isinstance(r.setting, str) and r.setting else "" for r in d_fam.itertuples()]
         labels.append((ax, d_fam.attack_success.to_numpy(float), d_fam.utility_f1.to_numpy(float), names))
         attack = d_fam.attack.iloc[0] if len(d_fam) else ""
+        for col, name, ls in (("attack_chance", "chance", ":"), ("attack_floor", "class-label floor", "-.")):
+            if col in d_fam and d_fam[col].notna().any():
+                ax.axvline(float(d_fam[col].mean()), color="grey", ls=ls, lw=0.9, label=name, zorder=1)
         ax.set_title(attack, fontsize=8)
         ax.set_xlabel(f"{metric} (attack success)", fontsize=8)
+        utility = ", ".join(dict.fromkeys(d_fam.utility_metric)) if "utility_metric" in d_fam else UTILITY
+        ax.set_ylabel(utility or UTILITY, fontsize=8)
+        ax.set_ylim(-0.03, 1.03)
         if metric.startswith("exposure"):
             top = float(d_fam["max_exposure"].max()) if "max_exposure" in d_fam else float(d_fam.attack_success.max())
             ax.set_xlim(-0.3, (top if math.isfinite(top) else 1.0) + 0.3)
         else:
             ax.set_xlim(-0.03, 1.03)
         ax.legend(fontsize=6, loc="best")
-    axes[0].set_ylabel("binary-token F1 (test)")
     stated = "" if seed is None else (f"; seed {seed}" if isinstance(seed, int) else f"; {seed}")
     fig.suptitle(title + stated, fontsize=8)
     fig.tight_layout()
@@ -794,19 +993,21 @@ class AuditResults(TypedDict):
     dssgd: list[dict[str, Any]]
     surrogates: list[dict[str, Any]]
     pseudonyms: list[dict[str, Any]]
+    representations: list[dict[str, Any]]  #: friedrich §5 (:func:`representation_rows`), every seed
+    shared_layers: list[dict[str, Any]]  #: alawad (:func:`shared_layer_rows`), every seed
     epsilon_audits: pd.DataFrame
     frontier: pd.DataFrame
     statements: pd.DataFrame
     membership_table: pd.DataFrame
     canary_table: pd.DataFrame
-    missing: list[dict[str, str]]
     fingerprint: str
     seconds: float
 
 
 def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> AuditResults:
     """Everything of notebook 09 (synthetic corpus only: the attacks need to train many models
-    and to know the ground truth of membership): membership, DSSGD and surrogates on seeds
+    and to know the ground truth of membership): membership, DSSGD, surrogates,
+    pseudonymization, the friedrich representations and alawad's shared layers on seeds
     ``seed`` … ``seed + params.seeds − 1``, the ε audits on ``seed``."""
     if not isinstance(params, AuditParams):
         raise TypeError("run_study takes resolved AuditParams (audits.params_for(profile, ...))")
@@ -816,8 +1017,8 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
     seeds = [seed + i for i in range(params.seeds)]
     recipe_eps = [*params.dp_recipe_epsilons, math.inf]
     settings = [None, *params.dp_noises]
-    bar = tqdm(total=len(seeds) * (len(settings) + len(recipe_eps) + 3) + 1, desc="audits", disable=not progress)
-    membership, dssgd, sur, pseudo = [], [], [], []
+    bar = tqdm(total=len(seeds) * (len(settings) + len(recipe_eps) + 5) + 1, desc="audits", disable=not progress)
+    membership, dssgd, sur, pseudo, reps, shared = [], [], [], [], [], []
     index = None
     if params.pseudonym_ns:
         from ..embeddings.neighbours import NeighbourIndex
@@ -848,6 +1049,12 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
                 bar.set_postfix_str(f"seed {sd}, pseudonymization")
                 pseudo += pseudonym_rows(data, params, index, seed=sd)
             bar.update()
+            bar.set_postfix_str(f"seed {sd}, adversarial representation (friedrich)")
+            reps += representation_rows(params, seed=sd)
+            bar.update()
+            bar.set_postfix_str(f"seed {sd}, shared layers (alawad)")
+            shared += shared_layer_rows(params, seed=sd)
+            bar.update()
         bar.set_postfix_str("ε audits")
         eps = epsilon_audits(first, params, seed=seed)
         bar.update()
@@ -856,8 +1063,8 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
         "params": asdict(params), "profile": params.profile, "seed": seed, "seeds": seeds,
         "population": {"sentences": len(first.sentences), "patients": len(set(first.patients)),
                        "documents": len(first.docs), "test_documents": len(first.test_docs)},
-        "membership": membership, "dssgd": dssgd, "surrogates": sur, "pseudonyms": pseudo, "epsilon_audits": eps,
-        "missing": list(MISSING), "fingerprint": first.fingerprint,
+        "membership": membership, "dssgd": dssgd, "surrogates": sur, "pseudonyms": pseudo,
+        "representations": reps, "shared_layers": shared, "epsilon_audits": eps, "fingerprint": first.fingerprint,
     }
     out["frontier"] = frontier_table(out)
     out["statements"] = method_statements(out)
