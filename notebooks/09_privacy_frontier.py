@@ -31,8 +31,8 @@
 # | DP-SGD's accountant | empirical ε lower bounds at 95 %: one step with a gradient canary (Clopper–Pearson, Jagielski et al. 2020), and one whole `train_dp` run with many Dirac gradient canaries (one-run audit, Steinke, Nasr & Jagielski 2023) | `deidlib.audits.epsilon`, `.one_run` |
 #
 # The two representation rows run their own studies' code on their own synthetic corpora (friedrich's
-# sentences; alawad's pathology reports of three registries) at a smaller scale than notebooks 06-07
-# (printed below). Alawad's task is the *subsite classification* of pathology reports, not
+# sentences; alawad's pathology reports of three registries) at notebooks 06-07's scale (cpu profile), one setting
+# each (notebook 06 sweeps N and DANN; printed below). Alawad's task is the *subsite classification* of pathology reports, not
 # de-identification: its utility is the micro F1 of that classification, and its cost is measured against
 # its own centralized CNN.
 #

@@ -64,7 +64,8 @@ with the 95 % t interval of the paired (same-seed) difference (:mod:`.seed_stats
   two controls without privacy training: ``control raw``, R = the public GloVe vectors, and
   ``control P1``, a noise-free BiLSTM trained on de-identification only: the non-private
   reference) on friedrich's own synthetic corpus at the audit's profile, with the overrides
-  ``friedrich`` (:func:`friedrich_params`: a smaller scale than notebook 06's).
+  ``friedrich`` (:func:`friedrich_params`; the cpu profile pins notebook 06's cpu scale: one N
+  and the three-phase procedure where notebook 06 sweeps four N and DANN).
   Attack: the frozen-representation adversary on held-out real/fake pairs (accuracy, chance
   0.5); utility: the head's binary-token F1 on the raw test sentences.
 * **Shared layers (alawad, notebook 07)** (:func:`shared_layer_rows`):
