@@ -62,7 +62,8 @@ def test_named_recipes_name_no_real_data(name):
 
 def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_dev_split(monkeypatch, tmp_path):
     """The threshold saved with the model is the recipe's rule (highest threshold reaching
-    ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes."""
+    ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes
+    and with lower-case copies of a share of its notes as the training text has."""
     from deidlib import datasets
     from deidlib.corpus.conventions import align_spans
     from deidlib.training import choose_threshold, load_tagger
@@ -83,6 +84,10 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
     assert saved == info["phi_threshold"] and "synthetic dev" in info["threshold_rule"]
     dev = align_spans(real_load("synthetic", profile="smoke", seed=0, note_scale=TINY_RECIPE["note_scale"]).dev,
                       TINY_RECIPE["guideline"])
+    # the dev split prepared as the training text: its notes plus lower-case copies of a share of them
+    lower = dm.lowercase_documents(dev, TINY_RECIPE["lowercase_copies"], TINY_RECIPE["seed"])
+    assert lower and all(d.text == d.text.lower() for d in lower)
+    dev = list(dev) + lower
     again, curve = choose_threshold(tagger, dev, TINY_RECIPE["target_recall"])
     assert saved == pytest.approx(again)
     # the rule, read off the dev curve: the saved threshold reaches the target, no higher grid value does
