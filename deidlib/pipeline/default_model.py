@@ -90,12 +90,8 @@ GRU_MODEL_RECIPE: dict = {
 #:   departments, professions and rooms are not PHI under Safe Harbor), plus a lower-case copy of
 #:   half of its sentences (``lowercase_copies``, drawn with the recipe's seed): the encoder is
 #:   uncased, but the casing feature would otherwise learn that PHI is capitalised, as the
-#:   generator writes it, while real notes often write names and places in lower case. The ICU
-#:   notes also write what the guidelines do *not* call PHI where PHI could stand (generic units and
-#:   departments such as "transferred from MICU", "to cath lab", "from OSH"; ventilator settings
-#:   such as "PS 10/5"; "sats 90s"), and hospitals and care providers in the forms notes use
-#:   (initialisms, hospitals named after a person or a saint, staff initials).
-#:   No real note is read.
+#:   generator writes it, while real notes often write names and places in lower case. No real
+#:   note is read.
 #: - Patterns (``"patterns": "guideline"``, :mod:`deidlib.corpus.patterns`): dates, phone numbers,
 #:   e-mails, URLs, IP addresses, SSNs, labelled identifiers, long digit runs and ages over 89 in
 #:   the forms the Safe Harbor list and the i2b2 2014 guidelines define, added to the tagger's
@@ -104,14 +100,10 @@ GRU_MODEL_RECIPE: dict = {
 #:   dates, neither for the patterns nor for the tagger (:func:`deidlib.corpus.patterns.drop_measurements`).
 #: - Decision rule, fixed before any evaluation on real notes: the model replaces a token when its
 #:   PHI marginal 1 - P(O) exceeds ``phi_threshold``, chosen at build time as the highest threshold
-#:   whose binary-token recall on the **synthetic dev split** prepared as the training text
-#:   (aligned as the training notes, plus lower-case copies of the same ``lowercase_copies`` share
-#:   of its notes, patterns applied) reaches ``target_recall`` r* = 0.99
+#:   whose binary-token recall on the **synthetic dev split** (aligned as the training notes,
+#:   patterns applied) reaches ``target_recall`` r* = 0.99
 #:   (:func:`deidlib.training.choose_threshold`). r* was fixed a priori as "miss at most one PHI
-#:   token in a hundred on notes the model was designed for"; the lower-case copies make the dev
-#:   notes the kind of text the model was trained for (on the capitalised notes alone the recall
-#:   curve is flat from 0.2 to 0.7, so a handful of tokens set the threshold); no real note enters
-#:   the rule.
+#:   token in a hundred on notes the model was designed for"; no real note enters the rule.
 #:
 #: What was looked at on real notes, and why it matters: the architecture is the
 #: ``synthetic_minilm`` recipe, whose head was designed with the nursing notes' *dev* split in view
@@ -120,11 +112,15 @@ GRU_MODEL_RECIPE: dict = {
 #: non-PHI); the lower-case copies were adopted after comparing, on the nursing dev split, the head
 #: with casing, without casing and with casing plus lower-case copies (each with its threshold
 #: from the synthetic rule; the copies kept the recall of "no casing" at the precision of
-#: "casing"); the forms of the training text and of the patterns added since (units, ventilator
-#: settings, initialisms, person-named hospitals, staff initials; measurement pairs, date ranges,
-#: month/year) came from counts, by PHI type and word shape, of the hybrid's errors on the nursing
-#: notes' *train* split, and the lower-case copies in the decision rule's dev notes were compared
-#: there with the capitalised dev notes alone; the test split was scored once, at the end
+#: "casing"); the measurement rule, the date ranges and the month/year forms of the patterns came
+#: from counts, by PHI type and word shape, of the hybrid's errors on the nursing notes' *train*
+#: split (ventilator settings were the largest group of false dates), where two other changes
+#: were measured and rejected: more non-PHI and PHI forms in the synthetic ICU notes (units such
+#: as "from MICU", ventilator settings, hospital initialisms and person-named hospitals, staff
+#: initials; three builds, each with lower recall than this recipe at every threshold of 0.5 and
+#: below), and a decision rule read on the dev notes plus lower-case copies of half of them (a
+#: threshold about four times lower: precision fell by more than recall rose); the test split
+#: was scored once, at the end
 #: (``benchmarks/deid_peers.py``).
 #: Build time on first use: the encoder's states of the ~12,600 training sentences are computed once
 #: (about 2 minutes on one core), then 3 epochs of the head (docs/deidentify.md gives the measured
@@ -168,8 +164,10 @@ def named_recipe(name: str) -> dict:
 
 
 def _source_digest() -> str:
-    """Hash of the synthetic generator's source files and data (what the training text depends on)."""
+    """Hash of the synthetic generator's source files and data (what the training text depends on)
+    and of the guideline patterns (the decision rule's threshold is read with them applied)."""
     from .. import synthetic
+    from ..corpus import patterns
 
     root = Path(synthetic.__file__).parent
     h = hashlib.sha256()
@@ -177,6 +175,7 @@ def _source_digest() -> str:
         if f.is_file() and f.suffix in (".py", ".txt", ".json", ".tsv"):
             h.update(f.relative_to(root).as_posix().encode())
             h.update(f.read_bytes())
+    h.update(Path(patterns.__file__).read_bytes())
     return h.hexdigest()
 
 
@@ -206,25 +205,6 @@ def lowercase_copies(sentences, rate: float, seed: int) -> list:
     rng = random.Random(seed)
     return [TaggedSentence(s.doc_id, [t._replace(text=t.text.lower()) for t in s.tokens], s.tags)
             for s in sentences if rng.random() < rate]
-
-
-def lowercase_documents(docs, rate: float, seed: int) -> list:
-    """Lower-case copies (same spans, ids suffixed ``-lc``) of a ``rate`` share of ``docs``, each kept
-    with probability ``rate`` by ``random.Random(seed)`` in order (documents whose text changes
-    length when lower-cased are skipped)."""
-    import random
-
-    from ..corpus.document import Document, Span
-
-    if rate <= 0:
-        return []
-    rng = random.Random(seed)
-    out = []
-    for d in docs:
-        if rng.random() < rate and len(low := d.text.lower()) == len(d.text):
-            out.append(Document(id=f"{d.id}-lc", text=low, spans=[Span.of(low, s.start, s.end, s.subtype) for s in d.spans],
-                                patient_id=d.patient_id, site=d.site, metadata=d.metadata))
-    return out
 
 
 def _recipe(recipe: dict | None) -> dict:
@@ -267,9 +247,8 @@ def build_default_model(dest: str | os.PathLike, recipe: dict | None = None, *, 
         tagger.task = {**tagger.task, "patterns": r["patterns"]}
     dev_curve = None
     threshold = r["phi_threshold"]
-    if r["target_recall"] is not None:  # the decision rule: synthetic dev only, prepared as the training text
-        rule_docs = list(dev_docs) + lowercase_documents(dev_docs, float(r["lowercase_copies"]), r["seed"])
-        threshold, dev_curve = choose_threshold(tagger, rule_docs, float(r["target_recall"]))
+    if r["target_recall"] is not None:  # the decision rule: synthetic dev only
+        threshold, dev_curve = choose_threshold(tagger, dev_docs, float(r["target_recall"]))
     if threshold is not None:
         tagger.task = {**tagger.task, "phi_threshold": float(threshold)}
     if hasattr(tagger, "clear_cache"):
@@ -282,8 +261,7 @@ def build_default_model(dest: str | os.PathLike, recipe: dict | None = None, *, 
     info = {"recipe": r, "fingerprint": recipe_fingerprint(recipe), "build_seconds": round(build_s, 1),
             "size_bytes": size, "epochs_run": len(hist.epochs), "phi_threshold": threshold,
             "threshold_rule": (None if r["target_recall"] is None else
-                               f"highest threshold with recall >= {r['target_recall']} on the synthetic dev split "
-                               f"(plus lower-case copies of a {r['lowercase_copies']} share of its notes)"),
+                               f"highest threshold with recall >= {r['target_recall']} on the synthetic dev split"),
             "synthetic_dev_curve": dev_curve,
             "synthetic_test_binary_token": {"precision": p, "recall": rec, "f1": f},
             "training_data": "embedded synthetic corpus only (no real data)"}

@@ -43,7 +43,6 @@ __all__ = [
     "PMH_ITEMS",
     "EVENTS",
     "UNIT_WORDS",
-    "UNITS",
 ]
 
 SYSTEMS: tuple[str, ...] = ("neuro", "cv", "resp", "gi", "gu", "id", "endo", "heme", "skin", "lines", "pain",
@@ -79,8 +78,6 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "withdraws to painful stimuli", "grips equal bilat", "CIWA {ciwa}",
     ),
     "cv": (
-        "HR 90s-100s {rhythm}", "SBP 90s-110s", "HR in the 90s, no ectopy",
-        "to {unit} at {time}, back at {time2}", "back from {unit} at {time}", "seen in {unit} by cards",
         "{rhythm} {hr_range}", "HR {hr_range} {rhythm}", "no ectopy", "occ PVC's", "rare PAC's", "{bp}",
         "SBP {sbp_range}", "MAP > {map_}", "MAPs {map_}-{map2}", "BP stable", "hypotensive to {sbp}/{dbp}, {bolus}",
         "{drip}", "weaned off {pressor}", "{pressor} titrated to keep MAP > {map_}", "CVP {cvp}-{cvp2}",
@@ -93,9 +90,6 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "high risk for arrhythmia", "may need more fluid", "per careview", "NS {frac} at {rate_cc}cc/hr", "K {k} at {time}",
     ),
     "resp": (
-        "02 sat {sat}%", "on {n3}L 02 via NC", "02 sats {sat_range}%",
-        "sats mid to high 90s", "O2 sats 90s on {o2_short}", "sat 90s, RR 20s",
-        "PS {ps}/{peep_n}", "CPAP {peep_n}/{peep_n}", "weaned to PS {ps}/{peep_n}, tol well", "PSV {ps}/{peep_n}/{fio2}%", "on {mode} {vent_vt}/{vent_num}/{peep_n}/{fio2}%",
         "{o2}", "sats {sat_range}% on {o2_short}", "O2 sat {sat}%", "LS {ls}", "lungs {ls}",
         "RR {rr_range}", "{vent}", "vent settings {vent}", "ABG {abg}", "suctioned for {secretions}",
         "strong cough, {secretions}", "weak cough", "CXR done", "CXR {cxr}", "extubated to {o2_short} at {time}",
@@ -163,7 +157,6 @@ SYSTEM_PHRASES: dict[str, tuple[str, ...]] = {
         "soft restraints for safety", "HOB > 30", "up to commode with assist x{n3}",
     ),
     "social": (
-        "plan d/c to {unit}", "pt from {unit}, lives with {relation}",
         "family in to visit", "family updated", "{relation} in most of day", "{relation} called, updated on condition",
         "pt is full code", "DNR/DNI", "code status discussed with family", "SW consult placed", "case mgmt following",
         "pt emotionally labile", "coping well", "anxious about procedure", "supportive family at bedside",
@@ -240,10 +233,6 @@ OPENINGS: tuple[str, ...] = (
     "pt with PMH {pmh}, {event} in '{YY} and {YY}.",
     "Pt presented to {HOSPS} on {MD} with {event}.",
     "pt arrived from {HOSPS} via amb at {time}.",
-    "{AGE} yo {sex} transferred from {unit} for {event}.", "pt admitted from {unit} at {time} with {event}.",
-    "received pt from {unit} at {time}.", "pt transferred from {unit} {MD} s/p {procedure}.",
-    "{AGE} yo {sex} with h/o {pmh} (s/p {procedure} {YY}), {pmh2}, admitted with {event}.",
-    "pt transferred to {unit} from {unit2} for {event}.", "pt with PMH {pmh} dx {MD}, admitted from {unit}.",
 )
 #: note titles (most notes have none)
 TITLES: tuple[str, ...] = (
@@ -263,23 +252,13 @@ PLAN: tuple[str, ...] = (
     "monitor u/o", "check K in am", "support family", "diurese as tol", "advance diet as tol", "am labs",
     "cont heparin, f/u PTT", "possible extubation in am", "cath lab in am", "keep NPO after MN",
     "transfer to floor when bed avail", "may transfer out today", "keep family aware of plan of care", "wean O2 as tol",
-    "f/u ABG at {time}", "lytes at {time}", "transfer to {unit} when bed available", "? to {unit} in am",
-    "possible transfer to {unit}", "to {unit} for {procedure} in am", "d/c to {unit} when stable", "screened for {unit}", "recheck hct at {time}", "CXR in am", "high risk for skin breakdown, turn q2h",
+    "f/u ABG at {time}", "lytes at {time}", "recheck hct at {time}", "CXR in am", "high risk for skin breakdown, turn q2h",
 )
 #: plan items that name a place or a person (drawn at the note's PHI rate, unlike :data:`PLAN`)
 PLAN_PHI: tuple[str, ...] = (
     "transfer to {WARD} when bed available", "? transfer to {WARD} in am", "d/c to {HOSPS} rehab when stable",
     "{WARD} when bed avail", "transfer to {HOSPS} when bed available", "screened by {HOSPS} rehab", "may transfer to {WARD} today",
     "keep {PTL} family aware of plan", "update {relation} {RELF} in am",
-)
-#: generic units, departments and facility types: places that are not PHI (the Safe Harbor list
-#: and the i2b2 2014 guidelines name hospitals, not the kind of unit), written where a hospital's
-#: name could stand ("transferred from MICU", "to cath lab", "from OSH")
-UNITS: tuple[str, ...] = (
-    "MICU", "SICU", "CCU", "CSRU", "CVICU", "TSICU", "NSICU", "the unit", "the floor", "floor", "OSH", "outside hosp",
-    "outside hospital", "ED", "ER", "the ED", "OR", "PACU", "cath lab", "the cath lab", "IR", "EP lab", "CT",
-    "MRI", "dialysis", "tele", "telemetry", "step down", "nursing home", "rehab", "a rehab facility", "home",
-    "MICU B", "CCU-B", "SICU-A", "medicine", "surgery", "psych", "hospice", "the ICU", "ICU",
 )
 DRIPS: tuple[tuple[str, str], ...] = (
     ("neo", "{dose_mcg}mcg/kg/min"), ("levophed", "{dose_mcg}mcg/kg/min"), ("dopamine", "{dose_dop}mcg/kg/min"),

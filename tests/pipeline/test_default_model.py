@@ -62,8 +62,7 @@ def test_named_recipes_name_no_real_data(name):
 
 def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_dev_split(monkeypatch, tmp_path):
     """The threshold saved with the model is the recipe's rule (highest threshold reaching
-    ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes
-    and with lower-case copies of a share of its notes as the training text has."""
+    ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes."""
     from deidlib import datasets
     from deidlib.corpus.conventions import align_spans
     from deidlib.training import choose_threshold, load_tagger
@@ -84,10 +83,6 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
     assert saved == info["phi_threshold"] and "synthetic dev" in info["threshold_rule"]
     dev = align_spans(real_load("synthetic", profile="smoke", seed=0, note_scale=TINY_RECIPE["note_scale"]).dev,
                       TINY_RECIPE["guideline"])
-    # the dev split prepared as the training text: its notes plus lower-case copies of a share of them
-    lower = dm.lowercase_documents(dev, TINY_RECIPE["lowercase_copies"], TINY_RECIPE["seed"])
-    assert lower and all(d.text == d.text.lower() for d in lower)
-    dev = list(dev) + lower
     again, curve = choose_threshold(tagger, dev, TINY_RECIPE["target_recall"])
     assert saved == pytest.approx(again)
     # the rule, read off the dev curve: the saved threshold reaches the target, no higher grid value does
@@ -139,3 +134,17 @@ def test_deidentify_without_model_builds_the_default_once(monkeypatch, tmp_path,
     assert main(["deidentify", str(src), str(tmp_path / "o3"), "--no-progress", "--replace", "mask"]) == 0
     masked = "".join(p.read_text() for p in (tmp_path / "o3").rglob("*.txt"))
     assert "03/04/2015" not in masked and "[DATE]" in masked
+
+
+def test_a_change_of_the_guideline_patterns_names_a_new_model(monkeypatch, tmp_path):
+    """The threshold is read with the patterns applied, so the cache folder's fingerprint covers
+    their source: changed patterns build a new model (and re-read its threshold)."""
+    from pathlib import Path
+
+    from deidlib.corpus import patterns
+
+    before = dm.recipe_fingerprint()
+    changed = tmp_path / "patterns.py"
+    changed.write_bytes(Path(patterns.__file__).read_bytes() + b"\n# changed\n")
+    monkeypatch.setattr(patterns, "__file__", str(changed))
+    assert dm.recipe_fingerprint() != before

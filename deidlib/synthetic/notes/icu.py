@@ -44,7 +44,6 @@ from ..icu_vocab import (
     SYSTEMS,
     TITLES,
     UNIT_WORDS,
-    UNITS,
 )
 from ..identities import wide_names
 from .context import NoteContext, _misspell
@@ -195,7 +194,7 @@ _VALUES: dict[str, Callable[[random.Random], str]] = {
     "incision": _pick("CDI", "open to air, no drainage", "with steri strips", "slight serous drainage"),
     "coccyx": _pick("reddened, duoderm on", "intact", "stage II, cleaned"), "stage": _pick("I", "II", "III"),
     "wound_care": _pick("allevyn applied", "dsg changed", "wet to dry"), "body": _pick("groin", "back", "chest", "upper arms"),
-    "line": _pick("TLC", "PICC", "a-line", "aline", "art line", "R IJ", "L subclavian", "PA line", "PIV", "cordis", "introducer"),
+    "line": _pick("TLC", "PICC", "a-line", "R IJ", "L subclavian", "PA line", "PIV", "cordis", "introducer"),
     "side_site": _pick("R IJ", "L SC", "R fem", "L radial", "R brachial", "RIJ", "LSC", "R groin"),
     "pcwp": _num(8, 28), "suction": _pick("20", "-20"), "ct": _pick("draining small amt", "to water seal", "x2 to sx"),
     "pain": _num(0, 10), "analgesic": _pick("morphine", "dilaudid", "fentanyl", "percocet", "tylenol", "MSO4"),
@@ -207,7 +206,6 @@ _VALUES: dict[str, Callable[[random.Random], str]] = {
     "pmh3": lambda r: r.choice(PMH_ITEMS), "complaint": _pick("I can't breathe", "my back hurts", "when can I eat", "I want to go home"), "abg5": _abg5, "bp_range": _bp_range, "murmur": _pick("1", "2", "3", "4"),
     "sbp2": _num(95, 160), "frac": _pick("1/2", "1/4", "1/3"), "mode": _pick("AC", "A/C", "SIMV", "IMV", "CMV"),
     "vent_num": _pick("10", "12", "14", "16", "18"), "vent_vt": _pick("400", "450", "500", "550", "600", "700"),
-    "unit": lambda r: r.choice(UNITS), "unit2": lambda r: r.choice(UNITS),
     "peep_n": _pick("5", "8", "10", "12"), "ps": _pick("5", "8", "10", "12", "15"), "wt": _dec(45, 130), **_DOSE,
 }
 
@@ -266,23 +264,13 @@ def _drt(ctx: NoteContext) -> None:
 
 
 def _ini(ctx: NoteContext) -> None:
-    """A care provider as nurses sign and cite one: an initial and a surname ("M. Zarnowsky") or
-    initials only ("MZ"), all PHI;
+    """A care provider as nurses sign and cite one: an initial and a surname ("M. Zarnowsky"), all PHI;
     with probability h in the site's own doctor-name forms."""
     if ctx.rng.random() < ctx.style.heterogeneity:
         ctx.doctor()
         return
     first, last = _first(ctx), _surname(ctx)
-    roll = ctx.rng.random()
-    if roll < 0.6:
-        text = f"{first[0]}. {last}"
-    elif roll < 0.72:
-        text = f"{first[0]}.{last}"
-    elif roll < 0.84:
-        text = f"{first[0]} {last}"
-    else:  # initials only, as staff sign and cite each other ("JS", "J.S.")
-        text = f"{first[0]}{last[0]}" if roll < 0.93 else f"{first[0]}.{last[0]}."
-    ctx.builder.add_phi(text, "DOCTOR")
+    ctx.builder.add_phi(f"{first[0]}. {last}" if ctx.rng.random() < 0.8 else f"{first[0]}.{last}", "DOCTOR")
 
 
 def _npf(ctx: NoteContext) -> None:
@@ -318,37 +306,16 @@ def _short_hospital(name: str, rng: random.Random) -> str:
     core = [w for w in words if w.lower() not in ("hospital", "medical", "center", "community", "general", "memorial",
                                                   "university", "st", "regional", "the")]
     roll = rng.random()
-    if roll < 0.3 and core:
+    if roll < 0.35 and core:
         return core[0]
-    if roll < 0.45:
+    if roll < 0.6:
         return "".join(w[0] for w in words[:3]).upper()
-    if roll < 0.6:  # an initialism of two to four letters, as hospitals are called ("NPMC", "FH")
-        return ("".join(w[0] for w in words[:4]) if roll < 0.53 or not core else core[0][0] + "H").upper()
     if roll < 0.8 and core:
         return f"{core[0]} {rng.choice(('Hosp', 'hosp', 'Hospital', 'Medical', 'General', 'Memorial'))}"
     return name
 
 
-#: share of hospitals named after a person or a saint (from the wide name pool, :func:`wide_names`),
-#: as many are ("Lahey", "St. Elizabeth's", "Faulkner Hospital"), not after the site's cities
-PERSON_HOSPITAL_SHARE = 0.3
-
-
-def _person_hospital(ctx: NoteContext) -> str:
-    """A hospital named after a person: a surname alone or with a suffix, or a saint's name."""
-    roll = ctx.rng.random()
-    if roll < 0.25:
-        return f"{ctx.choice(('St. ', 'St ', 'Saint '))}{ctx.choice(wide_names('first'))}'s"
-    name = ctx.choice(wide_names("last"))
-    if roll < 0.6:
-        return name
-    return f"{name} {ctx.choice(('Hospital', 'Clinic', 'Memorial', 'Medical Center', 'Hosp'))}"
-
-
 def _hosps(ctx: NoteContext) -> None:
-    if ctx.lang == "en" and ctx.rng.random() < PERSON_HOSPITAL_SHARE:
-        ctx.builder.add_phi(_person_hospital(ctx), "HOSPITAL")
-        return
     name = ctx.pools.home_hospital if ctx.rng.random() < 0.3 else ctx.choice(ctx.pools.hospitals[1:])
     # the site's own habit (probability h / 2): the full name, with the site's hospital-name suffix
     ctx.builder.add_phi(name if ctx.rng.random() < ctx.style.heterogeneity / 2 else _short_hospital(name, ctx.rng), "HOSPITAL")
