@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 
 from .document import Span
 
-__all__ = ["PATTERN_SETS", "pattern_spans", "merge_spans", "drop_measurements"]
+__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "pattern_spans", "merge_spans", "drop_measurements", "drop_generic_places"]
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -173,3 +173,22 @@ def drop_measurements(text: str, spans: Sequence[Span]) -> list[Span]:
                 continue
         out.append(sp)
     return out
+
+
+#: kinds of units, departments and facilities, and ventilator modes: never PHI on their own (the
+#: Safe Harbor list and the i2b2 2014 guidelines name a hospital, not the kind of unit a patient
+#: is in; "OSH" is "outside hospital"), however a tagger reads "transferred to <X>"
+GENERIC_PLACES = frozenset((
+    "icu", "micu", "sicu", "ccu", "csru", "cvicu", "tsicu", "nsicu", "nicu", "picu", "ed", "er", "or", "pacu", "cath",
+    "cath lab", "ep lab", "ir", "ct", "mri", "osh", "floor", "the floor", "rehab", "tele", "telemetry", "step down",
+    "stepdown", "home", "nursing home", "dialysis", "hospice", "ward", "unit", "the unit", "hosp", "hospital",
+    "ps", "psv", "cpap", "bipap", "vent",
+))
+_PLACE_TYPES = frozenset(("HOSPITAL", "ORGANIZATION", "LOCATION-OTHER", "DEPARTMENT"))
+
+
+def drop_generic_places(spans: Sequence[Span]) -> list[Span]:
+    """``spans`` without the place spans (hospital, organisation, other location) whose whole text
+    is a kind of unit or facility (:data:`GENERIC_PLACES`: "MICU", "cath lab", "OSH")."""
+    return [s for s in spans
+            if not (s.subtype in _PLACE_TYPES and " ".join(s.text.lower().replace(".", " ").split()) in GENERIC_PLACES)]

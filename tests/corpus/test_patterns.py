@@ -69,3 +69,15 @@ def test_model_dates_inside_measurements_are_dropped_and_real_dates_kept():
              Span.of(text, 26, 31, "DOCTOR"), Span.of(text, 38, 42, "DATE")]
     kept = drop_measurements(text, spans)
     assert [(s.text, s.subtype) for s in kept] == [("10/5", "DATE"), ("Smith", "DOCTOR")]
+
+
+def test_place_spans_that_only_name_a_kind_of_unit_are_dropped_and_hospitals_kept():
+    """"MICU" or "cath lab" tagged as a hospital is not PHI (a kind of unit); a named hospital, or a
+    unit word inside a hospital's name, stays."""
+    from deidlib.corpus.patterns import drop_generic_places
+
+    text = "from MICU to cath lab, then Sacred Heart MICU; dr Home"
+    spans = [Span.of(text, 5, 9, "HOSPITAL"), Span.of(text, 13, 21, "HOSPITAL"),
+             Span.of(text, 28, 45, "HOSPITAL"), Span.of(text, 50, 54, "DOCTOR")]
+    kept = drop_generic_places(spans)
+    assert [(s.text, s.subtype) for s in kept] == [("Sacred Heart MICU", "HOSPITAL"), ("Home", "DOCTOR")]
