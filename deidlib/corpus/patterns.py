@@ -28,6 +28,13 @@ sizes such as ``#20g``), and, for the measurement words, month/year and ranges, 
 shape of the hybrid model's errors on the train split (ventilator settings were the largest group
 of false dates; ranges and month/year forms of missed dates); the test split was not used.
 
+Not PHI, whoever tags it. Two rules drop a tagger's spans before the patterns' are added
+(:func:`drop_measurements`: a DATE in a number pair written as a measurement, by the rule above;
+:func:`drop_generic_places`: a hospital, organisation or other-location span whose whole text is
+a kind of unit or facility, such as ``MICU``, ``cath lab`` or ``OSH`` for "outside hospital",
+which the guidelines do not call PHI). Both were adopted after counts by word shape of the
+hybrid model's false positives on the nursing notes' train split.
+
 Use. :func:`pattern_spans` finds the spans in a text; :func:`merge_spans` adds them to a
 model's spans (a pattern span that overlaps a model span widens it to their union and keeps
 the model's type). The default model (:mod:`deidlib.pipeline.default_model`) is such a hybrid:

@@ -97,7 +97,9 @@ GRU_MODEL_RECIPE: dict = {
 #:   the forms the Safe Harbor list and the i2b2 2014 guidelines define, added to the tagger's
 #:   spans after decoding (saved in the model's task, so ``deidentify``, ``predict`` and every
 #:   score apply them); number pairs written as measurements (``PSV 10/5``, ``pain 3/10``) are not
-#:   dates, neither for the patterns nor for the tagger (:func:`deidlib.corpus.patterns.drop_measurements`).
+#:   dates, neither for the patterns nor for the tagger (:func:`deidlib.corpus.patterns.drop_measurements`),
+#:   and the tagger's place spans that only name a kind of unit (``MICU``, ``cath lab``, ``OSH``)
+#:   are dropped (:func:`deidlib.corpus.patterns.drop_generic_places`).
 #: - Decision rule, fixed before any evaluation on real notes: the model replaces a token when its
 #:   PHI marginal 1 - P(O) exceeds ``phi_threshold``, chosen at build time as the highest threshold
 #:   whose binary-token recall on the **synthetic dev split** (aligned as the training notes,
@@ -112,9 +114,10 @@ GRU_MODEL_RECIPE: dict = {
 #: non-PHI); the lower-case copies were adopted after comparing, on the nursing dev split, the head
 #: with casing, without casing and with casing plus lower-case copies (each with its threshold
 #: from the synthetic rule; the copies kept the recall of "no casing" at the precision of
-#: "casing"); the measurement rule, the date ranges and the month/year forms of the patterns came
-#: from counts, by PHI type and word shape, of the hybrid's errors on the nursing notes' *train*
-#: split (ventilator settings were the largest group of false dates), where two other changes
+#: "casing"); the measurement and unit rules, the date ranges and the month/year forms of the
+#: patterns came from counts, by PHI type and word shape, of the hybrid's errors on the nursing
+#: notes' *train* split (ventilator settings were the largest group of false dates, unit names
+#: such as "MICU" of false hospitals), where two other changes
 #: were measured and rejected: more non-PHI and PHI forms in the synthetic ICU notes (units such
 #: as "from MICU", ventilator settings, hospital initialisms and person-named hospitals, staff
 #: initials; three builds, each with lower recall than this recipe at every threshold of 0.5 and
