@@ -4,7 +4,8 @@ guidelines (Stubbs & Uzuner 2015) define by their *shape*, as regular expression
 Why. A tagger trained on synthetic notes learns the forms its generator writes; real notes
 write dates, phone numbers and identifiers in more ways than any generator. The forms below
 are read from the guidelines' definitions and examples, not from a corpus: dates (numeric with
-``/``, ``-`` or ``.``, ISO, month names with or without day and year, ordinal days), phone
+``/``, ``-`` or ``.``, ISO, ranges such as ``3/12-3/15``, month/year such as ``9/98``, years
+such as ``'98``, month names with or without day and year, ordinal days), phone
 and fax numbers (with area code, optionally an extension; 7-digit numbers only after a word
 such as "call", "pager" or "phone"), e-mail addresses, URLs, IP
 addresses, social security numbers, labelled identifiers (``MRN``, ``MR#``, ``acct``, ``#``
@@ -16,11 +17,23 @@ Safe Harbor).
 Ambiguous shapes. A month/day date without year (``3/12``) is written like a fraction or a
 grade: the forms that are common clinical fractions (``1/2``, ``3/4``, ``1/8``...) and muscle
 strength grades (``4/5``, ``5/5``) are not matched; other bare ``m/d`` pairs are (recall first),
-which costs precision on ventilator settings such as ``10/5``. How the list was checked: on the
+except where the word just before it makes it a measurement (ventilator modes and settings such as
+``PSV 10/5`` or ``CPAP/PSV 5/5/40``, pain and strength scores such as ``pain 3/10``) or the word just
+after it a murmur grade (``2/6 SEM``): clinical writing of every kind puts numbers there, never
+dates. How the list was checked: on the
 PhysioNet nursing notes' train and dev splits (token counts of each pattern's hits inside and
 outside gold spans), which led to the fraction/grade exceptions, to requiring a phone word
 before 7-digit numbers (time ranges such as ``900-1100``) and to 4 digits after ``#`` (catheter
-sizes such as ``#20g``); the test split was not used.
+sizes such as ``#20g``), and, for the measurement words, month/year and ranges, to counts by word
+shape of the hybrid model's errors on the train split (ventilator settings were the largest group
+of false dates; ranges and month/year forms of missed dates); the test split was not used.
+
+Not PHI, whoever tags it. Two rules drop a tagger's spans before the patterns' are added
+(:func:`drop_measurements`: a DATE in a number pair written as a measurement, by the rule above;
+:func:`drop_generic_places`: a hospital, organisation or other-location span whose whole text is
+a kind of unit or facility, such as ``MICU``, ``cath lab`` or ``OSH`` for "outside hospital",
+which the guidelines do not call PHI). Both were adopted after counts by word shape of the
+hybrid model's false positives on the nursing notes' train split.
 
 Use. :func:`pattern_spans` finds the spans in a text; :func:`merge_spans` adds them to a
 model's spans (a pattern span that overlaps a model span widens it to their union and keeps
@@ -37,7 +50,7 @@ from collections.abc import Iterable, Sequence
 
 from .document import Span
 
-__all__ = ["PATTERN_SETS", "pattern_spans", "merge_spans"]
+__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "pattern_spans", "merge_spans", "drop_measurements", "drop_generic_places"]
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -61,9 +74,12 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
               r"(?P<phi>\d{3}-\d{4})" + _NA),
     # dates: numeric
     ("DATE", _NB + r"\d{4}-" + _MON + "-" + _DAY + _NA),
+    ("DATE", _NB + _MON + r"/" + _DAY + r"(?:/" + _YEAR + r")?\s?-\s?" + _MON + r"/" + _DAY + r"(?:/" + _YEAR + r")?" + _NA),
     ("DATE", _NB + _MON + r"([/.-])" + _DAY + r"\1" + _YEAR + _NA),
     ("DATE", _NB + r"(?!(?:1/[2348]|[23]/[348]|[57]/8|[1-5]/5)" + _NA + ")" + _MON + r"/" + _DAY + _NA),
     ("DATE", _NB + _MON + r"/(?:19|20)\d{2}" + _NA),
+    ("DATE", _NB + _MON + r"/(?:3[2-9]|[4-9]\d)" + _NA),  # month/2-digit year that cannot be a day
+    ("DATE", r"(?<![\w'])'(?P<phi>\d{2})(?![\w'])"),  # '98
     # dates: month names
     ("DATE", r"\b" + _MONTHS + r"\s+" + _DAY + _ORD + r"?(?:,?\s+(?:19|20)\d{2})?\b"),
     ("DATE", r"\b" + _DAY + _ORD + r"?(?:\s+of)?\s+" + _MONTHS + r"(?:,?\s+(?:19|20)\d{2})?\b"),
@@ -78,6 +94,29 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     ("IDNUM", r"#\s?(?P<phi>\d{4,})" + _NA),
     ("IDNUM", _NB + r"\d{6,}" + _NA),
 ))
+
+#: words after which a number pair is a measurement, not a date ("PSV 10/5", "CPAP 5/5/40",
+#: "pain 3/10"): ventilator modes and settings, pain and strength scores, murmur grades
+_MEASURE_BEFORE = frozenset((
+    "ps", "psv", "cpap", "bipap", "peep", "simv", "imv", "ac", "cmv", "prvc", "aprv", "vent", "vented", "settings",
+    "setting", "ventilation", "ventilator", "flowby", "pain", "strength", "grade", "murmur", "sem",
+))
+#: words before which a number pair is a grade ("2/6 SEM", "3/6 holosystolic murmur")
+_MEASURE_AFTER = frozenset(("sem", "hsm", "murmur", "systolic", "diastolic", "holosystolic", "sm", "dm"))
+_NUMERIC_DATE = re.compile(r"[\d/.\s-]+")
+_WORD = re.compile(r"[a-z]+")
+
+
+def _is_measurement(text: str, s: int, e: int) -> bool:
+    """A numeric date-shaped span ``text[s:e]`` written as a measurement: the word just before it
+    (on the same line; any of its ``/``- or ``-``-joined parts) or just after it is a measurement word."""
+    if not _NUMERIC_DATE.fullmatch(text[s:e]):
+        return False
+    before = text[max(0, text.rfind("\n", 0, s) + 1, s - 30):s].lower().split()
+    after = text[e:e + 30].lower().split()
+    return bool((before and set(_WORD.findall(before[-1])) & _MEASURE_BEFORE)
+                or (after and set(_WORD.findall(after[0])[:1]) & _MEASURE_AFTER))
+
 
 #: named pattern sets (the saved task's ``"patterns"`` value)
 PATTERN_SETS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {"guideline": _GUIDELINE}
@@ -98,6 +137,8 @@ def pattern_spans(text: str, patterns: str = "guideline") -> list[Span]:
             while e > s and text[e - 1] in " ,":
                 e -= 1
             if e <= s or any(s < b and a < e for a, b in taken):
+                continue
+            if typ == "DATE" and _is_measurement(text, s, e):
                 continue
             taken.append((s, e))
             out.append(Span.of(text, s, e, typ))
@@ -120,3 +161,41 @@ def merge_spans(text: str, model: Sequence[Span], extra: Iterable[Span]) -> list
             spans = [m for i, m in enumerate(spans) if i not in hit] + [Span.of(text, s, e, first.subtype)]
         spans.sort()
     return spans
+
+
+def drop_measurements(text: str, spans: Sequence[Span]) -> list[Span]:
+    """``spans`` without the DATE spans that lie in a number pair written as a measurement
+    (the rule the date patterns follow: ``PSV 10/5``, ``pain 3/10``, ``2/6 SEM``), judged on the
+    whole whitespace-delimited word around the span, so a model's ``10`` of ``PSV 10/5`` goes too."""
+    out = []
+    for sp in spans:
+        if sp.subtype == "DATE":
+            s = text.rfind(" ", 0, sp.start) + 1
+            s = max(s, text.rfind("\n", 0, sp.start) + 1)
+            m = re.compile(r"\S*").match(text, sp.end)
+            e = m.end() if m else sp.end
+            while e > s and text[e - 1] in ".,;:)%":
+                e -= 1
+            if _is_measurement(text, s, e):
+                continue
+        out.append(sp)
+    return out
+
+
+#: kinds of units, departments and facilities, and ventilator modes: never PHI on their own (the
+#: Safe Harbor list and the i2b2 2014 guidelines name a hospital, not the kind of unit a patient
+#: is in; "OSH" is "outside hospital"), however a tagger reads "transferred to <X>"
+GENERIC_PLACES = frozenset((
+    "icu", "micu", "sicu", "ccu", "csru", "cvicu", "tsicu", "nsicu", "nicu", "picu", "ed", "er", "or", "pacu", "cath",
+    "cath lab", "ep lab", "ir", "ct", "mri", "osh", "floor", "the floor", "rehab", "tele", "telemetry", "step down",
+    "stepdown", "home", "nursing home", "dialysis", "hospice", "ward", "unit", "the unit", "hosp", "hospital",
+    "ps", "psv", "cpap", "bipap", "vent",
+))
+_PLACE_TYPES = frozenset(("HOSPITAL", "ORGANIZATION", "LOCATION-OTHER", "DEPARTMENT"))
+
+
+def drop_generic_places(spans: Sequence[Span]) -> list[Span]:
+    """``spans`` without the place spans (hospital, organisation, other location) whose whole text
+    is a kind of unit or facility (:data:`GENERIC_PLACES`: "MICU", "cath lab", "OSH")."""
+    return [s for s in spans
+            if not (s.subtype in _PLACE_TYPES and " ".join(s.text.lower().replace(".", " ").split()) in GENERIC_PLACES)]

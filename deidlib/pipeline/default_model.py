@@ -96,7 +96,10 @@ GRU_MODEL_RECIPE: dict = {
 #:   e-mails, URLs, IP addresses, SSNs, labelled identifiers, long digit runs and ages over 89 in
 #:   the forms the Safe Harbor list and the i2b2 2014 guidelines define, added to the tagger's
 #:   spans after decoding (saved in the model's task, so ``deidentify``, ``predict`` and every
-#:   score apply them).
+#:   score apply them); number pairs written as measurements (``PSV 10/5``, ``pain 3/10``) are not
+#:   dates, neither for the patterns nor for the tagger (:func:`deidlib.corpus.patterns.drop_measurements`),
+#:   and the tagger's place spans that only name a kind of unit (``MICU``, ``cath lab``, ``OSH``)
+#:   are dropped (:func:`deidlib.corpus.patterns.drop_generic_places`).
 #: - Decision rule, fixed before any evaluation on real notes: the model replaces a token when its
 #:   PHI marginal 1 - P(O) exceeds ``phi_threshold``, chosen at build time as the highest threshold
 #:   whose binary-token recall on the **synthetic dev split** (aligned as the training notes,
@@ -111,7 +114,17 @@ GRU_MODEL_RECIPE: dict = {
 #: non-PHI); the lower-case copies were adopted after comparing, on the nursing dev split, the head
 #: with casing, without casing and with casing plus lower-case copies (each with its threshold
 #: from the synthetic rule; the copies kept the recall of "no casing" at the precision of
-#: "casing"); the test split was scored once, at the end (``benchmarks/deid_peers.py``).
+#: "casing"); the measurement and unit rules, the date ranges and the month/year forms of the
+#: patterns came from counts, by PHI type and word shape, of the hybrid's errors on the nursing
+#: notes' *train* split (ventilator settings were the largest group of false dates, unit names
+#: such as "MICU" of false hospitals), where two other changes
+#: were measured and rejected: more non-PHI and PHI forms in the synthetic ICU notes (units such
+#: as "from MICU", ventilator settings, hospital initialisms and person-named hospitals, staff
+#: initials; three builds, each with lower recall than this recipe at every threshold of 0.5 and
+#: below), and a decision rule read on the dev notes plus lower-case copies of half of them (a
+#: threshold about four times lower: precision fell by more than recall rose); the test split
+#: was scored once, at the end
+#: (``benchmarks/deid_peers.py``).
 #: Build time on first use: the encoder's states of the ~12,600 training sentences are computed once
 #: (about 2 minutes on one core), then 3 epochs of the head (docs/deidentify.md gives the measured
 #: build time and the command).
@@ -154,8 +167,10 @@ def named_recipe(name: str) -> dict:
 
 
 def _source_digest() -> str:
-    """Hash of the synthetic generator's source files and data (what the training text depends on)."""
+    """Hash of the synthetic generator's source files and data (what the training text depends on)
+    and of the guideline patterns (the decision rule's threshold is read with them applied)."""
     from .. import synthetic
+    from ..corpus import patterns
 
     root = Path(synthetic.__file__).parent
     h = hashlib.sha256()
@@ -163,6 +178,7 @@ def _source_digest() -> str:
         if f.is_file() and f.suffix in (".py", ".txt", ".json", ".tsv"):
             h.update(f.relative_to(root).as_posix().encode())
             h.update(f.read_bytes())
+    h.update(Path(patterns.__file__).read_bytes())
     return h.hexdigest()
 
 

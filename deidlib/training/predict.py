@@ -61,12 +61,17 @@ def predict_tags(
 
 def _with_patterns(docs: Sequence[Document], t: dict) -> list[Document]:
     """``docs`` with the guideline patterns' spans merged in when the task names a pattern set
-    (``task["patterns"]``, :mod:`deidlib.corpus.patterns`: the hybrid default model)."""
+    (``task["patterns"]``, :mod:`deidlib.corpus.patterns`: the hybrid default model), after the
+    model's DATE spans in number pairs written as measurements (``PSV 10/5``,
+    :func:`deidlib.corpus.patterns.drop_measurements`) and its place spans that only name a kind
+    of unit (``MICU``, :func:`deidlib.corpus.patterns.drop_generic_places`) are dropped."""
     if not t.get("patterns"):
         return list(docs)
-    from ..corpus.patterns import merge_spans, pattern_spans
+    from ..corpus.patterns import drop_generic_places, drop_measurements, merge_spans, pattern_spans
 
-    return [d.with_spans(merge_spans(d.text, d.spans, pattern_spans(d.text, t["patterns"]))) for d in docs]
+    return [d.with_spans(merge_spans(d.text, drop_generic_places(drop_measurements(d.text, d.spans)),
+                                     pattern_spans(d.text, t["patterns"])))
+            for d in docs]
 
 
 def predict_documents(

@@ -22,6 +22,10 @@ from deidlib.corpus.patterns import merge_spans, pattern_spans
     ("MRN: 1234567", "1234567", "MEDICALRECORD"),
     ("pt is a 91 yo man", "91", "AGE"),
     ("a 102-year-old woman", "102", "AGE"),
+    ("intubated 3/12-3/15 for pna", "3/12-3/15", "DATE"),
+    ("s/p CABG 9/98 at home", "9/98", "DATE"),
+    ("MI in '98, stable", "98", "DATE"),
+    ("seen 10/5 by cardiology", "10/5", "DATE"),
 ])
 def test_guideline_forms_are_found(text, found, typ):
     spans = pattern_spans(text)
@@ -32,6 +36,7 @@ def test_guideline_forms_are_found(text, found, typ):
 @pytest.mark.parametrize("text", [
     "give 1/2 tab po", "strength 5/5 bilaterally", "4/5 in the left arm", "a 58 yo man", "BP 120/80",
     "dose 0.5/1 mg", "IV #20g in left arm", "weaned 900-1100", "on day 3 of 5",
+    "weaned to PSV 10/5 overnight", "CPAP/PSV 5/5/40%", "on peep/ps 12/5", "c/o pain 3/10", "2/6 SEM at apex",
 ])
 def test_fractions_grades_young_ages_and_numbers_are_not_phi(text):
     assert pattern_spans(text) == []
@@ -52,3 +57,27 @@ def test_merge_widens_the_model_span_keeps_its_type_and_adds_the_rest():
     spans = [Span.of(text, 0, 2, "DOCTOR"), Span.of(text, 3, 8, "DOCTOR")]
     joined = merge_spans(text, spans, [Span.of(text, 1, 5, "PATIENT")])
     assert [(s.start, s.end, s.subtype) for s in joined] == [(0, 8, "DOCTOR")]
+
+
+def test_model_dates_inside_measurements_are_dropped_and_real_dates_kept():
+    """A model's DATE span on a number of ``PSV 10/5`` is dropped (the pair is a ventilator
+    setting); the same pair after another word stays a date, and other types are untouched."""
+    from deidlib.corpus.patterns import drop_measurements
+
+    text = "on PSV 10/5, seen 10/5 by Smith; pain 3/10"
+    spans = [Span.of(text, 7, 9, "DATE"), Span.of(text, 10, 11, "DATE"), Span.of(text, 18, 22, "DATE"),
+             Span.of(text, 26, 31, "DOCTOR"), Span.of(text, 38, 42, "DATE")]
+    kept = drop_measurements(text, spans)
+    assert [(s.text, s.subtype) for s in kept] == [("10/5", "DATE"), ("Smith", "DOCTOR")]
+
+
+def test_place_spans_that_only_name_a_kind_of_unit_are_dropped_and_hospitals_kept():
+    """"MICU" or "cath lab" tagged as a hospital is not PHI (a kind of unit); a named hospital, or a
+    unit word inside a hospital's name, stays."""
+    from deidlib.corpus.patterns import drop_generic_places
+
+    text = "from MICU to cath lab, then Sacred Heart MICU; dr Home"
+    spans = [Span.of(text, 5, 9, "HOSPITAL"), Span.of(text, 13, 21, "HOSPITAL"),
+             Span.of(text, 28, 45, "HOSPITAL"), Span.of(text, 50, 54, "DOCTOR")]
+    kept = drop_generic_places(spans)
+    assert [(s.text, s.subtype) for s in kept] == [("Sacred Heart MICU", "HOSPITAL"), ("Home", "DOCTOR")]

@@ -134,3 +134,17 @@ def test_deidentify_without_model_builds_the_default_once(monkeypatch, tmp_path,
     assert main(["deidentify", str(src), str(tmp_path / "o3"), "--no-progress", "--replace", "mask"]) == 0
     masked = "".join(p.read_text() for p in (tmp_path / "o3").rglob("*.txt"))
     assert "03/04/2015" not in masked and "[DATE]" in masked
+
+
+def test_a_change_of_the_guideline_patterns_names_a_new_model(monkeypatch, tmp_path):
+    """The threshold is read with the patterns applied, so the cache folder's fingerprint covers
+    their source: changed patterns build a new model (and re-read its threshold)."""
+    from pathlib import Path
+
+    from deidlib.corpus import patterns
+
+    before = dm.recipe_fingerprint()
+    changed = tmp_path / "patterns.py"
+    changed.write_bytes(Path(patterns.__file__).read_bytes() + b"\n# changed\n")
+    monkeypatch.setattr(patterns, "__file__", str(changed))
+    assert dm.recipe_fingerprint() != before
