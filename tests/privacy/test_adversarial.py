@@ -21,6 +21,7 @@ from deidlib.privacy.adversarial import (
     AdversarialTrainer,
     Adversaries,
     DeidHead,
+    PairAdversary,
     RepresentationModel,
     adversary_loss,
     attack_sentences,
@@ -255,3 +256,34 @@ def test_seeded_determinism(data):
     b = _trainer(data, _small(seed=3))
     assert a.run_epoch("dann") == b.run_epoch("dann")
     assert a.evaluate() == b.evaluate()
+
+
+def test_pair_adversary_fused_kernel_matches_packed_sequences():
+    """The adversaries run the fused LSTM kernel on the padded batch: the same logits as packed
+    sequences, and nothing after a row's length reaches its output."""
+    from deidlib.models.layers import packed_rnns
+
+    torch.manual_seed(0)
+    adv = PairAdversary(5, 7)
+    x, lengths = torch.randn(4, 9, 5), torch.tensor([9, 3, 6, 1])
+    fast = adv(x, lengths)
+    with packed_rnns():
+        slow = adv(x, lengths)
+    assert torch.allclose(fast, slow, atol=1e-5), (fast, slow)
+    y = x.clone()
+    y[1, 3:] = 100.0  # padding of row 1
+    assert torch.allclose(adv(y, lengths), fast, atol=1e-6)
+
+
+def test_the_attack_learning_rate_reaches_the_frozen_adversary(data):
+    """``lr`` sets the frozen adversaries' learning rate: on the identity representation they win
+    at the given rate and stay near chance at a negligible one."""
+    emb, index, train, test = data
+
+    def attack(lr):
+        torch.manual_seed(0)
+        model = AdversarialModel(Identity(), DeidHead(EMB, LABELS, hidden=4, layers=1), Adversaries(EMB, EMB, hidden=16))
+        return frozen_adversary_accuracy(_trainer(data, model, lr=1e-9), test[:100], epochs=15, lr=lr)["accuracy"]
+
+    assert attack(2e-2) > 0.8
+    assert attack(1e-9) < 0.65
