@@ -479,7 +479,7 @@ class AdversarialTrainer:
         needs_adv = phase != "deid"
         items = self.train if needs_deid else [s for s in self.train if s.has_phi]
         sums = {"deid": 0.0, "adv": 0.0, "acc": 0.0, "loss": 0.0}
-        n = n_adv = n_pairs = 0
+        n = n_adv = n_pairs = skipped = 0
         saved = {c: [p.requires_grad for p in self.model.component(c).parameters()] for c in COMPONENTS}
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(derive_seed(self.seed, "torch", self.epochs_run))
@@ -512,9 +512,11 @@ class AdversarialTrainer:
                         continue
                     loss.backward()
                     params = [p for c in trained for p in self.model.component(c).parameters() if p.grad is not None]
-                    if self.clip is not None and params:
-                        torch.nn.utils.clip_grad_norm_(params, self.clip)
                     if not params:  # nothing trainable (a parameter-free representation in P3b)
+                        continue
+                    norm = torch.nn.utils.clip_grad_norm_(params, math.inf if self.clip is None else self.clip)
+                    if not torch.isfinite(norm):  # an overflowing gradient: no step, the weights stay finite
+                        skipped += 1
                         continue
                     for o in opts:
                         o.step()
@@ -524,7 +526,8 @@ class AdversarialTrainer:
                         p.requires_grad_(r)
         self.epochs_run += 1
         return {"phase": phase, "loss": sums["loss"] / max(n, 1), "deid": sums["deid"] / max(n, 1),
-                "adv": sums["adv"] / max(n_adv, 1), "adv_acc": sums["acc"] / max(n_adv, 1), "pairs": n_pairs}
+                "adv": sums["adv"] / max(n_adv, 1), "adv_acc": sums["acc"] / max(n_adv, 1), "pairs": n_pairs,
+                "skipped_steps": skipped}
 
     def _phase_loss(self, phase, l_deid, l_adv):
         if phase == "deid":
@@ -734,5 +737,6 @@ def frozen_adversary_accuracy(
     final = t.evaluate(heldout, seed_key="frozen-eval")
     return {"accuracy": final["adv_acc"], "pairs": final["pairs"], "loss": final["adv"],
             "train_accuracy": history[-1]["adv_acc"] if history else float("nan"),
-            "train_pairs": history[-1]["pairs"] if history else 0, "history": history, "curve": curve}
+            "train_pairs": history[-1]["pairs"] if history else 0, "history": history, "curve": curve,
+            "skipped_steps": sum(h["skipped_steps"] for h in history)}
 

@@ -287,3 +287,20 @@ def test_the_attack_learning_rate_reaches_the_frozen_adversary(data):
 
     assert attack(2e-2) > 0.8
     assert attack(1e-9) < 0.65
+
+
+def test_an_overflowing_gradient_skips_the_step_and_keeps_the_weights(data, monkeypatch):
+    """A non-finite gradient norm (an overflowing LSTM gradient at a large learning rate) makes no
+    step: the adversaries' weights stay finite and unchanged, and the epoch counts the skipped steps."""
+    from deidlib.privacy import adversarial as adv_mod
+
+    t = _trainer(data, _small(seed=2))
+    before = [p.detach().clone() for p in t.model.adversary.parameters()]
+    loss = adv_mod.adversary_loss
+    monkeypatch.setattr(adv_mod, "adversary_loss", lambda prob, target: loss(prob, target) * float("inf"))
+    out = t.run_epoch("adv")
+    assert out["skipped_steps"] == math.ceil(sum(s.has_phi for s in t.train) / t.batch_size) > 0
+    assert all(torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
+    monkeypatch.setattr(adv_mod, "adversary_loss", loss)
+    assert t.run_epoch("adv")["skipped_steps"] == 0
+    assert any(not torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
