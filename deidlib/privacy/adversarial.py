@@ -427,7 +427,8 @@ class AdversarialTrainer:
                 continue
             words, pos = r
             fe = s.emb.copy()
-            fe[pos] = self.embeddings.vector(words[pos])
+            # encoded as any sentence: zeros where the (case-matched) neighbour has no vector
+            fe[pos] = self.embeddings.lookup([words[pos]])[0]
             out.append((s, fe))
         return out
 
@@ -479,7 +480,7 @@ class AdversarialTrainer:
         needs_adv = phase != "deid"
         items = self.train if needs_deid else [s for s in self.train if s.has_phi]
         sums = {"deid": 0.0, "adv": 0.0, "acc": 0.0, "loss": 0.0}
-        n = n_adv = n_pairs = skipped = 0
+        n = n_adv = n_pairs = skipped = nonfinite = 0
         saved = {c: [p.requires_grad for p in self.model.component(c).parameters()] for c in COMPONENTS}
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(derive_seed(self.seed, "torch", self.epochs_run))
@@ -493,6 +494,9 @@ class AdversarialTrainer:
                     l_adv = None
                     if pairs:
                         prob, target = self.adversary_outputs(pairs, reverse=phase == "dann")
+                        if not bool(torch.isfinite(prob).all()):  # no step on a non-finite output; counted
+                            nonfinite += 1
+                            continue
                         l_adv = adversary_loss(prob, target)
                         sums["acc"] += float(((prob > 0.5).float() == target).float().mean())
                         sums["adv"] += float(l_adv.detach())
@@ -527,7 +531,7 @@ class AdversarialTrainer:
         self.epochs_run += 1
         return {"phase": phase, "loss": sums["loss"] / max(n, 1), "deid": sums["deid"] / max(n, 1),
                 "adv": sums["adv"] / max(n_adv, 1), "adv_acc": sums["acc"] / max(n_adv, 1), "pairs": n_pairs,
-                "skipped_steps": skipped}
+                "skipped_steps": skipped, "nonfinite_batches": nonfinite}
 
     def _phase_loss(self, phase, l_deid, l_adv):
         if phase == "deid":
@@ -553,7 +557,7 @@ class AdversarialTrainer:
         self.model.eval()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(derive_seed(self.seed, seed_key, "torch"))
-            ld, la, acc, n, npairs = 0.0, 0.0, 0.0, 0, 0
+            ld, la, acc, n, npairs, bad = 0.0, 0.0, 0.0, 0, 0, 0
             for a in range(0, len(items), self.batch_size):
                 batch = items[a : a + self.batch_size]
                 ld += float(self.deid_loss(batch)) * len(batch)
@@ -561,12 +565,14 @@ class AdversarialTrainer:
                 pairs = self.fakes(batch, rng)
                 if pairs:
                     prob, target = self.adversary_outputs(pairs)
+                    bad += int((~torch.isfinite(prob)).sum())
+                    prob = torch.nan_to_num(prob, nan=0.5)  # a non-finite output scores as a guess; counted
                     la += float(adversary_loss(prob, target)) * len(target)
                     acc += float(((prob > 0.5).float() == target).float().sum())
                     npairs += len(target)
         self.model.train()
         out = {"deid": ld / n, "adv": la / npairs if npairs else float("nan"),
-               "adv_acc": acc / npairs if npairs else float("nan"), "pairs": npairs}
+               "adv_acc": acc / npairs if npairs else float("nan"), "pairs": npairs, "nonfinite": bad}
         out["repr"] = out["deid"] + self.lam * abs(out["adv"] - L_RANDOM) if npairs else float("nan")
         return out
 
@@ -738,5 +744,6 @@ def frozen_adversary_accuracy(
     return {"accuracy": final["adv_acc"], "pairs": final["pairs"], "loss": final["adv"],
             "train_accuracy": history[-1]["adv_acc"] if history else float("nan"),
             "train_pairs": history[-1]["pairs"] if history else 0, "history": history, "curve": curve,
-            "skipped_steps": sum(h["skipped_steps"] for h in history)}
+            "skipped_steps": sum(h["skipped_steps"] for h in history),
+            "nonfinite_batches": sum(h["nonfinite_batches"] for h in history), "nonfinite_eval": final["nonfinite"]}
 

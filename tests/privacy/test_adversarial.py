@@ -304,3 +304,15 @@ def test_an_overflowing_gradient_skips_the_step_and_keeps_the_weights(data, monk
     monkeypatch.setattr(adv_mod, "adversary_loss", loss)
     assert t.run_epoch("adv")["skipped_steps"] == 0
     assert any(not torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
+
+
+def test_a_fake_whose_neighbour_has_no_vector_is_encoded_as_zeros(data, monkeypatch):
+    """A case-matched neighbour can lack a vector (its cased form has no row): the fake sentence is
+    encoded as any sentence (zeros for that token), never with NaN."""
+    import random
+
+    t = _trainer(data, _small(seed=2))
+    monkeypatch.setattr(t.embeddings, "vector", lambda token: None)
+    pairs = t.fakes(t.train[:40], random.Random(0))
+    assert pairs and all(np.isfinite(f).all() for _, f in pairs)
+    assert all((f != s.emb).any(axis=1).sum() == 1 and (f == 0).all(axis=1).any() for s, f in pairs)

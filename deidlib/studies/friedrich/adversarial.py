@@ -83,7 +83,8 @@ def _trainer(model, emb, index, train, dev, n, params, seed) -> AdversarialTrain
 
 
 _NO_ATTACK = {"adversary_accuracy": float("nan"), "adversary_train_accuracy": float("nan"), "adversary_pairs": 0,
-              "adversary_train_pairs": 0, "adversary_skipped_steps": 0}
+              "adversary_train_pairs": 0, "adversary_skipped_steps": 0, "adversary_nonfinite_batches": 0,
+              "adversary_nonfinite_eval": 0}
 
 
 def attack_items(data: FriedrichData, emb) -> tuple[list, list]:
@@ -101,7 +102,8 @@ def _attack(trainer: AdversarialTrainer, items, params: FriedrichParams, *, curv
                                    batch_size=params.attack_batch_size)
     return {"adversary_accuracy": fz["accuracy"], "adversary_train_accuracy": fz["train_accuracy"],
             "adversary_pairs": fz["pairs"], "adversary_train_pairs": fz["train_pairs"],
-            "adversary_skipped_steps": fz["skipped_steps"], "curve": fz["curve"]}
+            "adversary_skipped_steps": fz["skipped_steps"], "adversary_nonfinite_batches": fz["nonfinite_batches"],
+            "adversary_nonfinite_eval": fz["nonfinite_eval"], "curve": fz["curve"]}
 
 
 def adversarial_run(data: FriedrichData, emb, index: NeighbourIndex, n: int, params: FriedrichParams, *,
