@@ -83,6 +83,11 @@ equal lengths, batch order shuffled): the padded LSTMs then run as many steps as
 longest sentence, about 0.6 of the CPU time of uniformly shuffled batches for the frozen adversary
 on the synthetic corpus.
 
+Guards (counted, never silent): a fake's replaced token is encoded as any token (zeros when its
+case-matched form has no vector, e.g. a neighbour ``straße`` written ``STRASSE``); a step whose
+gradient norm is not finite is not taken (``skipped_steps``); a non-finite adversary output makes
+no step in training (``nonfinite_batches``) and scores as a guess in evaluation (``nonfinite``).
+
 Randomness: model initialisation and training run under ``torch.random.fork_rng`` seeded with
 ``seed``; batch order and fake pairs come from ``random.Random`` seeded from it
 (:func:`deidlib.rng.derive_seed`). Same seed, same numbers on CPU.

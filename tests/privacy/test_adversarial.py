@@ -316,3 +316,22 @@ def test_a_fake_whose_neighbour_has_no_vector_is_encoded_as_zeros(data, monkeypa
     pairs = t.fakes(t.train[:40], random.Random(0))
     assert pairs and all(np.isfinite(f).all() for _, f in pairs)
     assert all((f != s.emb).any(axis=1).sum() == 1 and (f == 0).all(axis=1).any() for s, f in pairs)
+
+
+def test_a_non_finite_adversary_output_makes_no_step_and_is_counted(data, monkeypatch):
+    """A non-finite probability never reaches the loss: the batch makes no step (counted), and in
+    evaluation it scores as a guess (counted), so a run reports it instead of dying or learning NaN."""
+    t = _trainer(data, _small(seed=2))
+    before = [p.detach().clone() for p in t.model.adversary.parameters()]
+    real = AdversarialTrainer.adversary_outputs
+
+    def nan_outputs(self, pairs, reverse=False):
+        prob, target = real(self, pairs, reverse)
+        return prob * float("nan"), target
+
+    monkeypatch.setattr(AdversarialTrainer, "adversary_outputs", nan_outputs)
+    out = t.run_epoch("adv")
+    assert out["nonfinite_batches"] == math.ceil(sum(s.has_phi for s in t.train) / t.batch_size) > 0
+    assert all(torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
+    ev = t.evaluate()
+    assert ev["nonfinite"] == ev["pairs"] > 0 and ev["adv_acc"] == 0.5
