@@ -30,8 +30,9 @@
 # embeddings, a noise-free BiLSTM trained on de-identification only) — the attack's yardstick:
 # a "near chance" result says something only where the controls are attacked at ≥ 0.8.
 # The frozen adversary trains K = 50 epochs (the paper) on the real/fake pairs of
-# `attack_sentences` PHI sentences of the training split (a fresh fake per sentence and epoch) and
-# is scored on pairs of PHI test sentences none of which it trained on.
+# `attack_sentences` PHI sentences of the training split (a fresh fake per sentence and epoch; cpu:
+# 1,000 sentences, its own learning rate 0.01) and is scored on pairs of PHI test sentences none of
+# which it trained on.
 # Library: `deidlib.privacy.adversarial`; study: `deidlib.studies.friedrich.adversarial`.
 
 # %% tags=["parameters"]
@@ -47,7 +48,7 @@ adv_neighbours = None  # None: the profile's N grid of the invariance requiremen
 frozen_epochs = None  # None: the profile's K, adversary epochs on the frozen representation (cpu and paper 50)
 max_train_sentences = None  # None: the profile's cap on training sentences (cpu 800)
 max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
-attack_sentences = None  # None: the profile's PHI training sentences the frozen adversary trains on (cpu 400)
+attack_sentences = None  # None: the profile's PHI training sentences the frozen adversary trains on (cpu 1000)
 attack_heldout = None  # None: the profile's PHI test sentences whose held-out pairs score it (cpu 400)
 negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
 
@@ -102,6 +103,9 @@ res["attack_curve"].groupby(["procedure", "epoch"]).agg(pairs_seen=("pairs_seen"
 
 # %% [markdown]
 # ## The paper's statements next to ours; every run
+# `control_accuracy` is the weaker control's mean held-out accuracy (same embedding); `reading` reads each
+# procedure row against it: near chance means private against this attack only where the controls are
+# attacked at ≥ 0.8, otherwise the attack is too weak to judge.
 
 # %%
 checks = fa.shape_checks(res)

@@ -21,6 +21,7 @@ from deidlib.privacy.adversarial import (
     AdversarialTrainer,
     Adversaries,
     DeidHead,
+    PairAdversary,
     RepresentationModel,
     adversary_loss,
     attack_sentences,
@@ -255,3 +256,82 @@ def test_seeded_determinism(data):
     b = _trainer(data, _small(seed=3))
     assert a.run_epoch("dann") == b.run_epoch("dann")
     assert a.evaluate() == b.evaluate()
+
+
+def test_pair_adversary_fused_kernel_matches_packed_sequences():
+    """The adversaries run the fused LSTM kernel on the padded batch: the same logits as packed
+    sequences, and nothing after a row's length reaches its output."""
+    from deidlib.models.layers import packed_rnns
+
+    torch.manual_seed(0)
+    adv = PairAdversary(5, 7)
+    x, lengths = torch.randn(4, 9, 5), torch.tensor([9, 3, 6, 1])
+    fast = adv(x, lengths)
+    with packed_rnns():
+        slow = adv(x, lengths)
+    assert torch.allclose(fast, slow, atol=1e-5), (fast, slow)
+    y = x.clone()
+    y[1, 3:] = 100.0  # padding of row 1
+    assert torch.allclose(adv(y, lengths), fast, atol=1e-6)
+
+
+def test_the_attack_learning_rate_reaches_the_frozen_adversary(data):
+    """``lr`` sets the frozen adversaries' learning rate: on the identity representation they win
+    at the given rate and stay near chance at a negligible one."""
+    emb, index, train, test = data
+
+    def attack(lr):
+        torch.manual_seed(0)
+        model = AdversarialModel(Identity(), DeidHead(EMB, LABELS, hidden=4, layers=1), Adversaries(EMB, EMB, hidden=16))
+        return frozen_adversary_accuracy(_trainer(data, model, lr=1e-9), test[:100], epochs=15, lr=lr)["accuracy"]
+
+    assert attack(2e-2) > 0.8
+    assert attack(1e-9) < 0.65
+
+
+def test_an_overflowing_gradient_skips_the_step_and_keeps_the_weights(data, monkeypatch):
+    """A non-finite gradient norm (an overflowing LSTM gradient at a large learning rate) makes no
+    step: the adversaries' weights stay finite and unchanged, and the epoch counts the skipped steps."""
+    from deidlib.privacy import adversarial as adv_mod
+
+    t = _trainer(data, _small(seed=2))
+    before = [p.detach().clone() for p in t.model.adversary.parameters()]
+    loss = adv_mod.adversary_loss
+    monkeypatch.setattr(adv_mod, "adversary_loss", lambda prob, target: loss(prob, target) * float("inf"))
+    out = t.run_epoch("adv")
+    assert out["skipped_steps"] == math.ceil(sum(s.has_phi for s in t.train) / t.batch_size) > 0
+    assert all(torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
+    monkeypatch.setattr(adv_mod, "adversary_loss", loss)
+    assert t.run_epoch("adv")["skipped_steps"] == 0
+    assert any(not torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
+
+
+def test_a_fake_whose_neighbour_has_no_vector_is_encoded_as_zeros(data, monkeypatch):
+    """A case-matched neighbour can lack a vector (its cased form has no row): the fake sentence is
+    encoded as any sentence (zeros for that token), never with NaN."""
+    import random
+
+    t = _trainer(data, _small(seed=2))
+    monkeypatch.setattr(t.embeddings, "vector", lambda token: None)
+    pairs = t.fakes(t.train[:40], random.Random(0))
+    assert pairs and all(np.isfinite(f).all() for _, f in pairs)
+    assert all((f != s.emb).any(axis=1).sum() == 1 and (f == 0).all(axis=1).any() for s, f in pairs)
+
+
+def test_a_non_finite_adversary_output_makes_no_step_and_is_counted(data, monkeypatch):
+    """A non-finite probability never reaches the loss: the batch makes no step (counted), and in
+    evaluation it scores as a guess (counted), so a run reports it instead of dying or learning NaN."""
+    t = _trainer(data, _small(seed=2))
+    before = [p.detach().clone() for p in t.model.adversary.parameters()]
+    real = AdversarialTrainer.adversary_outputs
+
+    def nan_outputs(self, pairs, reverse=False):
+        prob, target = real(self, pairs, reverse)
+        return prob * float("nan"), target
+
+    monkeypatch.setattr(AdversarialTrainer, "adversary_outputs", nan_outputs)
+    out = t.run_epoch("adv")
+    assert out["nonfinite_batches"] == math.ceil(sum(s.has_phi for s in t.train) / t.batch_size) > 0
+    assert all(torch.equal(a, b) for a, b in zip(before, t.model.adversary.parameters()))
+    ev = t.evaluate()
+    assert ev["nonfinite"] == ev["pairs"] > 0 and ev["adv_acc"] == 0.5

@@ -33,6 +33,10 @@ def test_profiles_resolve_and_bad_values_are_one_line_errors():
     assert cpu.controls and cpu.attack_sentences and cpu.attack_heldout
     with pytest.raises(ValueError, match="attack_sentences"):
         friedrich.params_for("smoke", attack_sentences=0)
+    with pytest.raises(ValueError, match="attack_lr"):
+        friedrich.params_for("smoke", attack_lr=0.0)
+    with pytest.raises(ValueError, match="attack_batch_size"):
+        friedrich.params_for("smoke", attack_batch_size=0)
     assert friedrich.params_for("smoke", neighbours=[1, 5]).neighbours == (1, 5)
     with pytest.raises(ValueError, match="embeddings"):
         friedrich.params_for("smoke", embeddings=("word2vec",))
@@ -258,3 +262,23 @@ def test_early_stopping_keeps_training_while_all_o_and_restores_the_best_dev_f1(
     assert (info["epochs"], info["stalled_all_o"]) == (epochs, stalled)
     assert trainer.loaded == {"epoch": best}  # the first state with the best dev F1
     assert info["dev_f1"] == (1.0 if phi_from <= 10 else 0.0)
+
+
+def test_each_procedure_is_read_against_the_weaker_control():
+    """A procedure near chance reads as private only where both controls are attacked at >= 0.8;
+    with a control below it the attack is too weak to judge."""
+
+    def summary(raw, p1, tp, dann):
+        rows = [("control raw", 100, raw), ("control P1", 100, p1), ("three_phase", 100, tp), ("dann", 100, dann)]
+        return pd.DataFrame([{"embedding": "glove", "procedure": p, "n": n, "adversary_mean": a, "adversary_min": a,
+                              "adversary_max": a, "seeds": 3, "f1_mean": 0.9} for p, n, a in rows])
+
+    chk = fa.shape_checks({"summary": summary(0.86, 0.90, 0.52, 0.85)}).set_index("procedure")
+    assert chk.loc["three_phase", "control_accuracy"] == 0.86
+    assert chk.loc["three_phase", "reading"].startswith("near chance while the controls are broken")
+    assert chk.loc["dann", "reading"] == "broken like the controls"
+    weak = fa.shape_checks({"summary": summary(0.86, 0.62, 0.52, 0.7)}).set_index("procedure")
+    assert weak.loc["three_phase", "reading"].startswith("attack too weak to judge")
+    assert weak.loc["control raw", "reading"] == "control"
+    leak = fa.shape_checks({"summary": summary(0.86, 0.9, 0.7, 0.9)}).set_index("procedure")
+    assert leak.loc["three_phase", "reading"].startswith("leaks")
