@@ -94,7 +94,7 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     ("DATE", _NB + _MON + r"/(?:3[2-9]|[4-9]\d)" + _NA),  # month/2-digit year that cannot be a day
     ("DATE", r"(?<![\w'])'(?P<phi>\d{2})(?![\w'])"),  # '98
     # years: 1960-1999 cannot be a clock time (minutes < 60); any year after a time word or a past event
-    ("DATE", r"(?<![\w/.#$:'-])19[6-9]\d" + _NA + _NOT_AMOUNT),
+    ("DATE", r"(?<![\w/.#$:'+-])19[6-9]\d" + _NA + _NOT_AMOUNT),
     ("DATE", r"\b(?:in|since|year|yr|until|during|of|summer|winter|spring|fall|autumn)\s+(?P<phi>(?:19|20)\d{2})"
              + _NA + _NOT_AMOUNT),
     ("DATE", r"\b" + _EVENTS + r"[,:]?\s*(?:x\s?\d\s*)?(?:in\s+|on\s+)?(?P<phi>\d{2})(?![\w'%/:-]|\.\d)"

@@ -49,7 +49,7 @@ def test_fractions_grades_young_ages_and_numbers_are_not_phi(text):
 
 
 @pytest.mark.parametrize("text", [
-    "woke at 1930 and at 2015", "I/O 1980 ml", "intake 2000 cc in 2000 ml", "tube feeds 1975 kcal", "in 2010 mmHg",
+    "woke at 1930 and at 2015", "I/O 1980 ml", "LOS +1975", "intake 2000 cc in 2000 ml", "tube feeds 1975 kcal", "in 2010 mmHg",
     "s/p MI 60 bpm", "stent 18 mm", "cath 50% LAD", "surgery 10 am", "HR 98 at 0700",
 ])
 def test_clock_times_amounts_and_event_measures_are_not_years(text):
