@@ -26,6 +26,12 @@ from deidlib.corpus.patterns import merge_spans, pattern_spans
     ("s/p CABG 9/98 at home", "9/98", "DATE"),
     ("MI in '98, stable", "98", "DATE"),
     ("seen 10/5 by cardiology", "10/5", "DATE"),
+    ("s/p CABG 98, stable since", "98", "DATE"),
+    ("PMH: MI x2 02; htn", "02", "DATE"),
+    ("born 1975 in town", "1975", "DATE"),
+    ("on dialysis since 2004.", "2004", "DATE"),
+    ("--J. Smith RN", "J. Smith", "DOCTOR"),
+    ("d/w K. Lee, PA-C at bedside", "K. Lee", "DOCTOR"),
 ])
 def test_guideline_forms_are_found(text, found, typ):
     spans = pattern_spans(text)
@@ -40,6 +46,21 @@ def test_guideline_forms_are_found(text, found, typ):
 ])
 def test_fractions_grades_young_ages_and_numbers_are_not_phi(text):
     assert pattern_spans(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "woke at 1930 and at 2015", "I/O 1980 ml", "LOS +1975", "intake 2000 cc in 2000 ml", "tube feeds 1975 kcal", "in 2010 mmHg",
+    "s/p MI 60 bpm", "stent 18 mm", "cath 50% LAD", "surgery 10 am", "HR 98 at 0700",
+])
+def test_clock_times_amounts_and_event_measures_are_not_years(text):
+    assert pattern_spans(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "J. Smith aware", "RN aware", "Dr. Smith MD aware", "j. smith rn", "Pt MD aware", "JS RN", "A. FIB-RN",
+])
+def test_a_signature_needs_an_initial_a_capitalised_surname_and_a_credential(text):
+    assert [s for s in pattern_spans(text) if s.subtype == "DOCTOR"] == []
 
 
 def test_unknown_pattern_set_is_a_one_line_error():
