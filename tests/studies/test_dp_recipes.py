@@ -300,3 +300,27 @@ def test_given_sentences_are_what_dp_sgd_trains_on(splits):
     assert m["sentences"] == 9 and m["ledger"].n_units == 9
     with pytest.raises(ValueError, match="base tagger"):
         train_recipe(SMALL_MINILM, None, epsilon=8.0, sentences=sents)
+
+
+def test_benchmark_summarises_saved_rows_of_several_runs(tmp_path, capsys):
+    """``benchmarks/dp_recipes.py --rows``: runs saved per seed (each with its seed's ε 0 row;
+    ε = ∞ kept as Infinity) are summarised together, paired by seed, without training."""
+    import json
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location(
+        "dp_recipes_benchmark", pathlib.Path(__file__).parents[2] / "benchmarks" / "dp_recipes.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    files = []
+    for seed, public in enumerate((0.70, 0.75, 0.72)):
+        rows = [{"recipe": "synthetic_minilm", "unit": "sentence", "seed": seed, "target_epsilon": eps,
+                 "epsilon": eps, "test_precision": f, "test_recall": f, "test_f1": f, "train_seconds": 1.0}
+                for eps, f in ((0.0, public), (8.0, public + 0.05 + 0.001 * seed), (math.inf, 0.9))]
+        files.append(tmp_path / f"s{seed}.json")
+        files[-1].write_text(json.dumps(rows, allow_nan=True))
+    assert bench.main(["--rows", *map(str, files), str(files[0])]) == 0  # a file given twice counts once
+    out = capsys.readouterr().out
+    line8 = next(ln for ln in out.splitlines() if ln.split()[:3] == ["synthetic_minilm", "sentence", "8.0"])
+    assert line8.split()[3] == "3" and line8.rstrip().endswith("found")
+    assert any(ln.split()[:3] == ["synthetic_minilm", "sentence", "inf"] for ln in out.splitlines())
