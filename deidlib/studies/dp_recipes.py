@@ -21,7 +21,11 @@ The thesis (ahmed, §5.1.2) trains a self-attention tagger *from scratch* with D
   §5: public data of the task itself helps most). Here the public data is the package's
   own synthetic corpus (:func:`pretrain_public`, the ``synthetic_minilm`` recipe): the head
   on the frozen encoder is trained on generated notes, which hold no private text and cost
-  no privacy, and DP-SGD only fine-tunes it on the private notes;
+  no privacy, and DP-SGD only fine-tunes it on the private notes. Whether that fine-tuning
+  helps is measured against the public model alone (the ε 0 row of :func:`recipe_curve`),
+  paired by seed (:func:`curve_summary`): on the nursing notes it beat the public model at
+  ε 8 and was not distinguishable from it at ε 1 (4 seeds; docs/dp-recipes.md gives the
+  command, ``benchmarks/dp_recipes.py``);
 * **thin the PHI-free sentences** with per-sentence keyed coins
   (:func:`deidlib.corpus.labels.thin_negatives`: whether a sentence is kept depends on it
   alone, so the DP guarantee for the thinned set holds for the full one; 96 % of the nursing
