@@ -24,7 +24,7 @@ The thesis (ahmed, §5.1.2) trains a self-attention tagger *from scratch* with D
   no privacy, and DP-SGD only fine-tunes it on the private notes. Whether that fine-tuning
   helps is measured against the public model alone (the ε 0 row of :func:`recipe_curve`),
   paired by seed (:func:`curve_summary`): on the nursing notes it beat the public model at
-  ε 8 and was not distinguishable from it at ε 1 (4 seeds; docs/dp-recipes.md gives the
+  ε 8 and was not distinguishable from it at ε 1 (5 seeds; docs/dp-recipes.md gives the
   command, ``benchmarks/dp_recipes.py``);
 * **thin the PHI-free sentences** with per-sentence keyed coins
   (:func:`deidlib.corpus.labels.thin_negatives`: whether a sentence is kept depends on it
