@@ -21,7 +21,11 @@ The thesis (ahmed, §5.1.2) trains a self-attention tagger *from scratch* with D
   §5: public data of the task itself helps most). Here the public data is the package's
   own synthetic corpus (:func:`pretrain_public`, the ``synthetic_minilm`` recipe): the head
   on the frozen encoder is trained on generated notes, which hold no private text and cost
-  no privacy, and DP-SGD only fine-tunes it on the private notes;
+  no privacy, and DP-SGD only fine-tunes it on the private notes. Whether that fine-tuning
+  helps is measured against the public model alone (the ε 0 row of :func:`recipe_curve`),
+  paired by seed (:func:`curve_summary`): on the nursing notes it beat the public model at
+  ε 8 and was not distinguishable from it at ε 1 (5 seeds; docs/dp-recipes.md gives the
+  command, ``benchmarks/dp_recipes.py``);
 * **thin the PHI-free sentences** with per-sentence keyed coins
   (:func:`deidlib.corpus.labels.thin_negatives`: whether a sentence is kept depends on it
   alone, so the DP guarantee for the thinned set holds for the full one; 96 % of the nursing
@@ -58,7 +62,7 @@ from ..rng import derive_seed
 from ..training import evaluate_tagger, prepare_tagger, train
 
 __all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "pretrain_public", "train_recipe",
-           "recipe_curve", "restrict_to_recipe", "with_overrides"]
+           "recipe_curve", "curve_summary", "restrict_to_recipe", "with_overrides"]
 
 SCHEME, ENCODING = "binary", "BIO"
 
@@ -246,6 +250,9 @@ def train_recipe(
     needs ``base``, and the sentence unit).
     Returns {"tagger", "ledger", "history" (``train_dp``'s: privacy spent per epoch), "sentences",
     "seconds"}."""
+    if not epsilon > 0:
+        raise ValueError(f"ε must be positive (math.inf: no noise), got {epsilon}; ε 0 is the public model "
+                         "alone (pretrain_public), trained on no private note")
     t0 = time.perf_counter()
     if sentences is not None and (base is None or recipe.unit != "sentence"):
         raise ValueError("train_recipe(sentences=...) needs a base tagger and the sentence unit")
@@ -294,8 +301,15 @@ def recipe_curve(
 ) -> pd.DataFrame:
     """F1 vs ε of ``recipe``: one row per (seed, target ε) with the ε spent, σ, q, steps,
     training sentences, seconds, and binary-token P/R/F1 on ``test_docs`` (and ``dev_docs``).
-    A recipe with public pre-training adds a row at ε = 0 per seed: the public model alone."""
+    A recipe with public pre-training adds a row at ε = 0 per seed: the public model alone,
+    which has seen no private note (``epsilons`` may name 0 too; ``epsilons=(0,)`` gives that
+    row only and never reads ``train_docs``). The DP rows of a seed fine-tune that seed's
+    public model, so rows of one seed are paired (:func:`curve_summary`)."""
     import warnings
+
+    if 0 in epsilons and recipe.pretrain is None:
+        raise ValueError(f"recipe {recipe.name!r} has no public pre-training: ε 0 (the public model alone) "
+                         "needs one")
 
     def scored(row: dict, tagger) -> dict:
         for name, docs in (("test", test_docs), ("dev", dev_docs)):
@@ -312,7 +326,7 @@ def recipe_curve(
             rows.append(scored({"recipe": recipe.name, "unit": recipe.unit, "seed": seed, "target_epsilon": 0.0,
                                 "epsilon": 0.0, "delta": 0.0, "noise_multiplier": math.nan, "sample_rate": 0.0,
                                 "steps": 0, "lot": 0.0, "sentences": 0, "units": 0, "train_seconds": math.nan}, base))
-        for eps in epsilons:
+        for eps in [e for e in epsilons if e != 0]:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="noise_multiplier = 0")
                 m = train_recipe(recipe, train_docs, epsilon=eps, seed=seed, delta=delta, accountant=accountant,
@@ -324,6 +338,39 @@ def recipe_curve(
                                 "sentences": m["sentences"], "units": led.n_units, "train_seconds": m["seconds"]},
                                m["tagger"]))
     return pd.DataFrame(rows)
+
+
+def curve_summary(rows: pd.DataFrame, *, level: float = 0.95, metric: str = "test_f1") -> pd.DataFrame:
+    """Per (recipe, unit, target ε) of :func:`recipe_curve`'s ``rows``: seeds, the mean and
+    ``level`` t interval over seeds of ``metric`` (and the mean precision and recall of its
+    split), and the paired difference to the same seed's ε 0 row (the public model alone):
+    ``d_n`` pairs, mean ``d``, its t interval ``d_lo``–``d_hi``, two-sided ``d_p`` (paired
+    t-test, :func:`deidlib.studies.seed_stats.paired_effect`) and ``verdict``
+    (:func:`~deidlib.studies.seed_stats.effect_verdict`: ``found`` when the interval lies above 0,
+    i.e. DP fine-tuning beat the public model). No ε 0 rows: the paired columns are NaN and the
+    verdict ``not measured``."""
+    from .seed_stats import effect_verdict, paired_effect, t_interval
+
+    split = metric.rsplit("_", 1)[0]
+    out = []
+    for (recipe, unit), g in rows.groupby(["recipe", "unit"], sort=False):
+        base = g[g.target_epsilon == 0].groupby("seed")[metric].first()
+        for eps, e in sorted(g.groupby("target_epsilon"), key=lambda kv: kv[0]):
+            by_seed = e.groupby("seed")[metric].first()
+            m, lo, hi = t_interval(by_seed.to_numpy(), level)
+            row = {"recipe": recipe, "unit": unit, "target_epsilon": eps, "seeds": len(by_seed), "mean": m,
+                   "lo": lo, "hi": hi, "precision": e[f"{split}_precision"].mean(),
+                   "recall": e[f"{split}_recall"].mean()}
+            common = by_seed.index.intersection(base.index)
+            if eps != 0 and len(common):
+                d = paired_effect(by_seed[common].to_numpy(), base[common].to_numpy(), level)
+                row.update(d_n=d["n"], d=d["mean"], d_lo=d["lo"], d_hi=d["hi"], d_p=d["p"],
+                           verdict=effect_verdict(d["lo"], d["hi"]))
+            else:
+                row.update(d_n=0, d=math.nan, d_lo=math.nan, d_hi=math.nan, d_p=math.nan,
+                           verdict="baseline" if eps == 0 else "not measured")
+            out.append(row)
+    return pd.DataFrame(out)
 
 
 def with_overrides(recipe: Recipe, **kw: Any) -> Recipe:

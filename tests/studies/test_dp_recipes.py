@@ -14,6 +14,7 @@ from deidlib.datasets import load_corpus
 from deidlib.studies.dp_recipes import (
     RECIPES,
     build_recipe_tagger,
+    curve_summary,
     pretrain_public,
     recipe_curve,
     train_recipe,
@@ -131,6 +132,74 @@ def test_recipe_curve_of_a_pretrained_recipe_starts_with_the_public_model(splits
     assert public.steps == 0 and public.epsilon == 0 and public.sentences == 0 and 0 <= public.test_f1 <= 1
 
 
+class _Untouchable(list):
+    """Private training notes that fail the test when read."""
+
+    def __iter__(self):
+        raise AssertionError("the private training notes were read")
+
+    def __len__(self):
+        raise AssertionError("the private training notes were read")
+
+
+def test_epsilon_zero_is_the_public_model_alone_and_never_reads_the_private_notes(splits, monkeypatch):
+    """``epsilons=(0,)``: one row per seed, scored from the public pre-training itself; the
+    private training notes are never read and DP-SGD never runs (either fails here)."""
+    from deidlib.studies import dp_recipes
+    from deidlib.training import evaluate_tagger
+
+    made = []
+    real_pretrain = dp_recipes.pretrain_public
+
+    def pretrain(*a, **kw):
+        made.append(real_pretrain(*a, **kw))
+        return made[-1]
+
+    def no_dp(*a, **kw):
+        raise AssertionError("DP-SGD ran for the ε 0 row")
+
+    monkeypatch.setattr(dp_recipes, "pretrain_public", pretrain)
+    monkeypatch.setattr(dp_recipes, "train_dp", no_dp)
+    df = recipe_curve(SMALL_SYNTHETIC, _Untouchable(splits.train), splits.test, epsilons=(0.0,), seeds=(4,))
+    assert list(df.target_epsilon) == [0.0] and len(made) == 1
+    row = df.iloc[0]
+    assert (row.steps, row.epsilon, row.sentences) == (0, 0.0, 0)
+    p, r, f = evaluate_tagger(made[0], splits.test)
+    assert (row.test_precision, row.test_recall, row.test_f1) == (p, r, f)
+    with pytest.raises(AssertionError, match="DP-SGD ran"):  # the guard bites: a DP row does run DP-SGD
+        recipe_curve(SMALL_SYNTHETIC, splits.train, splits.test, epsilons=(0.0, 8.0), seeds=(4,))
+
+
+def test_epsilon_zero_needs_a_public_model(splits):
+    with pytest.raises(ValueError, match="no public pre-training"):
+        recipe_curve(SMALL_MINILM, splits.train, splits.test, epsilons=(0.0, 8.0), seeds=(0,))
+    with pytest.raises(ValueError, match="ε must be positive"):
+        train_recipe(SMALL_MINILM, splits.train, epsilon=0.0, seed=0)
+
+
+def test_curve_summary_pairs_each_seed_with_its_own_public_model():
+    """The seeds' public models differ a lot (0.5-0.9), DP fine-tuning adds 0.01-0.03 to each:
+    unpaired, the ε 8 interval covers ε 0's mean; paired, the difference is found above 0. At ε 1
+    fine-tuning loses 0.02 on every seed: reversed."""
+    import pandas as pd
+
+    public = {0: 0.5, 1: 0.7, 2: 0.9, 3: 0.6, 4: 0.8}
+    gain = {0: 0.01, 1: 0.03, 2: 0.02, 3: 0.015, 4: 0.025}
+    rows = [{"recipe": "r", "unit": "sentence", "seed": s, "target_epsilon": eps, "test_f1": f,
+             "test_precision": f + 0.05, "test_recall": f - 0.05}
+            for s in public for eps, f in ((0.0, public[s]), (8.0, public[s] + gain[s]), (1.0, public[s] - 0.02))]
+    summ = curve_summary(pd.DataFrame(rows)).set_index("target_epsilon")
+    assert list(summ.index) == [0.0, 1.0, 8.0] and (summ.seeds == 5).all()
+    e8, e0 = summ.loc[8.0], summ.loc[0.0]
+    assert e8["lo"] < e0["mean"] < e8["hi"]  # unpaired: not separable
+    assert e8.d == pytest.approx(0.02) and 0 < e8.d_lo < 0.02 < e8.d_hi and e8.d_p < 0.01 and e8.verdict == "found"
+    assert e8.precision == pytest.approx(0.77) and e8.recall == pytest.approx(0.67)
+    assert summ.loc[1.0, "verdict"] == "reversed" and summ.loc[1.0, "d"] == pytest.approx(-0.02)
+    assert e0.verdict == "baseline" and math.isnan(e0.d)
+    shuffled = pd.DataFrame(rows).assign(seed=lambda d: d.seed.where(d.target_epsilon != 8.0, (d.seed + 1) % 5))
+    assert curve_summary(shuffled).set_index("target_epsilon").loc[8.0, "verdict"] != "found"  # pairs by seed
+
+
 def test_recipe_fields_are_checked():
     with pytest.raises(ValueError, match="pretrain"):
         with_overrides(RECIPES["minilm"], pretrain="wikipedia")
@@ -231,3 +300,27 @@ def test_given_sentences_are_what_dp_sgd_trains_on(splits):
     assert m["sentences"] == 9 and m["ledger"].n_units == 9
     with pytest.raises(ValueError, match="base tagger"):
         train_recipe(SMALL_MINILM, None, epsilon=8.0, sentences=sents)
+
+
+def test_benchmark_summarises_saved_rows_of_several_runs(tmp_path, capsys):
+    """``benchmarks/dp_recipes.py --rows``: runs saved per seed (each with its seed's ε 0 row;
+    ε = ∞ kept as Infinity) are summarised together, paired by seed, without training."""
+    import json
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location(
+        "dp_recipes_benchmark", pathlib.Path(__file__).parents[2] / "benchmarks" / "dp_recipes.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    files = []
+    for seed, public in enumerate((0.70, 0.75, 0.72)):
+        rows = [{"recipe": "synthetic_minilm", "unit": "sentence", "seed": seed, "target_epsilon": eps,
+                 "epsilon": eps, "test_precision": f, "test_recall": f, "test_f1": f, "train_seconds": 1.0}
+                for eps, f in ((0.0, public), (8.0, public + 0.05 + 0.001 * seed), (math.inf, 0.9))]
+        files.append(tmp_path / f"s{seed}.json")
+        files[-1].write_text(json.dumps(rows, allow_nan=True))
+    assert bench.main(["--rows", *map(str, files), str(files[0])]) == 0  # a file given twice counts once
+    out = capsys.readouterr().out
+    line8 = next(ln for ln in out.splitlines() if ln.split()[:3] == ["synthetic_minilm", "sentence", "8.0"])
+    assert line8.split()[3] == "3" and line8.rstrip().endswith("found")
+    assert any(ln.split()[:3] == ["synthetic_minilm", "sentence", "inf"] for ln in out.splitlines())
