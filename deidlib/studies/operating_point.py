@@ -114,15 +114,18 @@ def peer_points(corpus: str, test_docs=()) -> list[dict]:
 def default_model_curve(test_docs, thresholds=THRESHOLDS, *, progress: bool = False) -> list[dict]:
     """The default model's binary-token points on ``test_docs``: row 0 its saved decision
     (``threshold``: the one it saved), then one row per threshold on its PHI marginal."""
-    from ..evaluation import binary_token_prf
     from ..pipeline.default_model import ensure_default_model
-    from ..training import load_tagger, predict_documents
+    from ..training import load_tagger
 
     tagger = load_tagger(ensure_default_model(progress=progress))
-    blank = [d.with_spans([]) for d in test_docs]
-    p, r, f = binary_token_prf(test_docs, predict_documents(tagger, blank))
-    own = {"threshold": tagger.task.get("phi_threshold"), "precision": p, "recall": r, "f1": f, "own": True}
-    return [own, *operating_points(tagger, test_docs, list(thresholds))[1:]]
+    # one pass of marginals: the saved decision is the point at the saved threshold (without
+    # one, the model's own decision)
+    saved = tagger.task.get("phi_threshold")
+    if saved is None:
+        own, *curve = operating_points(tagger, test_docs, list(thresholds))
+    else:
+        own, *curve = operating_points(tagger, test_docs, [saved, *thresholds], own=False)
+    return [{**own, "own": True}, *curve]
 
 
 def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_dir: str | None = None,

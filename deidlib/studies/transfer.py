@@ -330,9 +330,9 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
                 own = curve[0]
                 dev = {"documents": len(dev_docs), "precision": own["precision"], "recall": own["recall"],
                        "f1": own["f1"], "operating_points": curve[1:]}
-        # marginals computed once, each threshold only re-decodes them (row 0: the model's own decision)
+        # marginals computed once, each threshold only re-decodes them
         extra = () if chosen is None or chosen in params.thresholds else (chosen,)
-        points = operating_points(tagger, test, (*params.thresholds, *extra), device=device)[1:]
+        points = operating_points(tagger, test, (*params.thresholds, *extra), device=device, own=False)
         dev_chosen = None
         if params.dev_target_recall is not None:
             at = next((pt for pt in points if pt["threshold"] == chosen), None)

@@ -162,15 +162,17 @@ def _own_point(tagger, docs, decoded, batch_size, device) -> dict:
 
 
 def operating_points(tagger, docs: Sequence[Document], thresholds: Sequence[float], *, batch_size: int = 64,
-                     device="cpu", task: dict | None = None) -> list[dict]:
-    """Binary-token P/R/F1 at each PHI-marginal threshold (plus the model's own decision,
-    ``threshold=None``): the precision–recall curve of a trained tagger on ``docs``.
+                     device="cpu", task: dict | None = None, own: bool = True) -> list[dict]:
+    """Binary-token P/R/F1 at each PHI-marginal threshold, preceded (``own=True``) by the model's
+    own decision (``threshold=None``: one more prediction pass): the precision–recall curve of a
+    trained tagger on ``docs``.
 
     The marginals are computed once per sentence; each threshold only re-decodes them
-    (:func:`deidlib.models.decoding.threshold_tags`)."""
+    (:func:`deidlib.models.decoding.threshold_tags`); a threshold's point equals what
+    :func:`predict_documents` gives with that ``phi_threshold``."""
     decoded = _sentence_marginals(tagger, docs, batch_size, device, task)
-    return [_own_point(tagger, docs, decoded, batch_size, device),
-            *(_threshold_point(tagger, docs, decoded, th) for th in thresholds)]
+    head = [_own_point(tagger, docs, decoded, batch_size, device)] if own else []
+    return [*head, *(_threshold_point(tagger, docs, decoded, th) for th in thresholds)]
 
 
 def threshold_for_recall(points: Sequence[dict], target_recall: float) -> float | None:

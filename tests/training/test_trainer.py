@@ -333,6 +333,29 @@ def test_choose_threshold_refines_the_grid_to_the_highest_dev_value_reaching_the
     assert choose_threshold(fitted, splits.dev, low, grid=grid)[0] == grid[0]
 
 
+def test_the_default_model_curve_scores_its_saved_decision_in_the_same_pass_as_its_curve(splits, fitted, monkeypatch):
+    """Row 0 of the default model's curve (notebook 10) is what the model decides with its saved
+    threshold (predict_documents), or with none its own decision; the other rows are the curve."""
+    import deidlib.pipeline.default_model as dm
+    import deidlib.training as training
+    from deidlib.studies.operating_point import default_model_curve
+    from deidlib.training import operating_points
+
+    monkeypatch.setattr(dm, "ensure_default_model", lambda progress=False: "unused")
+    monkeypatch.setattr(training, "load_tagger", lambda path: fitted)
+    grid = (0.5, 0.05)
+    try:
+        for saved in (0.2, None):
+            fitted.task = {**fitted.task, "phi_threshold": saved}
+            rows = default_model_curve(splits.dev, grid)
+            own = binary_token_prf(splits.dev, predict_documents(fitted, splits.dev))
+            assert rows[0]["own"] and rows[0]["threshold"] == saved
+            assert (rows[0]["precision"], rows[0]["recall"], rows[0]["f1"]) == pytest.approx(own)
+            assert rows[1:] == operating_points(fitted, splits.dev, grid)[1:]
+    finally:
+        fitted.task.pop("phi_threshold")
+
+
 def test_phi_threshold_trades_precision_for_recall_and_travels_with_the_model(splits, fitted, tmp_path):
     """The recall-oriented operating point: lower PHI-marginal thresholds never lower recall;
     the smallest marks (almost) every token; the threshold saved in the task is used by
