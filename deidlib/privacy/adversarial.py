@@ -119,6 +119,7 @@ from ..models.crf import CRF
 from ..models.gradient_reversal import grad_reverse
 from ..models.layers import RNNStack
 from ..rng import derive_seed
+from ..training.stopping import EarlyStopping
 from .pseudonymize import replace_one_phi
 
 __all__ = [
@@ -610,20 +611,24 @@ class AdversarialTrainer:
 # ----------------------------------------------------------------------------- procedures
 
 
+def _stopping(patience: int) -> EarlyStopping:
+    """The library's early-stopping rule on a validation loss (improvement: lower by > 1e-6)."""
+    return EarlyStopping(patience, "min", min_delta=1e-6)
+
+
 def _phase_until_stop(trainer, phase, monitor, max_epochs, patience, history, label) -> None:
     """Run ``phase`` until the validation ``monitor`` has not improved for ``patience`` epochs;
     restore the best state of the trained components."""
-    best, best_state, bad = math.inf, None, 0
+    rule, best_state = _stopping(patience), None
     for _ in range(max_epochs):
         tr = trainer.run_epoch(phase)
         val = trainer.evaluate()
         history.append({"stage": label, "train": tr, "dev": val})
-        if val[monitor] < best - 1e-6:
-            best, best_state, bad = val[monitor], trainer.state(PHASES[phase]), 0
-        else:
-            bad += 1
-            if bad >= patience:
-                break
+        stop = rule.update(val[monitor])
+        if rule.improved:
+            best_state = trainer.state(PHASES[phase])
+        if stop:
+            break
     if best_state is not None:
         trainer.load(best_state)
 
@@ -644,18 +649,17 @@ def train_three_phase(
     history: list[dict] = []
     _phase_until_stop(trainer, "deid", "deid", p1_epochs, patience, history, "P1")
     _phase_until_stop(trainer, "adv", "adv", p2_epochs, patience, history, "P2")
-    best, best_state, bad = math.inf, trainer.state(), 0
+    rule, best_state = _stopping(patience), trainer.state()
     for _ in tqdm(range(p3_epochs), desc="P3", leave=False, disable=not trainer.progress):
         history.append({"stage": "P3a", "train": trainer.run_epoch("branches"), "dev": trainer.evaluate()})
         tr = trainer.run_epoch("repr")
         val = trainer.evaluate()
         history.append({"stage": "P3b", "train": tr, "dev": val})
-        if val["repr"] < best - 1e-6:
-            best, best_state, bad = val["repr"], trainer.state(), 0
-        else:
-            bad += 1
-            if bad >= patience:
-                break
+        stop = rule.update(val["repr"])
+        if rule.improved:
+            best_state = trainer.state()
+        if stop:
+            break
     trainer.load(best_state)
     return history
 

@@ -15,12 +15,15 @@ from .predict import (
     threshold_for_recall,
     write_predictions,
 )
+from .stopping import EarlyStopping, select_epoch
 from .trainer import History, TrainingInterrupted, train
 
 __all__ = [
     "train",
     "History",
     "TrainingInterrupted",
+    "EarlyStopping",
+    "select_epoch",
     "fit_tagger",
     "prepare_tagger",
     "build_inputs",

@@ -1,5 +1,5 @@
 """One trainer for every tagger: bucketed batches, SGD/Adam/Nadam, gradient clipping,
-early stopping on dev binary-token F1, per-epoch history, checkpoints and resume.
+early stopping on dev binary-token F1 (:mod:`.stopping`), per-epoch history, checkpoints and resume.
 
 Determinism: training runs inside ``torch.random.fork_rng`` seeded with ``seed``
 (dropout draws from that stream; global state is restored afterwards), batch
@@ -11,6 +11,7 @@ weights as an uninterrupted one.
 from __future__ import annotations
 
 import copy
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from ..corpus.labels import TaggedSentence
 from .batching import bucket_batches, epoch_order
 from .loop import lr_schedule, make_optimizer, train_epoch
 from .predict import evaluate_tagger
+from .stopping import EarlyStopping
 
 __all__ = ["History", "train", "TrainingInterrupted", "CheckpointError", "load_checkpoint"]
 
@@ -94,6 +96,14 @@ def check_gold_paths(tagger, batches, groups, sentences) -> None:
             )
 
 
+def _resumed_rule(patience: int | None, hist: History, bad: int) -> EarlyStopping:
+    """The stopping rule's state after the evaluations a checkpointed history holds."""
+    evaluated = [rec["epoch"] for rec in hist.epochs if "dev_f1" in rec]
+    best = math.nan if hist.best_dev_f1 is None else float(hist.best_dev_f1)
+    best_index = evaluated.index(hist.best_epoch) if hist.best_epoch in evaluated else None
+    return EarlyStopping(patience, best=best, best_index=best_index, bad=bad, seen=len(evaluated))
+
+
 def train(
     tagger: torch.nn.Module,
     train_sentences: Sequence[TaggedSentence],
@@ -145,7 +155,7 @@ def train(
     opt = make_optimizer(tagger.parameters(), opt_name, lr)
     hist = History()
     best_state = None
-    bad = 0
+    rule = EarlyStopping(patience)
     start = 0
     ckpt = Path(checkpoint_dir) / "last.pt" if checkpoint_dir else None
     with torch.random.fork_rng(devices=[]):
@@ -156,7 +166,8 @@ def train(
                 tagger.load_state_dict(state["model"])
                 opt.load_state_dict(state["optimizer"])
                 hist = History(**state["history"])
-                best_state, bad, start = state["best_state"], state["bad"], int(state["epoch"]) + 1
+                best_state, start = state["best_state"], int(state["epoch"]) + 1
+                rule = _resumed_rule(patience, hist, int(state["bad"]))
                 torch.set_rng_state(state["rng"])
             except (RuntimeError, ValueError, TypeError, KeyError) as e:
                 raise CheckpointError(f"{ckpt}: does not fit this tagger ({str(e).strip().splitlines()[0]})") from e
@@ -198,12 +209,10 @@ def train(
             )
             stop = False
             if "dev_f1" in rec:
-                if hist.best_dev_f1 is None or rec["dev_f1"] > hist.best_dev_f1:
-                    hist.best_dev_f1, hist.best_epoch, bad = rec["dev_f1"], ep + 1, 0
+                stop = rule.update(rec["dev_f1"])
+                if rule.improved:
+                    hist.best_dev_f1, hist.best_epoch = rec["dev_f1"], ep + 1
                     best_state = copy.deepcopy(tagger.state_dict()) if patience is not None else None
-                else:
-                    bad += 1
-                    stop = patience is not None and bad >= patience
             if ckpt is not None:
                 ckpt.parent.mkdir(parents=True, exist_ok=True)
                 _save(
@@ -213,7 +222,7 @@ def train(
                         "optimizer": opt.state_dict(),
                         "history": hist.to_dict(),
                         "best_state": best_state,
-                        "bad": bad,
+                        "bad": rule.bad,
                         "epoch": ep,
                         "rng": torch.get_rng_state(),
                     },
