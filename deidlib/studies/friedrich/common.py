@@ -7,7 +7,8 @@ Choices where the paper leaves room (all visible in the parameters):
   (:func:`deidlib.evaluation.hipaa_filter`; non-HIPAA categories such as PROFESSION are
   dropped from the documents before tagging, training and scoring), aggressive tokenization
   (section 6). The score is the binary token F1 over the sentence tags, i.e. a token is a true
-  positive when gold and prediction both call it PHI (:func:`token_f1`) — the "token-based
+  positive when gold and prediction both call it PHI
+  (:func:`deidlib.evaluation.binary_tag_prf`) — the "token-based
   binary HIPAA F1" of section 6 computed on our tokens rather than by the i2b2 script.
 * **Model.** The section-3 de-identification model is :class:`deidlib.privacy.adversarial.DeidHead`
   (BiLSTM-CRF + one-hot casing, Nadam, gradient norm 1) directly on the public word vectors:
@@ -43,7 +44,7 @@ from ...corpus.splits import subsample
 from ...datasets import load_corpus
 from ...embeddings.neighbours import NeighbourIndex
 from ...embeddings.public import PublicEmbeddings, fasttext_public, load_glove
-from ...evaluation import hipaa_filter, prf
+from ...evaluation import binary_tag_prf, hipaa_filter
 from ...privacy.adversarial import (
     AdversarialModel,
     AdversarialTrainer,
@@ -64,7 +65,6 @@ __all__ = [
     "prepare_data",
     "load_embeddings",
     "IdentityRepresentation",
-    "token_f1",
     "train_deid",
     "phi_tokens",
     "identity_model",
@@ -151,22 +151,6 @@ class IdentityRepresentation(nn.Module):
         return emb
 
 
-def token_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Binary token precision/recall/F1: a token is positive when its tag is not ``O``."""
-    if len(gold) != len(pred):
-        raise ValueError(f"{len(gold)} gold sentences but {len(pred)} predicted")
-    tp = fp = fn = 0
-    for g, p in zip(gold, pred):
-        if len(g) != len(p):
-            raise ValueError(f"a sentence of {len(g)} gold tags has {len(p)} predicted")
-        for a, b in zip(g, p):
-            tp += a != "O" and b != "O"
-            fp += a == "O" and b != "O"
-            fn += a != "O" and b == "O"
-    r = prf(tp, fp, fn)
-    return {"precision": r.precision, "recall": r.recall, "f1": r.f1}
-
-
 def identity_model(emb_dim: int, params: FriedrichParams, *, casing: bool = True, seed: int = 0) -> AdversarialModel:
     """Head (and adversaries, for the raw-embedding control) on ``R = E``; seeded init."""
     with torch.random.fork_rng(devices=[]):
@@ -200,8 +184,8 @@ def train_deid(
     """Train representation + head on l_deid only (phase ``deid``), early-stopped on the dev split;
     the best dev state is restored.
 
-    "Best" is the highest dev binary token F1 (:func:`token_f1`, the score the study reports), ties
-    (e.g. F1 0 in the all-O phase) broken by the lower dev l_deid; an epoch that improves neither
+    "Best" is the highest dev binary token F1 (:func:`~deidlib.evaluation.binary_tag_prf`, the score
+    the study reports), ties (e.g. F1 0 in the all-O phase) broken by the lower dev l_deid; an epoch that improves neither
     counts towards ``patience`` only once the head tags some dev token as PHI. Why not the dev loss
     alone, as before: on a corpus where ~4 % of sentences hold PHI (the nursing notes) the
     BiLSTM-CRF first learns to tag everything O, its dev loss lowest there, and the loss rises for an
@@ -219,7 +203,7 @@ def train_deid(
         trainer.run_epoch("deid")
         epochs += 1
         pred = trainer.predict(trainer.dev)
-        f1, loss = token_f1(gold, pred)["f1"], _dev_deid_loss(trainer, trainer.dev)
+        f1, loss = binary_tag_prf(gold, pred).f1, _dev_deid_loss(trainer, trainer.dev)
         if f1 > best[0] + 1e-9 or (abs(f1 - best[0]) <= 1e-9 and loss < best[1] - 1e-6):
             best, state, bad = (f1, loss), trainer.state(("representation", "deid")), 0
         elif any(t != "O" for tags in pred for t in tags):
