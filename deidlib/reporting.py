@@ -13,6 +13,7 @@ import html
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import pandas as pd
 from .results import Result, atomic_write_text, save_result
 
 __all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready",
-           "Claim", "verdict", "claims_table", "verdict_counts", "VERDICTS"]
+           "Claim", "verdict", "claims_table", "verdict_counts", "VERDICTS", "flat_table", "table_value"]
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
@@ -108,11 +109,12 @@ def annotated_html(doc, max_chars: int = 3000) -> str:
 
 
 def json_ready(v: Any) -> Any:
-    """A JSON-able copy: DataFrames as records, dict keys as strings, tuples as lists,
-    non-finite floats as strings (``"inf"``), NumPy scalars as Python numbers."""
+    """A JSON-able copy: DataFrames as records, mappings (a study's results among them) as dicts
+    with string keys, tuples as lists, non-finite floats as strings (``"inf"``), NumPy scalars as
+    Python numbers."""
     if isinstance(v, pd.DataFrame):
         return json_ready(v.reset_index().to_dict(orient="records"))
-    if isinstance(v, dict):
+    if isinstance(v, Mapping):
         return {str(k): json_ready(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [json_ready(x) for x in v]
@@ -250,6 +252,27 @@ def claims_table(claims: list[Claim], reference: str = "paper") -> pd.DataFrame:
                      "ours": "–" if _missing(c.ours) else f"{float(c.ours):.4g}",
                      "interval": iv, "rule": _rule_text(c), "verdict": verdict(c)})
     return pd.DataFrame(rows, columns=["claim", reference, "ours", "interval", "rule", "verdict"])
+
+
+def flat_table(df: pd.DataFrame | None) -> pd.DataFrame:
+    """``df`` with a named index turned into columns (``None``: an empty table), so that a claim
+    can look its rows up by column with :func:`table_value`."""
+    if df is None:
+        return pd.DataFrame()
+    return df if isinstance(df.index, pd.RangeIndex) else df.reset_index()
+
+
+def table_value(df: pd.DataFrame, col: str, **where: Any) -> float:
+    """The value of ``col`` in the first row matching ``where`` (column = value); NaN when there is
+    none, so that a claim on a part the run skipped reads ``not measured``."""
+    if df.empty or col not in df:
+        return math.nan
+    m = pd.Series(True, index=df.index)
+    for k, v in where.items():
+        if k not in df:
+            return math.nan
+        m &= df[k] == v
+    return float(df.loc[m, col].iloc[0]) if m.any() else math.nan
 
 
 def verdict_counts(table: pd.DataFrame) -> str:

@@ -59,7 +59,6 @@ import torch
 
 from deidlib.plotting import savefig
 from deidlib.reporting import verdict_counts, write_json, write_result, write_table
-from deidlib.studies import claims as paper_claims
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import pseudonymization as fp
 
@@ -110,7 +109,7 @@ from deidlib.studies.friedrich.common import load_embeddings
 
 for e in params.embeddings:
     print(f"{e}: {load_embeddings(e, params, seed=seed, data_dir=None).source}")
-pseudo_claims = paper_claims.friedrich_pseudo(res["table2"], fp.shape_checks(res), res["subword"])
+pseudo_claims = friedrich.pseudo_paper_vs_ours(res["table2"], fp.shape_checks(res), res["subword"])
 same = pseudo_claims[pseudo_claims.claim.str.startswith("FastText and GloVe give about the same")].iloc[0]
 print(f"FastText − GloVe + casing, non-private F1: paper {same.paper}, ours {same.ours} -> {same.verdict}")
 
@@ -132,7 +131,7 @@ res["subword"].round(2)
 # Table 2 rows are differences to the same embedding's non-private model, so they hold or fail independently of the corpus' absolute F1.
 
 # %%
-claims = paper_claims.friedrich_pseudo(res["table2"], checks, res["subword"])
+claims = friedrich.pseudo_paper_vs_ours(res["table2"], checks, res["subword"])
 write_table(claims, "friedrich_pseudo_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

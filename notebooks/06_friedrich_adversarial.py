@@ -59,7 +59,6 @@ import torch
 
 from deidlib.plotting import savefig
 from deidlib.reporting import verdict_counts, write_json, write_result, write_table
-from deidlib.studies import claims as paper_claims
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import adversarial as fa
 
@@ -126,7 +125,7 @@ checks.round(3)
 # otherwise the attack, not the representation, is what stays at chance.
 
 # %%
-claims = paper_claims.friedrich_adv(checks)
+claims = friedrich.adv_paper_vs_ours(checks)
 write_table(claims, "friedrich_adv_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

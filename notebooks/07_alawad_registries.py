@@ -68,7 +68,6 @@ import matplotlib.pyplot as plt
 from deidlib.plotting import savefig
 from deidlib.reporting import verdict_counts, write_json, write_result, write_table
 from deidlib.studies import alawad
-from deidlib.studies import claims as paper_claims
 
 out = Path(out_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -195,7 +194,7 @@ disc.round(3)
 # %%
 up = alawad.uploads_table(results)
 write_table(up, "alawad_uploads", out)
-print(f"private tensors uploaded in all rounds and seeds: {sum(u['private_tensors'] for u in results['uploads'])}")
+print(f"private tensors uploaded in all rounds and seeds: {sum(u['private_tensors'] for u in results.uploads)}")
 up
 
 # %% [markdown]
@@ -211,16 +210,16 @@ up
 # If the rows against single-registry models hold while the rows against the centralized model contradict, the shared layers carry part, not all, of the pooled data's benefit at this scale.
 
 # %%
-claims = paper_claims.alawad(f1, sig, "all" if len(seeds) > 1 else str(seeds[0]), eq, att)
+claims = alawad.paper_vs_ours(f1, sig, "all" if len(seeds) > 1 else str(seeds[0]), eq, att)
 write_table(claims, "alawad_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims
 
 # %%
 pooled = sig[sig.seed.astype(str) == ("all" if len(seeds) > 1 else str(seeds[0]))]
-write_result(out, "alawad", "registries", params={**results["params"], "corpus": corpus},
+write_result(out, "alawad", "registries", params={**results.params, "corpus": corpus},
              metrics={"f1": f1, "significance": pooled, "equivalence": eq, "per_class": pc, "class_size": cs,
                       "attack": att, "discriminator": disc},
-             seeds=seeds, data_fingerprint=results["data"][0]["fingerprint"])
+             seeds=seeds, data_fingerprint=results.data[0]["fingerprint"])
 write_json(results, out / "alawad_runs.json", indent=None)
 print("written to", out)

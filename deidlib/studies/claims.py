@@ -1,5 +1,6 @@
-"""Each study's "paper vs ours" table: the published statements it reproduces, this run's number
-for each, and a verdict computed by :func:`deidlib.reporting.verdict` (never typed by hand).
+"""The "paper vs ours" tables of the studies not yet converted to study packages (a study
+package has its own ``claims.py``, :mod:`deidlib.studies.protocol`): the published statements
+each reproduces, this run's number for each, and a verdict computed by :func:`deidlib.reporting.verdict` (never typed by hand).
 
 Every function takes the tables its notebook already shows and returns
 :func:`deidlib.reporting.claims_table`; a part the run did not measure (smaller profile, skipped
@@ -15,70 +16,15 @@ import math
 
 import pandas as pd
 
-from ..reporting import Claim, claims_table
+from ..reporting import Claim, claims_table, flat_table, table_value
 
-__all__ = ["festag", "ahmed_models", "ahmed_utility", "ahmed_dp", "friedrich_pseudo", "friedrich_adv",
-           "alawad", "tchouka", "audits", "operating_point"]
+__all__ = ["ahmed_models", "ahmed_utility", "ahmed_dp", "tchouka", "audits", "operating_point"]
 
 NAN = math.nan
 
 
-def _flat(df: pd.DataFrame | None) -> pd.DataFrame:
-    if df is None:
-        return pd.DataFrame()
-    return df if isinstance(df.index, pd.RangeIndex) else df.reset_index()
-
-
-def _one(df: pd.DataFrame, col: str, **where) -> float:
-    """The value of ``col`` in the single row matching ``where`` (NaN when there is none)."""
-    if df.empty or col not in df:
-        return NAN
-    m = pd.Series(True, index=df.index)
-    for k, v in where.items():
-        if k not in df:
-            return NAN
-        m &= df[k] == v
-    return float(df.loc[m, col].iloc[0]) if m.any() else NAN
-
-
-# ---------------------------------------------------------------------- 01 festag
-
-
-def festag(table3: pd.DataFrame, stability: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Festag & Spreckelsen, Table 3 and Figure 6 (binary token F1 on i2b2 2014): ``table3`` is
-    :func:`deidlib.studies.festag.table3` (index experiment; min, mean, max), ``stability``
-    :func:`deidlib.studies.festag.stability` (index experiment; ``std_last``: a worker's F1
-    standard deviation over its last epochs). Without ``stability`` the C_0.5 row compares the
-    spread (max − min) over the workers instead."""
-    t = table3
-
-    def get(e, c="mean"):
-        return float(t.loc[e, c]) if e in t.index else NAN
-
-    def rng(e):
-        return get(e, "max") - get(e, "min")
-
-    if stability is not None:
-        def std(e):
-            return float(stability.loc[e, "std_last"]) if e in stability.index else NAN
-
-        unstable = Claim("C_0.5 is less stable than C_0.1: std of a worker's F1 over its last epochs, C_0.5 − C_0.1 "
-                         "(Figure 6: C_0.5 fluctuates; Table 3 spread 0.250 vs 0.001)",
-                         0.250 - 0.001, std("C_0.5") - std("C_0.1"), "same_sign", 0.005, paper_text="> 0")
-    else:
-        unstable = Claim("C_0.5's workers spread wider than C_0.1's: (max − min) C_0.5 − C_0.1 (Table 3: 0.250 vs 0.001)",
-                         0.250 - 0.001, rng("C_0.5") - rng("C_0.1"), "same_sign", 0.01)
-    return claims_table([
-        Claim("centralized (A) and round robin (B) end level: A − B (Table 3: 0.962 vs 0.961)",
-              0.962 - 0.961, get("A") - get("B"), "close", 0.02),
-        Claim("DSSGD θ_d = 0.1 nearly matches centralized: A − C_0.1 (Table 3: 0.962 vs 0.955)",
-              0.962 - 0.955, get("A") - get("C_0.1"), "close", 0.02),
-        Claim("DSSGD θ_d = 0.1 beats local-only training: C_0.1 − D (Table 3: 0.955 vs 0.905)",
-              0.955 - 0.905, get("C_0.1") - get("D"), "same_sign", 0.01),
-        Claim("local-only training is clearly below centralized: A − D (Table 3: 0.962 vs 0.905)",
-              0.962 - 0.905, get("A") - get("D"), "same_sign", 0.02),
-        unstable,
-    ])
+_flat = flat_table
+_one = table_value
 
 
 # ---------------------------------------------------------------------- 02 ahmed models
@@ -237,147 +183,6 @@ def ahmed_dp(scenario_a: pd.DataFrame | None, scenario_b: pd.DataFrame | None,
                     "> 0"),
         *_dp_cost_claims(dp_costs),
     ])
-
-
-# ---------------------------------------------------------------------- 05 / 06 friedrich
-
-
-def friedrich_pseudo(table2: pd.DataFrame | None, shape: pd.DataFrame | None,
-                     subword: pd.DataFrame | None) -> pd.DataFrame:
-    """Friedrich et al., Table 2, Figure 4 and section 8: ``res["table2"]``,
-    :func:`~deidlib.studies.friedrich.pseudonymization.shape_checks` and ``res["subword"]``."""
-    from .friedrich.params import PAPER_SHAPES
-
-    t2, sh, sw = _flat(table2), _flat(shape), _flat(subword)
-    p2 = PAPER_SHAPES["table2"]
-    claims = []
-    for emb, name in (("fasttext", "FastText"), ("glove", "GloVe")):
-        base = f"non-private {name}"
-        for kind, where in (("pseudonymized N=100", "section 7.2"), ("adversarial N=100", "section 7.3")):
-            row = f"{kind} {name}"
-            claims.append(Claim(
-                f"{kind} costs little F1 ({name}): {kind} − non-private (Table 2, {where}: {p2[row]} vs {p2[base]})",
-                p2[row] - p2[base], _one(t2, "f1_mean", model=row) - _one(t2, "f1_mean", model=base), "close", 0.02))
-        claims.append(Claim(
-            f"pseudonymization N=1000 keeps ≈ 0.90 / 0.975 of the non-private F1 ({name}; Figure 4, section 7.2)",
-            PAPER_SHAPES["pseudo_relative_f1"][1000], _one(sh, "ours_relative", embedding=emb, n=1000), "close", 0.03))
-    claims.append(Claim(
-        "FastText neighbours contain the PHI token far more often than GloVe's: FastText − GloVe (section 8: 7.37 vs 0.44)",
-        PAPER_SHAPES["subword"]["fasttext"] - PAPER_SHAPES["subword"]["glove"],
-        _one(sw, "mean_containing", embedding="fasttext") - _one(sw, "mean_containing", embedding="glove"),
-        "same_sign", 0.5))
-    claims.append(Claim(
-        f"FastText and GloVe give about the same non-private F1: non-private FastText − GloVe + casing (Table 2: "
-        f"{p2['non-private FastText']} vs {p2['non-private GloVe + casing']})",
-        p2["non-private FastText"] - p2["non-private GloVe + casing"],
-        _one(t2, "f1_mean", model="non-private FastText") - _one(t2, "f1_mean", model="non-private GloVe + casing"),
-        "close", 0.02))
-    return claims_table(claims)
-
-
-def friedrich_adv(shape: pd.DataFrame | None) -> pd.DataFrame:
-    """Friedrich et al., Figure 5 / sections 5.3, 7.3 and 8: frozen-adversary held-out accuracy from
-    :func:`~deidlib.studies.friedrich.adversarial.shape_checks` (mean over seeds; ``adversary_min``
-    / ``adversary_max``, when present, are the interval). Per embedding: the three-phase row of
-    N ≤ 500 farthest from chance ("near chance up to N = 500"), the three-phase row of the largest
-    N > 500 ("always able to break" it), the DANN row with the lowest accuracy ("in all cases
-    ... above 80 %"), and the two controls without privacy training against the yardstick 0.8
-    (section 5.3: the adversaries "learn the adversarial tasks on ... raw word embeddings")."""
-    from .friedrich.params import PAPER_SHAPES
-
-    sh = _flat(shape)
-    up_to, chance, dann_level = (PAPER_SHAPES["three_phase_private_up_to"], PAPER_SHAPES["three_phase_adversary"],
-                                 PAPER_SHAPES["dann_adversary_above"])
-
-    def pick(d, proc, key, largest=True, where=None):
-        d = d[d.procedure == proc] if len(d) else d
-        if len(d) and where is not None:
-            d = d[where(d)]
-        return d.sort_values(key).iloc[-1 if largest else 0] if len(d) else None
-
-    def val(r, col="adversary_accuracy"):
-        return NAN if r is None or col not in r else float(r[col])
-
-    def span(r):
-        return None if r is None or "adversary_min" not in r else (val(r, "adversary_min"), val(r, "adversary_max"))
-
-    def at(r):
-        return "" if r is None else f", N = {int(r.n)}"
-
-    claims = []
-    for emb in (sorted(sh.embedding.unique()) if not sh.empty else ["fasttext", "glove"]):
-        d = sh[sh.embedding == emb] if not sh.empty else sh
-        tp = pick(d.assign(gap=(d.adversary_accuracy - chance).abs()) if len(d) else d, "three_phase", "gap",
-                  where=lambda x: x.n <= up_to)
-        tp_hi = pick(d, "three_phase", "n", where=lambda x: x.n > up_to)
-        dann = pick(d, "dann", "adversary_accuracy", largest=False)
-        claims.append(Claim(
-            f"three-phase adversarial training keeps the adversary near chance up to N = 500 ({emb}{at(tp)}, "
-            "the N ≤ 500 farthest from chance; Figure 5, section 7.3)",
-            chance, val(tp), "close", 0.05, span(tp)))
-        claims.append(Claim(
-            f"three-phase at N > 500: the adversary breaks the representation, accuracy − 0.5 ({emb}{at(tp_hi)}; "
-            "section 8)", 1.0, val(tp_hi) - chance, "same_sign", 0.05,
-            None if span(tp_hi) is None else tuple(v - chance for v in span(tp_hi)), paper_text="> 0"))
-        claims.append(Claim(
-            f"the DANN representation leaves the adversary above 0.8 in all cases ({emb}{at(dann)}, its lowest row; "
-            "section 7.3)", dann_level, val(dann), "at_least", 0.05, span(dann)))
-        for ctl, text in (("control raw", "raw word embeddings (R = E)"),
-                          ("control P1", "a noise-free BiLSTM representation trained on de-identification only")):
-            r = pick(d, ctl, "adversary_accuracy", largest=False)
-            claims.append(Claim(
-                f"yardstick: the adversary learns the task on {text} ({emb}{at(r)}; section 5.3 "
-                "'able to learn the adversarial tasks ... on raw word embeddings')",
-                dann_level, val(r), "at_least", 0.05, span(r), paper_text="learns it (ours: ≥ 0.8)"))
-    return claims_table(claims)
-
-
-# ---------------------------------------------------------------------- 07 alawad
-
-
-def alawad(f1: pd.DataFrame, significance: pd.DataFrame, pooled_seed: str, equivalence: pd.DataFrame | None = None,
-           attack: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Alawad et al. (highlight: abstract, overview and conclusion):
-    :func:`deidlib.studies.alawad.f1_table` (index approach),
-    :func:`~deidlib.studies.alawad.significance_table`,
-    :func:`~deidlib.studies.alawad.equivalence_table` and
-    :func:`~deidlib.studies.alawad.attack_table`; ``pooled_seed`` is the seed label whose
-    tests are read (``"all"`` with several seeds)."""
-    f = _flat(f1)
-    sig, eq, att = _flat(significance), _flat(equivalence), _flat(attack)
-    if not sig.empty:
-        sig = sig[sig.seed.astype(str) == str(pooled_seed)]
-    if not eq.empty:
-        eq = eq[eq.seed.astype(str) == str(pooled_seed)]
-
-    def gap(a, b, metric):
-        return _one(f, f"{metric}_mean", approach=a) - _one(f, f"{metric}_mean", approach=b)
-
-    claims = []
-    for metric in ("micro", "macro"):
-        claims.append(Claim(f"shared-private beats single-registry models, {metric} F1: shared-private − single "
-                            "(abstract: 'significantly outperforms')", 1.0, gap("shared_private", "single", metric),
-                            "same_sign", 0.01, paper_text="> 0"))
-        claims.append(Claim(f"... and significantly: paired-bootstrap p, {metric} F1 (seed {pooled_seed})", 0.05,
-                            _one(sig, "p_bootstrap", a="single", b="shared_private", metric=metric), "at_most", 0.0,
-                            paper_text="< 0.05"))
-    for metric in ("micro", "macro"):
-        margin = _one(eq, "margin", a="centralized", b="shared_private", metric=metric)
-        m = "" if margin != margin else f" ±{margin:g}"
-        claims.append(Claim(f"shared-private equivalent to the centralized model within{m} {metric} F1: TOST p "
-                            f"(seed {pooled_seed}; abstract: 'statistically indistinguishable')", 0.05,
-                            _one(eq, "p_tost", a="centralized", b="shared_private", metric=metric), "at_most", 0.0,
-                            paper_text="< 0.05"))
-    claims.append(Claim(f"centralized vs shared-private not significantly different: McNemar p (seed {pooled_seed}; "
-                        "abstract)", 0.05, _one(sig, "p_mcnemar", a="centralized", b="shared_private", metric="micro"),
-                        "at_least", 0.04, paper_text="≥ 0.05"))
-    fresh = "fresh classifier, frozen features"
-    claims.append(Claim("adversarial training makes the shared features registry-agnostic: a fresh attacker's registry "
-                        "accuracy, shared-private − no-adversary control (overview)", -1.0,
-                        _one(att, "accuracy_mean", approach="shared_private", attacker=fresh)
-                        - _one(att, "accuracy_mean", approach="shared_private_no_adv", attacker=fresh),
-                        "same_sign", 0.01, paper_text="< 0"))
-    return claims_table(claims)
 
 
 # ---------------------------------------------------------------------- 08 tchouka

@@ -16,7 +16,7 @@ from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import adversarial as fa
 from deidlib.studies.friedrich import pseudonymization as fp
-from deidlib.studies.friedrich.common import FriedrichData, token_f1
+from deidlib.studies.friedrich.common import FriedrichData
 
 EMB = 8
 
@@ -48,16 +48,6 @@ def test_profiles_resolve_and_bad_values_are_one_line_errors():
         friedrich.params_for("smoke", d=7)
 
 
-def test_token_f1_counts_tokens_tagged_phi():
-    gold = [["O", "B-PHI", "I-PHI", "O"], ["B-PHI"]]
-    pred = [["B-PHI", "B-PHI", "O", "O"], ["I-PHI"]]  # tp 2 (any PHI tag counts), fp 1, fn 1
-    r = token_f1(gold, pred)
-    assert r["precision"] == pytest.approx(2 / 3) and r["recall"] == pytest.approx(2 / 3)
-    assert r["f1"] == pytest.approx(2 / 3)
-    with pytest.raises(ValueError):
-        token_f1(gold, pred[:1])
-
-
 def _sweep_frame():
     rows = []
     for e, base in (("glove", 0.9), ("fasttext", 0.8)):
@@ -75,9 +65,9 @@ def test_sweep_summary_relative_to_the_non_private_model_and_the_paper_shape():
     assert (g.loc[1000, "f1_min"], g.loc[1000, "f1_max"]) == pytest.approx((0.44, 0.46))
     assert (s.seeds == 2).all()
     # the paper: flat to 200, ~0.95 absolute at 500 and ~0.90 at 1000 from ~0.975
-    assert fp._paper_relative(20) == 1.0 and fp._paper_relative(200) == 1.0
-    assert fp._paper_relative(1000) == pytest.approx(0.90 / 0.975)
-    assert 0.90 / 0.975 < fp._paper_relative(700) < 0.95 / 0.975
+    assert fp.paper_relative(20) == 1.0 and fp.paper_relative(200) == 1.0
+    assert fp.paper_relative(1000) == pytest.approx(0.90 / 0.975)
+    assert 0.90 / 0.975 < fp.paper_relative(700) < 0.95 / 0.975
     chk = fp.shape_checks({"summary": s})
     assert set(chk.n) == {100, 1000} and (chk[chk.n == 1000].ours_relative == 0.5).all()
 

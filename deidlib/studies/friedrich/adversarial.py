@@ -57,6 +57,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ...embeddings.neighbours import NeighbourIndex
+from ...evaluation import binary_tag_prf
 from ...plotting import style
 from ...privacy.adversarial import (
     AdversarialModel,
@@ -66,14 +67,17 @@ from ...privacy.adversarial import (
     train_three_phase,
 )
 from ...rng import derive_seed
-from .common import FriedrichData, encode, identity_model, load_embeddings, prepare_data, token_f1, train_deid
-from .params import PAPER_SHAPES, FriedrichParams
+from .claims import PAPER_SHAPES, adv_shape_checks
+from .common import FriedrichData, encode, identity_model, load_embeddings, prepare_data, train_deid
+from .params import CONTROLS, FriedrichParams
 
 __all__ = ["AdvResults", "CONTROLS", "adversarial_run", "attack_items", "control_runs", "summarize", "run_study",
            "figure5", "attack_curve_figure", "shape_checks", "scale_note"]
 
+#: the Figure 5 statements next to ours (:func:`deidlib.studies.friedrich.claims.adv_shape_checks`)
+shape_checks = adv_shape_checks
+
 #: the two representations without privacy training that the attack is also run on
-CONTROLS = ("control raw", "control P1")
 
 
 def _trainer(model, emb, index, train, dev, n, params, seed) -> AdversarialTrainer:
@@ -123,7 +127,7 @@ def adversarial_run(data: FriedrichData, emb, index: NeighbourIndex, n: int, par
         hist = train_dann(trainer, epochs=params.dann_epochs, patience=params.patience)
     else:
         raise ValueError(f"unknown procedure {procedure!r}; choose three_phase or dann")
-    score = token_f1([s.tags for s in test], trainer.predict(test))
+    score = asdict(binary_tag_prf([s.tags for s in test], trainer.predict(test)))
     rep = model.representation
     att = _attack(trainer, attack_items(data, emb), params) if attack else dict(_NO_ATTACK)
     att.pop("curve", None)
@@ -157,7 +161,7 @@ def control_runs(data: FriedrichData, emb, index: NeighbourIndex, params: Friedr
     for name, model in models.items():
         t0 = time.perf_counter()
         trainer, info = train_deid(model, emb, index, train, dev, params, seed=seed)
-        score = token_f1([s.tags for s in test], trainer.predict(test))
+        score = asdict(binary_tag_prf([s.tags for s in test], trainer.predict(test)))
         base = time.perf_counter() - t0
         for n in params.control_neighbours or params.adv_neighbours:
             t1 = time.perf_counter()
@@ -308,41 +312,3 @@ def attack_curve_figure(res: AdvResults):
     ax.legend(fontsize=6)
     fig.tight_layout()
     return fig
-
-
-def _reading(acc: float, control: float) -> str:
-    """A procedure's held-out accuracy read against the weaker control of its embedding."""
-    chance, level = PAPER_SHAPES["three_phase_adversary"], PAPER_SHAPES["dann_adversary_above"]
-    if control != control:  # NaN: no control run
-        return "no control run: cannot be judged"
-    if control < level:
-        return f"attack too weak to judge: the controls reach {control:.2f} < {level}"
-    if abs(acc - chance) <= 0.05:
-        return "near chance while the controls are broken: private against this attack"
-    if acc >= level:
-        return "broken like the controls"
-    return "leaks: between chance and the controls"
-
-
-def shape_checks(res: AdvResults) -> pd.DataFrame:
-    """The paper's Figure 5 / section 7.3 statements next to ours, per embedding and N (mean and
-    min–max over seeds of the frozen adversary's held-out accuracy); ``control_accuracy`` is the
-    weaker control's mean of the same embedding and ``reading`` each procedure row read against
-    it (:func:`_reading`: near chance means private only where the controls are attacked ≥ 0.8)."""
-    s = res["summary"]
-    ctl = s[s.procedure.isin(CONTROLS)].groupby("embedding").adversary_mean.min()
-    rows = []
-    for _, r in s.iterrows():
-        control = float(ctl.get(r.embedding, float("nan")))
-        if r.procedure == "three_phase":
-            claim = "near chance (0.5)" if r.n <= PAPER_SHAPES["three_phase_private_up_to"] else "above chance (unstable for N > 500)"
-        elif r.procedure == "dann":
-            claim = "> 0.8"
-        else:
-            claim = "no privacy training: the adversary learns the task (section 5.3); our yardstick ≥ 0.8"
-        rows.append({"embedding": r.embedding, "procedure": r.procedure, "n": r.n, "paper": claim,
-                     "adversary_accuracy": r.adversary_mean, "adversary_min": r.adversary_min,
-                     "adversary_max": r.adversary_max, "seeds": r.seeds, "f1": r.f1_mean,
-                     "control_accuracy": control,
-                     "reading": "control" if r.procedure in CONTROLS else _reading(float(r.adversary_mean), control)})
-    return pd.DataFrame(rows)

@@ -19,37 +19,16 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
-__all__ = ["FriedrichParams", "PROFILE_PARAMS", "params_for", "EMBEDDINGS", "PROCEDURES", "PAPER_SHAPES"]
+__all__ = ["FriedrichParams", "PROFILE_PARAMS", "params_for", "EMBEDDINGS", "PROCEDURES", "CONTROLS"]
 
 #: public embedding matrices (deidlib.embeddings.public)
 EMBEDDINGS = ("fasttext", "glove")
 #: adversarial training procedures (section 5.4)
 PROCEDURES = ("three_phase", "dann")
 
-#: the paper's reference shapes (section 7.2, 7.3; Figures 4 and 5), drawn in the figures
-PAPER_SHAPES: dict[str, Any] = {
-    # Figure 4 / section 7.2: "does not significantly reduce" F1 up to N = 200; "drop to around
-    # 95 %" (absolute F1) at N = 500 and "around 90 %" at N = 1,000, from non-private ≈ 0.975:
-    # as a fraction of the non-private F1 ≈ 0.974 and ≈ 0.923
-    "pseudo_absolute_f1": {500: 0.95, 1000: 0.90},
-    "pseudo_relative_f1": {1: 1.0, 200: 1.0, 500: 0.95 / 0.975, 1000: 0.90 / 0.975},
-    # Table 2 (i2b2 2014, binary HIPAA token F1, mean of five runs)
-    "table2": {
-        "non-private FastText": 0.9767,
-        "non-private GloVe": 0.9724,
-        "non-private GloVe + casing": 0.9762,
-        "pseudonymized N=100 FastText": 0.9675,
-        "pseudonymized N=100 GloVe": 0.9642,
-        "adversarial N=100 FastText": 0.9740,
-        "adversarial N=100 GloVe": 0.9689,
-    },
-    # section 8: mean number of a PHI token's 100 nearest neighbours that contain it
-    "subword": {"fasttext": 7.37, "glove": 0.44},
-    # Figure 5 / section 7.3: three-phase adversary near chance (0.5) up to N = 500; DANN > 0.8
-    "three_phase_adversary": 0.5,
-    "three_phase_private_up_to": 500,
-    "dann_adversary_above": 0.8,
-}
+#: the no-privacy controls of the adversarial study (section 5.3): raw word embeddings (R = E)
+#: and a noise-free BiLSTM representation trained on de-identification only
+CONTROLS = ("control raw", "control P1")
 
 
 @dataclass(frozen=True)

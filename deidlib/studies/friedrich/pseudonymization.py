@@ -26,9 +26,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ...embeddings.neighbours import NeighbourIndex
+from ...evaluation import binary_tag_prf
 from ...plotting import style
 from ...privacy.pseudonymize import pseudonymize, subword_statistic
 from ...rng import derive_seed
+from .claims import PAPER_SHAPES, paper_relative, pseudo_shape_checks
 from .common import (
     FriedrichData,
     encode,
@@ -36,13 +38,15 @@ from .common import (
     load_embeddings,
     phi_tokens,
     prepare_data,
-    token_f1,
     train_deid,
 )
-from .params import PAPER_SHAPES, FriedrichParams
+from .params import FriedrichParams
 
 __all__ = ["PseudoResults", "train_pseudonymized", "sweep", "summarize_sweep", "table2", "subword_table",
            "run_study", "figure4", "shape_checks", "scale_note"]
+
+#: the Figure 4 statements next to ours (:func:`deidlib.studies.friedrich.claims.pseudo_shape_checks`)
+shape_checks = pseudo_shape_checks
 
 
 def train_pseudonymized(data: FriedrichData, emb, index: NeighbourIndex, n: int, params: FriedrichParams, *,
@@ -53,7 +57,7 @@ def train_pseudonymized(data: FriedrichData, emb, index: NeighbourIndex, n: int,
     model = identity_model(emb.dim, params, casing=casing, seed=derive_seed(seed, "init"))
     trainer, info = train_deid(model, emb, index, encode(train, emb), encode(data.dev, emb), params, seed=seed)
     test = encode(data.test, emb)
-    score = token_f1([s.tags for s in test], trainer.predict(test))
+    score = asdict(binary_tag_prf([s.tags for s in test], trainer.predict(test)))
     return {"n": n, "seed": seed, **score, "epochs": info["epochs"], "phi_tokens": stats.phi_tokens,
             "replaced": stats.replaced, "skipped": stats.skipped, "oov": stats.oov,
             "unchanged_draws": stats.unchanged_draws, "seconds": time.perf_counter() - t0}
@@ -75,16 +79,8 @@ def summarize_sweep(df: pd.DataFrame) -> pd.DataFrame:
     base = g[g.n == 1].set_index("embedding")["mean"]
     g["relative_to_n1"] = [r["mean"] / base[r.embedding] if r.embedding in base and base[r.embedding] > 0
                            else float("nan") for _, r in g.iterrows()]
-    g["paper_relative"] = g.n.map(_paper_relative)
+    g["paper_relative"] = g.n.map(paper_relative)
     return g.rename(columns={"mean": "f1_mean", "min": "f1_min", "max": "f1_max", "count": "seeds"})
-
-
-def _paper_relative(n: int) -> float:
-    """The paper's Figure 4 shape as a fraction of the non-private F1 (piecewise linear in log N
-    through the stated points; flat up to 200)."""
-    pts = sorted(PAPER_SHAPES["pseudo_relative_f1"].items())
-    xs, ys = np.log10([p[0] for p in pts]), [p[1] for p in pts]
-    return float(np.interp(np.log10(n), xs, ys))
 
 
 def subword_table(data: FriedrichData, indexes: dict, n: int = 100) -> pd.DataFrame:
@@ -200,7 +196,7 @@ def figure4(res: PseudoResults):
         base = d[d.n == 1].f1_mean
         if len(base):
             xs = np.unique(np.r_[d.n.values, 200])
-            ax.plot(xs, [float(base.iloc[0]) * _paper_relative(x) for x in xs], ":", color=line.get_color(),
+            ax.plot(xs, [float(base.iloc[0]) * paper_relative(x) for x in xs], ":", color=line.get_color(),
                     label=f"paper's shape × {e} N=1")
     ax.axhline(0.95, color="grey", ls="--", lw=1, label="95 % target F1")
     ax.set_xscale("log")
@@ -211,17 +207,3 @@ def figure4(res: PseudoResults):
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def shape_checks(res: PseudoResults) -> pd.DataFrame:
-    """The paper's Figure 4 statements next to ours, per embedding and N > 1 (F1 relative to
-    the same embedding's N = 1 model; the paper's relative value interpolated in log N)."""
-    rows = []
-    for e, d in res["summary"].groupby("embedding"):
-        for _, r in d[d.n > 1].sort_values("n").iterrows():
-            n = int(r.n)
-            claim = ("no significant drop (flat up to N≈200)" if n <= 200 else
-                     "F1 ≈ 0.95 at N=500 (from ≈0.975)" if n <= 500 else "F1 ≈ 0.90 at N=1000")
-            rows.append({"embedding": e, "n": n, "paper": claim, "paper_relative": _paper_relative(n),
-                         "ours_relative": r.relative_to_n1, "ours_f1": r.f1_mean})
-    return pd.DataFrame(rows)

@@ -1,0 +1,69 @@
+"""The study package protocol (deidlib.studies.protocol): every package under deidlib/studies/
+has the five files and a ``run_study`` annotated to return a dataclass, and a study's results
+read as attributes and as the mapping the tables and the JSON writer take."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import json
+import typing
+from pathlib import Path
+
+import pytest
+
+import deidlib.studies
+from deidlib.reporting import json_ready
+from deidlib.studies.protocol import STUDY_FILES, StudyResults
+
+STUDIES_DIR = Path(deidlib.studies.__file__).parent
+#: studies not yet converted to the protocol (packages of another shape, or single modules);
+#: this list only shrinks
+NOT_YET_CONVERTED = {"ahmed_models", "friedrich", "tchouka", "ahmed_dp", "ahmed_utility", "audits",
+                     "corpus_overview", "dp_recipes", "operating_point", "sites", "transfer"}
+#: modules of deidlib/studies/ that are shared helpers, not studies
+HELPERS = {"__init__", "params", "protocol", "claims", "labels", "seed_stats"}
+
+
+def _packages() -> list[str]:
+    return sorted(p.name for p in STUDIES_DIR.iterdir() if (p / "__init__.py").is_file())
+
+
+def test_a_study_is_a_package_or_on_the_not_yet_converted_list():
+    modules = {p.stem for p in STUDIES_DIR.glob("*.py")} - HELPERS
+    assert modules <= NOT_YET_CONVERTED, f"a new study is a package: {sorted(modules - NOT_YET_CONVERTED)}"
+    assert NOT_YET_CONVERTED <= modules | set(_packages()), "a converted study leaves the list"
+
+
+@pytest.mark.parametrize("study", [s for s in _packages() if s not in NOT_YET_CONVERTED])
+def test_every_study_package_has_the_five_files_and_a_typed_run_study(study):
+    missing = [f for f in STUDY_FILES if not (STUDIES_DIR / study / f).is_file()]
+    assert not missing, f"deidlib/studies/{study}/ lacks {missing}"
+    pkg = importlib.import_module(f"deidlib.studies.{study}")
+    run = importlib.import_module(f"deidlib.studies.{study}.run")
+    assert pkg.run_study is run.run_study, "the package re-exports run.run_study"
+    returned = typing.get_type_hints(run.run_study)["return"]
+    assert dataclasses.is_dataclass(returned) and issubclass(returned, StudyResults)
+    assert returned.__name__ in pkg.__all__ and "params_for" in pkg.__all__
+    params = inspect.signature(run.run_study).parameters
+    assert next(iter(params)) == "params"
+    for name in pkg.__all__:
+        assert hasattr(pkg, name), f"{study}.__all__ names {name}, which it does not define"
+
+
+@dataclasses.dataclass
+class _Results(StudyResults):
+    study: str
+    runs: list = dataclasses.field(default_factory=list)
+
+
+def test_results_read_as_attributes_and_as_the_former_dict():
+    r = _Results("x", [{"seed": 0, "f1": float("inf")}])
+    assert r.runs is r["runs"] and list(r) == ["study", "runs"] and len(r) == 2
+    assert dict(r) == {"study": "x", "runs": r.runs} and r.get("nope") is None
+    with pytest.raises(KeyError):
+        r["nope"]
+    # the JSON of the results is the JSON of the dict they replace
+    assert json.dumps(json_ready(r)) == json.dumps(json_ready(dict(r)))
+    assert json.loads(json.dumps(json_ready([r])))[0]["runs"][0]["f1"] == "inf"
