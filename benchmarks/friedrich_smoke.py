@@ -26,6 +26,7 @@ from deidlib.corpus import tag_set, tagged_sentences
 from deidlib.datasets import load_corpus
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import fasttext_public, load_glove
+from deidlib.evaluation import binary_tag_prf
 from deidlib.privacy.adversarial import (
     AdversarialModel,
     AdversarialTrainer,
@@ -35,16 +36,6 @@ from deidlib.privacy.adversarial import (
     train_three_phase,
 )
 from deidlib.privacy.pseudonymize import default_skip, subword_statistic
-
-
-def token_f1(gold, pred) -> float:
-    tp = fp = fn = 0
-    for g, p in zip(gold, pred):
-        for a, b in zip(g, p):
-            tp += a != "O" and b != "O"
-            fp += a == "O" and b != "O"
-            fn += a != "O" and b == "O"
-    return 2 * tp / max(2 * tp + fp + fn, 1)
 
 
 def main() -> None:
@@ -107,7 +98,7 @@ def main() -> None:
                                      patience=2)
         last = hist[-1]["dev"]
         fz = frozen_adversary_accuracy(t, te, epochs=args.frozen_epochs)
-        f1 = token_f1([s.tags for s in te], t.predict(te))
+        f1 = binary_tag_prf([s.tags for s in te], t.predict(te)).f1
         std_in = model.representation.noise_in.std.mean().item()
         std_out = model.representation.noise_out.std.mean().item()
         print(f"{name:11s}: {len(hist)} epochs [{', '.join(h['stage'] for h in hist)}]; dev adv acc at the end "
