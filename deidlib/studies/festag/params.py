@@ -128,8 +128,8 @@ PROFILE_PARAMS: dict[str, FestagParams] = profiles(FestagParams, {
     ),
     "cpu": FestagParams(
         # the paper's optimisation (plain SGD, batch 1, lr 0.9, no clipping, NeuroNER's loss);
-        # smaller data and tagger; at most 20 epochs with early stopping on dev, patience 4 (with random
-        # patient sites A and B peaked near epoch 9 and then overfit, C and D were still rising at 20)
+        # smaller data and tagger; at most 20 epochs with early stopping on dev, patience 4
+        # (docs/studies/festag.md: why these numbers)
         epochs=20,
         tagger={"word_dim": 50, "char_dim": 16, "char_hidden": 25, "token_hidden": 50, "ff_hidden": 50, "dropout": 0.5},
         max_site_sentences=300,
