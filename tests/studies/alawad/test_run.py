@@ -17,6 +17,11 @@ def results():
     return alawad.run_study(alawad.params_for("smoke", **TINY), progress=False)
 
 
+def test_results_are_the_typed_dataclass_read_as_attributes_or_keys(results):
+    assert isinstance(results, alawad.AlawadResults) and results.scores is results["scores"]
+    assert set(results) == set(alawad.AlawadResults.__annotations__) and results.params["profile"] == "smoke"
+
+
 def test_every_approach_is_scored_for_every_seed(results):
     assert results["seeds"] == [0, 1]
     got = {(r["seed"], r["approach"]) for r in results["scores"]}

@@ -24,6 +24,7 @@ def test_run_study_smoke_end_to_end():
     r = festag.run_study(festag.params_for("smoke", epochs=1), seeds=[0], experiments=["A", "C_0.1", "D"],
                          progress=False)
     assert set(r) == set(festag.FestagResults.__annotations__) and r["params"]["profile"] == "smoke"
+    assert isinstance(r, festag.FestagResults) and r.runs is r["runs"] and r.params["profile"] == "smoke"
     t = festag.table3(r)
     assert set(t.index) == {"A", "C_0.1", "D"}
     assert np.isfinite(t["mean"]).all() and (t["max"] <= 1).all()
