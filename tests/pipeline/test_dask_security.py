@@ -57,3 +57,27 @@ def test_insecure_scheduler_without_a_scheduler_is_a_usage_error(tmp_path, capsy
     assert main(["deidentify", str(tmp_path / "in"), str(tmp_path / "o"), "--engine", "dask", "--scheduler",
                  "tcp://127.0.0.1:1", "--no-progress"]) == 2
     assert "not a tls:// address" in capsys.readouterr().err
+
+
+def test_the_command_runs_on_the_tls_cluster(tmp_path, monkeypatch, capsys):
+    """``deidentify --engine dask`` without ``--scheduler`` runs on :func:`local_cluster` (TLS) and
+    writes every note."""
+    import deidlib.pipeline.run as run_mod
+    from deidlib.corpus import Document, Span
+    from deidlib.corpus.i2b2 import write_i2b2_dir
+
+    text = "Pt stable overnight. Plan: follow up in clinic.\n"
+    write_i2b2_dir([Document(f"{k}-01", text, [Span.of(text, 40, 46, "HOSPITAL")], str(k)) for k in range(5)],
+                   tmp_path / "in")
+    seen, real = [], run_mod.local_cluster
+
+    def spy(workers):
+        cluster = real(workers)
+        seen.append(cluster.scheduler_address)
+        return cluster
+
+    monkeypatch.setattr(run_mod, "local_cluster", spy)
+    assert main(["deidentify", str(tmp_path / "in"), str(tmp_path / "o"), "--engine", "dask", "--workers", "1",
+                 "--spans", "input", "--replace", "mask", "--no-progress"]) == 0, capsys.readouterr().err
+    assert len(seen) == 1 and seen[0].startswith("tls://")
+    assert len(list((tmp_path / "o").glob("*.xml"))) == 5
