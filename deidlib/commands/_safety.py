@@ -7,7 +7,12 @@ A command never destroys its input and never prints a traceback for a user mista
   symlinks), an output folder that is an existing file, a non-empty output folder without
   ``--force``, and an output that cannot be written;
 * :func:`staged_dir` writes a folder's files into a hidden sibling and moves them into
-  place only when everything succeeded, so a failure leaves no partial output;
+  place only when everything succeeded, so a failure leaves no partial output; with
+  ``mode="exclusive"`` the move fails when the output appeared meanwhile, with
+  ``mode="replace"`` the output is replaced whole;
+* :func:`output_lock` lets one run at a time write an output (a lock file beside it, released
+  by the kernel even when the run is killed) and :func:`remove_leftovers` removes what a
+  killed run left beside an output (hidden ``.NAME.XXXXXXXX.partial``/``.old`` entries);
 * :func:`loading` turns any failure to read a user-supplied model or checkpoint into one
   line (models are read with ``torch.load(weights_only=True)``: a pickle runs no code);
 * :class:`UsageError` carries a one-line message; ``deidlib.cli.main`` prints it as
@@ -33,6 +38,8 @@ __all__ = [
     "resolve",
     "check_output",
     "staged_dir",
+    "output_lock",
+    "remove_leftovers",
     "loading",
     "model_inputs",
     "positive_int",
@@ -184,22 +191,56 @@ def loading(path: str | os.PathLike) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def staged_dir(out: Path) -> Iterator[Path]:
-    """Yield a fresh hidden folder next to ``out``; on success publish its entries into
-    ``out``, on failure delete it: ``out`` never holds a partial result of this run.
+def staged_dir(out: Path, mode: str = "merge") -> Iterator[Path]:
+    """Yield a fresh hidden folder next to ``out``; on success publish it as ``out``, on
+    failure delete it: ``out`` never holds a partial result of this run.
 
-    Publishing: a missing ``out`` is the staged folder renamed. Into an existing ``out``
-    (``--force``) each same-named entry is first renamed aside (a symlink is moved as a link,
-    its target is never written), then each new entry is renamed in; if a rename fails, the
-    entries are put back as they were."""
+    ``mode``:
+
+    * ``"merge"`` (default): a missing ``out`` is the staged folder renamed. Into an existing
+      ``out`` (``--force``) each same-named entry is first renamed aside (a symlink is moved as
+      a link, its target is never written), then each new entry is renamed in; if a rename
+      fails, the entries are put back as they were.
+    * ``"exclusive"``: one ``rename(2)`` of the staged folder onto ``out``, which succeeds only
+      while ``out`` is missing or an empty folder: a ``UsageError`` (exit 1) when another
+      process filled ``out`` meanwhile, so two runs never merge.
+    * ``"replace"``: an existing ``out`` is renamed aside, the staged folder renamed into its
+      place, then the old folder deleted (on failure the old one is put back): nothing of an
+      earlier run survives."""
+    if mode not in ("merge", "exclusive", "replace"):
+        raise ValueError(f"mode must be 'merge', 'exclusive' or 'replace', got {mode!r}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
     try:
         yield tmp
-        _publish(tmp, out)
+        {"merge": _publish, "exclusive": _publish_exclusive, "replace": _publish_replace}[mode](tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _publish_exclusive(tmp: Path, out: Path) -> None:
+    try:
+        os.rename(tmp, out)  # replaces a missing or empty folder only, atomically
+    except OSError as e:
+        if os.path.lexists(out):
+            raise UsageError(f"{out} appeared (or was filled) while this run worked; nothing of this run was "
+                             "written into it", code=1) from None
+        raise UsageError(f"cannot move the output into place at {out} ({e.strerror or e})", code=1) from None
+
+
+def _publish_replace(tmp: Path, out: Path) -> None:
+    if not os.path.lexists(out):
+        _publish_exclusive(tmp, out)
+        return
+    old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+    os.rename(out, old)  # onto an empty folder: atomic
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _publish(tmp: Path, out: Path) -> None:
@@ -229,6 +270,73 @@ def _publish(tmp: Path, out: Path) -> None:
     finally:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def _lock_path(path: Path) -> Path:
+    return path.parent / f".{path.name}.lock"
+
+
+@contextlib.contextmanager
+def output_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
+    """Hold the lock of the output ``path`` while the block runs: an exclusive ``flock`` on the
+    hidden file ``.NAME.lock`` beside it, taken without waiting. The kernel releases it when
+    the process ends, however it ends (SIGKILL included), so a stale lock file never blocks
+    the next run; the file is removed when the block ends. Raises ``UsageError`` (exit 1) when
+    another process holds it. Where ``fcntl`` is missing (Windows) nothing is locked (the
+    exclusive publish of :func:`staged_dir` still refuses a merge)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    lock = _lock_path(Path(path))
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UsageError(f"{what} {path}: another run is writing it now (its lock {lock.name} is held); "
+                             "wait for it to finish or choose another output", code=1) from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:  # not a lock file that its last holder removed meanwhile
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _leftover_pattern(name: str):
+    import re
+
+    return re.compile(rf"\.{re.escape(name)}\.[A-Za-z0-9_]{{8}}\.(partial|old)")
+
+
+def remove_leftovers(path: str | os.PathLike) -> list[Path]:
+    """Remove what a killed run left beside the output ``path``: the hidden staging entries
+    ``.NAME.XXXXXXXX.partial`` and ``.NAME.XXXXXXXX.old`` (the names :func:`staged_dir` and
+    temporary writes use). Call it only while holding :func:`output_lock` of ``path``, so that
+    no live run's staging is removed. Returns what was removed."""
+    p = Path(path)
+    if not p.parent.is_dir():
+        return []
+    rx = _leftover_pattern(p.name)
+    found = sorted(q for q in p.parent.iterdir() if rx.fullmatch(q.name))
+    for q in found:
+        if q.is_dir() and not q.is_symlink():
+            shutil.rmtree(q, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                q.unlink()
+    return found
 
 
 def _number(kind, test, desc):

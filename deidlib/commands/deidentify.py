@@ -21,11 +21,20 @@ Messages never quote note text and number IN's files instead of naming them (unl
 ``--keep-file-names``). ``deidentify.json`` holds settings and counts only. Guarded by
 ``tests/pipeline/test_side_channels.py``.
 
-**Interrupts.** Ctrl-C (SIGINT) stops the run with exit code 130 and leaves OUT as it was
-(nothing of the run is moved into OUT) and ``--audit`` unwritten, also when a library
-swallowed the ``KeyboardInterrupt``: the signal is remembered and checked again before any
-output is committed. Once the output is being moved into place the interrupt is held until
-the move is complete (the run is then reported as complete).
+**One run per OUT.** A run holds the lock of OUT (and of ``--audit``) from its checks to its
+end (:func:`~deidlib.commands._safety.output_lock`; a second run into the same OUT stops
+with one line), writes into a hidden staging folder and publishes it with one ``rename``
+that fails if OUT appeared meanwhile; ``--force`` replaces OUT whole. What a killed run left
+(``--audit``'s hidden ``.FILE.*.partial``, which holds original PHI, first; then OUT's
+staging folder) is removed by the next run into the same OUT, and reported on stderr.
+Guarded by ``tests/pipeline/test_concurrency.py``.
+
+**Interrupts.** Ctrl-C (SIGINT) and SIGTERM (a batch scheduler's stop) stop the run alike:
+exit code 130, OUT left as it was (nothing of the run is moved into OUT) and ``--audit``
+unwritten, also when a library swallowed the ``KeyboardInterrupt``: the signal is
+remembered and checked again before any output is committed. Once the output is being moved
+into place the interrupt is held until the move is complete (the run is then reported as
+complete).
 """
 
 from __future__ import annotations
@@ -64,9 +73,12 @@ def add_arguments(p) -> None:
                         "repeatable. By default every column but the text (and the pseudonymised patient column) "
                         "is dropped. A kept column is NOT de-identified: keeping one is your responsibility")
     p.add_argument("--pseudonym-key-file", metavar="FILE",
-                   help="key of the patient-id and file-name pseudonyms (HMAC-SHA256; >= 16 bytes, e.g. "
-                        f"'openssl rand -hex 32'; also ${KEY_ENV}): the same id gets the same pseudonym in "
-                        "every run with this key. Default: a random key per run, its map only in --audit")
+                   help="key of the patient-id, note-id and file-name pseudonyms (HMAC-SHA256; at least 128 bits "
+                        f"of entropy, e.g. 'openssl rand -hex 32'; mode 600; also ${KEY_ENV}): the same id gets "
+                        "the same pseudonym in every run with this key. Default: a random key per run, its map "
+                        "only in --audit")
+    p.add_argument("--allow-weak-key", action="store_true",
+                   help="accept a key that is short, repetitive or readable by group/others (warned)")
     p.add_argument("--keep-file-names", action="store_true",
                    help="name output files as IN's (default: pseudonyms, flat in OUT; names often hold patient "
                         "names or MRNs) and name IN's files in messages (default: by number)")
@@ -85,12 +97,16 @@ def add_arguments(p) -> None:
                    help="worker processes (each loads the model once; default 1: this process)")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local processes (default) or dask.distributed (pip install 'deidlib[dask]')")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: scheduler address, e.g. tcp://host:8786 "
-                   "(default: a local cluster of --workers processes)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: scheduler address, tls://host:8786 (TLS "
+                   "credentials from dask's config) (default: a local cluster of --workers processes, TLS with "
+                   "credentials made for the run); the workers see the original notes")
+    p.add_argument("--insecure-scheduler", action="store_true",
+                   help="allow a --scheduler without TLS (tcp://): anyone on the network path can read the notes")
     p.add_argument("--audit", metavar="FILE", help="also write the replacement records and the pseudonym map "
                    "(patient ids, file names) as JSON lines: they hold the ORIGINAL PHI; FILE must lie outside IN "
                    "and OUT")
-    p.add_argument("--force", action="store_true", help="write into a non-empty OUT (same-named files are replaced)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty OUT whole (everything in it is deleted "
+                   "once the run succeeds)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_threads_argument(p)
 
@@ -159,18 +175,20 @@ def _scrub(message: str, corpus) -> str:
 
 
 class Interrupts:
-    """SIGINT while the run works: remembered, and raised as ``KeyboardInterrupt`` where Python
-    can. :meth:`check` raises it again if some library swallowed it ("Exception ignored ...");
+    """SIGINT or SIGTERM while the run works: remembered, and raised as ``KeyboardInterrupt``
+    where Python can (so SIGTERM cleans up and exits 130, as Ctrl-C does). :meth:`check` raises it again if some library swallowed it ("Exception ignored ...");
     after :meth:`hold` the signal is only remembered (the output is being moved into place)."""
 
     def __enter__(self):
         import signal
 
         self.hit = self.held = False
-        try:
-            self._old = signal.signal(signal.SIGINT, self._handler)
-        except ValueError:  # not the main thread: leave the handler alone
-            self._old = None
+        self._old = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[sig] = signal.signal(sig, self._handler)
+            except ValueError:  # not the main thread: leave the handlers alone
+                break
         return self
 
     def _handler(self, signum, frame):
@@ -189,14 +207,16 @@ class Interrupts:
     def __exit__(self, *exc):
         import signal
 
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
         return False
 
 
 def run(args) -> int:
-    with Interrupts() as interrupts:
-        rc = _run(args, interrupts)
+    import contextlib
+
+    with Interrupts() as interrupts, contextlib.ExitStack() as locks:
+        rc = _run(args, interrupts, locks)
     if interrupts.hit:
         import sys
 
@@ -205,7 +225,54 @@ def run(args) -> int:
     return rc
 
 
-def _run(args, interrupts: Interrupts) -> int:
+def _lock_outputs(args, inputs, out, locks) -> None:
+    """Take the locks of OUT and ``--audit`` (one run per output), remove what a killed run left
+    beside them (the audit's partial file, original PHI, first) and check OUT again under the lock."""
+    import sys
+
+    from ._safety import check_output, output_lock, remove_leftovers, resolve
+
+    audit = resolve(args.audit) if args.audit else None
+    locks.enter_context(output_lock(out, "OUT"))
+    if audit is not None:
+        locks.enter_context(output_lock(audit, "--audit"))
+    for what, path in (("--audit", audit), ("OUT", out)):
+        if path is None:
+            continue
+        gone = remove_leftovers(path)
+        if gone:
+            print(f"deidlib deidentify: removed {len(gone)} leftover(s) of an interrupted run beside {what} "
+                  f"({', '.join(q.name for q in gone)[:300]})", file=sys.stderr)
+    check_output(args.out_dir, inputs, what="OUT", force=args.force)  # OUT may have been filled before the lock
+
+
+def _check_scheduler(args) -> None:
+    """A remote scheduler must be reached over TLS unless ``--insecure-scheduler``: over plain
+    TCP the notes, the model and the replacements cross the network in clear."""
+    from ._safety import UsageError
+
+    if args.insecure_scheduler and not args.scheduler:
+        raise UsageError("--insecure-scheduler is for --scheduler (the local cluster always uses TLS)")
+    if args.scheduler and not args.scheduler.startswith(("tls://", "inproc://")) and not args.insecure_scheduler:
+        raise UsageError(f"--scheduler {args.scheduler}: not a tls:// address; the notes would cross the network "
+                         "in clear (give a tls:// scheduler with TLS credentials in dask's config, or "
+                         "--insecure-scheduler)")
+
+
+def _same_mtime(folder) -> None:
+    """Give every file and folder under ``folder`` one modification time, so that times do not
+    replay the order in which IN's files were written."""
+    import os
+    import time
+
+    t = int(time.time())
+    for root, dirs, files in os.walk(folder):
+        for n in dirs + files:
+            os.utime(os.path.join(root, n), (t, t), follow_symlinks=False)
+    os.utime(folder, (t, t))
+
+
+def _run(args, interrupts: Interrupts, locks) -> int:
     import json
     import os
     import sys
@@ -222,6 +289,7 @@ def _run(args, interrupts: Interrupts) -> int:
     model = _model_dir(args)
     if args.scheduler and args.engine != "dask":
         raise UsageError("--scheduler needs --engine dask")
+    _check_scheduler(args)
     if args.spans == "input" and args.format in ("txt", "jsonl", "csv"):
         raise UsageError(f"--spans input needs tagged input (i2b2 or physionet), not {args.format}")
     if args.gold and args.spans == "input":
@@ -242,11 +310,15 @@ def _run(args, interrupts: Interrupts) -> int:
         if key_path == in_path or in_path in key_path.parents:
             raise UsageError("--pseudonym-key-file may not lie inside IN")
     try:
-        pseudonyms = Pseudonyms(load_key(args.pseudonym_key_file))
+        key, weak = load_key(args.pseudonym_key_file, allow_weak=args.allow_weak_key)
+        pseudonyms = Pseudonyms(key)
     except PseudonymError as e:
         raise UsageError(str(e), code=1) from None
+    for w in weak:
+        print(f"deidlib deidentify: WARNING (--allow-weak-key): {w}", file=sys.stderr)
     if args.audit:  # the audit holds the original PHI: never onto an input, never inside OUT
         check_output(args.audit, [*inputs, ("OUT", args.out_dir)], what="--audit", kind="file")
+    _lock_outputs(args, inputs, out, locks)
     if args.engine == "dask":
         try:
             import dask.distributed  # noqa: F401
@@ -328,17 +400,25 @@ def _run(args, interrupts: Interrupts) -> int:
     new_docs = {i: r.document for i, r in results.items()}
     audit_tmp = None
     try:
-        with staged_dir(out) as tmp:
+        with staged_dir(out, mode="replace" if args.force else "exclusive") as tmp:
             try:
                 corpus.write(tmp, new_docs, pseudonyms)
+                summary = _summary(args, corpus, results, options, model_name, secs, out, pseudonyms)
+                (tmp / SUMMARY).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+                _same_mtime(tmp)
             except CorpusError as e:
                 raise UsageError(_scrub(str(e), corpus), code=1) from None
             except PseudonymError as e:
                 raise UsageError(str(e), code=1) from None
-            summary = _summary(args, corpus, results, options, model_name, secs, out, pseudonyms)
-            (tmp / SUMMARY).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+            except OSError as e:  # a full disk, a quota: one line, nothing of the run left in OUT
+                raise UsageError(f"OUT {args.out_dir}: cannot write ({e.strerror or type(e).__name__}); nothing "
+                                 "was written", code=1) from None
             if args.audit:  # written next to FILE now, moved into place once OUT is
-                audit_tmp = _write_audit_aside(resolve(args.audit), docs, results, pseudonyms, corpus)
+                try:
+                    audit_tmp = _write_audit_aside(resolve(args.audit), docs, results, pseudonyms, corpus)
+                except OSError as e:
+                    raise UsageError(f"--audit {args.audit}: cannot write ({e.strerror or type(e).__name__}); "
+                                     "nothing was written", code=1) from None
             interrupts.hold()  # from here on an interrupt waits until OUT (and the audit) are complete
         if audit_tmp is not None:
             os.replace(audit_tmp, resolve(args.audit))
@@ -360,6 +440,7 @@ def _write_audit_aside(path, docs, results, pseudonyms, corpus):
     lines += [json.dumps({"document_id": d.id, "surviving_gold_phi": results[d.id].surviving},
                          ensure_ascii=False) for d in docs if results[d.id].surviving]
     lines.append(json.dumps({"pseudonyms": {"patient": pseudonyms.mapping().get("patient", {}),
+                                            "note": pseudonyms.mapping().get("note", {}),
                                             "file": corpus.file_names}}, ensure_ascii=False))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")

@@ -146,8 +146,26 @@ def _read_meta(root: ET.Element, source: str) -> tuple[dict, str | None, str | N
     if not isinstance(meta, dict):
         raise CorpusError(f"{source}: <META> must hold a JSON object")
     if "deidlib_meta" in meta:
-        return dict(meta.get("metadata") or {}), meta.get("site"), meta.get("patient_id")
-    return meta, meta.pop("site", None), meta.pop("patient_id", None)  # tolerate a flat object
+        extra = meta.get("metadata") or {}
+        if not isinstance(extra, dict):
+            raise CorpusError(f"{source}: <META> 'metadata' must be a JSON object")
+        site, patient = meta.get("site"), meta.get("patient_id")
+        meta = dict(extra)
+    else:  # tolerate a flat object
+        site, patient = meta.pop("site", None), meta.pop("patient_id", None)
+    return meta, _meta_text(site, "site", source), _meta_text(patient, "patient_id", source)
+
+
+def _meta_text(value, field: str, source: str) -> str | None:
+    """A META ``site`` or ``patient_id`` as text: a number is read as its text (so ``123`` and
+    ``"123"`` are one patient), a list, an object or a boolean is refused (its value is not
+    quoted: it may be PHI)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    kind = {dict: "an object", list: "an array", bool: "a boolean"}.get(type(value), type(value).__name__)
+    raise CorpusError(f"{source}: <META> field {field!r} is {kind}, not text or a number")
 
 
 def _parse_tag(el: ET.Element, text: str, source: str) -> Span:
@@ -160,7 +178,8 @@ def _parse_tag(el: ET.Element, text: str, source: str) -> Span:
     if sub is None:
         raise CorpusError(f"{where}: no TYPE attribute")
     if sub not in CATEGORIES[cat]:
-        raise UnknownTagError(f"{where}: unknown TYPE {sub!r} for {cat} (allowed: {', '.join(CATEGORIES[cat])})")
+        # the value is not quoted: a misaligned annotation may hold a word of the note there
+        raise UnknownTagError(f"{where}: unknown TYPE for {cat} (allowed: {', '.join(CATEGORIES[cat])})")
     try:
         start, end = int(el.get("start", "")), int(el.get("end", ""))
     except ValueError:

@@ -149,7 +149,9 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
         if key not in notes:
             raise CorpusError(f"{where}: its pid and nid name no record of {text_file.name}")
         if typ not in PHYSIONET_TYPE_MAP:
-            raise CorpusError(f"{where}: unknown PhysioNet PHI type {typ!r} (known: {', '.join(PHYSIONET_TYPE_MAP)})")
+            # the field is not quoted: in a line without its TYPE it is the phrase's first word (PHI)
+            raise CorpusError(f"{where}: field 5 is not a PhysioNet PHI type (known: {', '.join(PHYSIONET_TYPE_MAP)}; "
+                              "a line without its TYPE field reads the phrase's first word there)")
         try:
             start, end = int(s), int(e)
         except ValueError:

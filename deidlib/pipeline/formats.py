@@ -11,7 +11,7 @@ format         input (a file or a folder, searched recursively)  output (in OUT)
 ``csv``        ``*.csv`` files with a header row                 the text column, the patient column
                                                                  (pseudonymised), kept columns
 ``physionet``  a PhysioNet deid folder (``id.text`` and          ``id.text`` in the same record format,
-               ``id-phi.phrase``: gold)                          pids pseudonymised
+               ``id-phi.phrase``: gold)                          pids and nids pseudonymised
 =============  ===============================================  =========================================
 
 **What is written (privacy choices).** Only the text leaves de-identified; every other part
@@ -27,9 +27,22 @@ of the input may hold identifiers, so:
   the note has a patient id (so an i2b2 reader takes the patient pseudonym from the name),
   ``<file>.<suffix>`` otherwise, ``<file>`` being the keyed pseudonym of the input's path
   relative to IN. ``keep_file_names=True`` keeps IN's relative paths instead.
-* Error messages never quote note text, and name a file found inside IN by its number
-  (``IN file #3 of 12``, in sorted path order) unless ``keep_file_names``: names often hold
-  patient names or MRNs.
+* Error messages never quote note text, nor column names, JSON keys, META keys or field
+  values of the input (a header can hold a name or an MRN): they name the file, the line or
+  row and the column's position. A file found inside IN is named by its number (``IN file #3
+  of 12``, in sorted path order) unless ``keep_file_names``: names often hold patient names
+  or MRNs.
+* Output order and times carry nothing of IN's names: files (and PhysioNet records) are
+  written in an order shuffled by the OS CSPRNG (inode numbers follow it), and the command
+  gives every output file one modification time; PhysioNet note ids are keyed pseudonyms
+  like patient ids. Guarded by ``tests/pipeline/test_hostile_input.py``.
+
+**Hostile or broken input** stops the run with one line naming the file and position, never
+a traceback: JSON nested too deeply for the parser, a lone surrogate escape (``"\\ud800"``,
+not Unicode text; the run stops rather than alter a note silently), a patient id that is a
+JSON list or object (numbers are read as their text), a CSV header naming one column twice.
+Suffixes match in any case (``.XML`` is i2b2), and a CSV cell may be as long as a note can
+be (the csv module's field limit is raised while reading).
 
 Document ids (internal, never written): the file's path relative to IN without its suffix
 (``site0/001-01``); for JSONL/CSV ``path:line`` (``notes:12``, the 1-based line of the object,
@@ -41,11 +54,14 @@ and written with ``newline=""``, so ``\\r\\n`` line ends are kept and span offse
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import re
+import secrets
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,11 +105,29 @@ class InputCorpus:
     file_names: dict[str, str] = field(default_factory=dict, repr=False)  #: input path -> output name, after write
 
 
+def _has_suffix(name: str, suffix: str) -> bool:
+    return name.lower().endswith(suffix)
+
+
 def _files(src: Path, suffix: str) -> list[Path]:
+    """IN itself (a file), or IN's files ending in ``suffix`` in any case (``.XML``), outside
+    hidden folders, in sorted path order."""
     if src.is_file():
         return [src]
-    return sorted(p for p in src.rglob(f"*{suffix}") if p.is_file() and not any(
+    return sorted(p for p in src.rglob("*") if _has_suffix(p.name, suffix) and p.is_file() and not any(
         part.startswith(".") for part in p.relative_to(src).parts))
+
+
+def _shuffled(items) -> list:
+    """``items`` in an order drawn from the OS CSPRNG: the order in which output files (and
+    so their inode numbers) are written says nothing about IN's names."""
+    out = list(items)
+    secrets.SystemRandom().shuffle(out)
+    return out
+
+
+#: characters that are not Unicode text (a lone surrogate, e.g. from the JSON escape "\\ud800")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _rel(src: Path, f: Path) -> Path:
@@ -123,7 +157,7 @@ def detect_format(src: Path) -> str:
     """The format of ``src`` from its suffix (a file) or from the files it holds (a folder)."""
     if src.is_file():
         for fmt, suf in SUFFIX.items():
-            if src.name.endswith(suf):
+            if _has_suffix(src.name, suf):
                 return fmt
         raise InputError(f"IN {src}: cannot tell the format from the file name (give --format)")
     if (src / "id.text").is_file():
@@ -203,7 +237,7 @@ def _read_txt(src: Path, patient, name: _Namer, keep_file_names: bool, keep_colu
 
     def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         return [_write_text(out / _out_name(d.metadata["_path"], d.patient_id, ".txt", p, keep_file_names,
-                                            corpus.file_names), new[d.id].text) for d in docs]
+                                            corpus.file_names), new[d.id].text) for d in _shuffled(docs)]
 
     corpus = InputCorpus("txt", docs, False, write, labels)
     return corpus
@@ -225,13 +259,12 @@ def _read_i2b2(src: Path, patient, name: _Namer, keep_file_names: bool, keep_col
         labels[d.id] = name(f)
     fields = {"site"} | {k for d in docs for k in d.metadata if not k.startswith("_")}
     missing = [c for c in keep_columns if c not in fields]
-    if missing:
-        raise InputError(f"--keep-column {missing[0]!r}: no i2b2 file of IN has it in its META (fields: "
-                         f"{', '.join(sorted(fields))[:200]})")
+    if missing:  # META keys are not listed: they may hold PHI
+        raise InputError(f"--keep-column {missing[0]!r}: no i2b2 file of IN has it in its META")
 
     def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         paths = []
-        for d in docs:
+        for d in _shuffled(docs):
             n = new[d.id]
             rel = d.metadata["_path"]
             meta = {k: n.metadata[k] for k in _OWN_META if k in n.metadata}
@@ -248,12 +281,52 @@ def _read_i2b2(src: Path, patient, name: _Namer, keep_file_names: bool, keep_col
 
 # ---------------------------------------------------------------------------------- jsonl
 def _column_value(obj, col: str, where: str) -> str:
+    """The text field (the object's other keys are never listed: they may hold PHI)."""
     if col not in obj:
-        raise InputError(f"{where}: no column {col!r} (columns: {', '.join(map(str, obj))[:200]})")
+        raise InputError(f"{where}: no field {col!r} (the text column) in this object of {len(obj)} fields")
     v = obj[col]
     if not isinstance(v, str):
-        raise InputError(f"{where}: column {col!r} holds {type(v).__name__}, not text")
+        raise InputError(f"{where}: the text field holds {type(v).__name__}, not text")
     return v
+
+
+def patient_text(v, where: str, what: str = "the patient id") -> str:
+    """A patient id as text: a string, or a number written as its text (``123`` and ``"123"`` are
+    one patient); a list, an object or a boolean is refused (one line, naming ``where``)."""
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    raise InputError(f"{where}: {what} is a JSON {_json_kind(v)}, not text or a number")
+
+
+def _json_kind(v) -> str:
+    return {dict: "object", list: "array", bool: "boolean"}.get(type(v), type(v).__name__)
+
+
+def _load_json_line(line: str, where: str):
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{where}: not JSON ({e.msg} at character {e.pos})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to read") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected a JSON object per line")
+    if "\\u" in line.lower():  # only an escape can make a lone surrogate (UTF-8 input cannot hold one)
+        for k, (key, v) in enumerate(obj.items(), 1):
+            try:
+                dumped = json.dumps([key, v], ensure_ascii=False)
+            except RecursionError:
+                raise InputError(f"{where}: JSON nested too deeply to read") from None
+            m = _SURROGATE.search(dumped)
+            if m:
+                raise InputError(f"{where}: field #{k} holds a lone surrogate escape (\\ud800-\\udfff), "
+                                 "which is not Unicode text; fix or drop this line (the run stops rather than "
+                                 "alter a note)")
+    return obj
 
 
 def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_columns, text_column: str,
@@ -270,19 +343,14 @@ def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_co
                 lines.append(line)
                 continue
             where = name.at(f, i)
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{where}: not JSON ({e.msg} at character {e.pos})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{where}: expected a JSON object per line")
+            obj = _load_json_line(line, where)
             seen_keys.update(obj)
             did = f"{_doc_id(rel)}:{i}"
             if patient_column and patient_column not in obj:
                 raise InputError(f"{where}: no patient column {patient_column!r}")
             v = obj.get(patient_column) if patient_column else None
-            pid = ("" if v is None else str(v)) if patient_column else (patient(rel.as_posix(), name(f))
-                                                                         if patient else "")
+            pid = patient_text(v, where) if patient_column else (patient(rel.as_posix(), name(f))
+                                                                  if patient else "")
             docs.append(Document(did, _column_value(obj, text_column, where), [], pid))
             labels[did] = where
             lines.append((did, obj, line.endswith("\n")))
@@ -291,10 +359,11 @@ def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_co
     if missing:
         raise InputError(f"--keep-column {missing[0]!r}: no JSON object of IN has this field")
     keep = {text_column, *keep_columns} | ({patient_column} if patient_column else set())
+    by_id = {d.id: d for d in docs}
 
     def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         paths = []
-        for rel, lines in layout:
+        for rel, lines in _shuffled(layout):
             buf = io.StringIO()
             for item in lines:
                 if isinstance(item, str):
@@ -304,7 +373,7 @@ def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_co
                 o = {k: v for k, v in obj.items() if k in keep}
                 o[text_column] = new[did].text
                 if patient_column:
-                    o[patient_column] = _pseudo_patient(obj[patient_column], p) or obj[patient_column]
+                    o[patient_column] = _pseudo_patient(by_id[did].patient_id, p) or obj[patient_column]
                 buf.write(json.dumps(o, ensure_ascii=False) + ("\n" if nl else ""))
             paths.append(_write_text(out / _out_name(rel.as_posix(), "", ".jsonl", p, keep_file_names,
                                                      corpus.file_names), buf.getvalue()))
@@ -315,6 +384,25 @@ def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_co
 
 
 # ---------------------------------------------------------------------------------- csv
+@contextlib.contextmanager
+def _csv_field_limit():
+    """Let a CSV cell be as long as a note (the csv module refuses cells over 131,072
+    characters by default); the limit is the largest C long, restored afterwards. The whole
+    file is already in memory, so the limit protects nothing here."""
+    old = csv.field_size_limit()
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            break
+        except OverflowError:  # a 32-bit C long (Windows)
+            limit //= 2
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
 def _read_csv(src: Path, patient, name: _Namer, keep_file_names: bool, keep_columns, text_column: str,
               patient_column: str | None, **_) -> InputCorpus:
     docs: list[Document] = []
@@ -323,15 +411,21 @@ def _read_csv(src: Path, patient, name: _Namer, keep_file_names: bool, keep_colu
     for f in name.index:
         rel = _rel(src, f)
         try:
-            reader = csv.DictReader(io.StringIO(_read_text(f, name(f)), newline=""))
-            header = list(reader.fieldnames or [])
-            rows = list(reader)
-        except csv.Error as e:
+            with _csv_field_limit():
+                reader = csv.DictReader(io.StringIO(_read_text(f, name(f)), newline=""))
+                header = list(reader.fieldnames or [])
+                rows = list(reader)
+        except csv.Error as e:  # the csv module's messages quote no cell
             raise InputError(f"{name(f)}: not CSV ({e})") from None
+        for k, col in enumerate(header):
+            if col in header[:k]:  # the names are not printed: a header can hold PHI
+                raise InputError(f"{name(f)}: header columns #{header.index(col) + 1} and #{k + 1} have the same "
+                                 "name (one would hide the other)")
         for col, what in ((text_column, "--text-column"), (patient_column, "--patient-column"),
                           *((c, "--keep-column") for c in keep_columns)):
             if col is not None and col not in header:
-                raise InputError(f"{name(f)}: {what} {col!r} is not a column (columns: {', '.join(header)[:200]})")
+                raise InputError(f"{name(f)}: {what} {col!r} is not a column of its header ({len(header)} "
+                                 "columns)")
         ids = []
         for i, row in enumerate(rows, 1):
             did = f"{_doc_id(rel)}:{i}"
@@ -347,7 +441,7 @@ def _read_csv(src: Path, patient, name: _Namer, keep_file_names: bool, keep_colu
 
     def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         paths = []
-        for rel, header, rows in layout:
+        for rel, header, rows in _shuffled(layout):
             buf = io.StringIO(newline="")
             w = csv.DictWriter(buf, fieldnames=[c for c in header if c in keep], lineterminator="\n",
                                extrasaction="ignore")
@@ -378,9 +472,9 @@ def _read_physionet(src: Path, keep_columns, **_) -> InputCorpus:
 
     def write(out: Path, new: dict[str, Document], p: Pseudonyms) -> list[Path]:
         parts = []
-        for d in docs:
+        for d in _shuffled(docs):  # the records' order would replay the order of the original ids
             pid, nid = d.id.split("-", 1)
-            parts.append(f"START_OF_RECORD={_pseudo_patient(pid, p)}||||{nid}||||\n{new[d.id].text}"
+            parts.append(f"START_OF_RECORD={_pseudo_patient(pid, p)}||||{p('note', d.id)}||||\n{new[d.id].text}"
                          "||||END_OF_RECORD\n")
         corpus.file_names["id.text"] = "id.text"
         return [_write_text(out / "id.text", "".join(parts))]

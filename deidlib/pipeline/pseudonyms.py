@@ -1,15 +1,19 @@
 """Keyed pseudonyms for what ``deidlib deidentify`` writes besides the note text: patient ids
 (a ``--patient-column``, ``--patient-from-filename``, an i2b2 file's ``PPP-`` prefix or META,
-a PhysioNet ``pid``) and output file names.
+a PhysioNet ``pid``), PhysioNet note ids and output file names.
 
 A pseudonym is the first :data:`PSEUDONYM_HEX` hex digits of ``HMAC-SHA256(key, kind NUL value)``
-(``kind``: ``"patient"`` or ``"file"``, so a patient id and a file name never share one).
+(``kind``: ``"patient"``, ``"note"`` or ``"file"``, so a patient id and a file name never share
+one). Values are compared as text: the patient id ``123`` (a JSON number) and ``"123"`` are one id.
 
 * With a key the user holds (``--pseudonym-key-file FILE`` or the environment variable
-  :data:`KEY_ENV`; at least :data:`MIN_KEY_BYTES` bytes, surrounding whitespace ignored), the
-  same id gets the same pseudonym in every run: batches released at different times link.
-  Without the key nobody can tell which id a pseudonym stands for (short ids such as MRNs
-  cannot be brute-forced: the key is the secret, not the id).
+  :data:`KEY_ENV`; surrounding whitespace ignored), the same id gets the same pseudonym in
+  every run: batches released at different times link. Without the key nobody can tell which
+  id a pseudonym stands for (short ids such as MRNs cannot be brute-forced: the key is the
+  secret, not the id) — so a key that can be guessed or read is refused
+  (:func:`key_problems`: under :data:`MIN_KEY_BITS` bits by :func:`key_bits`, or a key file
+  that group or others may read) unless ``allow_weak`` (then the problems are returned as
+  warnings). ``tests/pipeline/test_keys.py`` guards the refusals.
 * Without a key, a fresh random key of 32 bytes from the OS CSPRNG is drawn for the run and
   never stored: the only record of which id became which pseudonym is the map written into
   ``--audit`` (none without ``--audit``).
@@ -26,11 +30,14 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["KEY_ENV", "MIN_KEY_BYTES", "PSEUDONYM_HEX", "Pseudonyms", "PseudonymError", "load_key"]
+__all__ = ["KEY_ENV", "MIN_KEY_BYTES", "MIN_KEY_BITS", "PSEUDONYM_HEX", "Pseudonyms", "PseudonymError", "load_key",
+           "key_bits", "key_problems"]
 
 #: environment variable holding the pseudonym key (``--pseudonym-key-file`` wins when both are given)
 KEY_ENV = "DEIDLIB_PSEUDONYM_KEY"
 MIN_KEY_BYTES = 16
+#: the least estimated entropy of a user's key (:func:`key_bits`)
+MIN_KEY_BITS = 128
 #: hex digits kept of the HMAC (64 bits)
 PSEUDONYM_HEX = 16
 
@@ -39,8 +46,52 @@ class PseudonymError(ValueError):
     """A key that is missing, unreadable or too short, or a pseudonym collision (one line)."""
 
 
-def load_key(key_file: str | os.PathLike | None = None, environ=os.environ) -> bytes | None:
-    """The key from ``key_file``, else from ``$DEIDLIB_PSEUDONYM_KEY``, else ``None``."""
+def _bits_per_symbol(key: bytes) -> float:
+    """log2 of the size of the smallest usual alphabet holding every byte of ``key``."""
+    import math
+    import string
+
+    chars = set(key)
+    for alphabet in (string.digits, string.hexdigits, string.ascii_letters + string.digits + "+/=-_",
+                     string.printable):
+        if chars <= set(alphabet.encode()):
+            size = len(set(alphabet.lower().encode())) if alphabet == string.hexdigits else len(set(alphabet))
+            return math.log2(size)
+    return 8.0
+
+
+def key_bits(key: bytes) -> float:
+    """An upper estimate of the entropy of ``key`` in bits, as if each symbol were drawn at
+    random: the length of its shortest period (``abcabc`` counts as ``abc``; all-same bytes as
+    one byte) times log2 of its alphabet (decimal digits 3.3, hex 4, base64 6, printable
+    ASCII 6.6, any byte 8). It catches short, constant, periodic and small-alphabet keys; it
+    cannot judge a key a person made up (``openssl rand -hex 32`` gives 256 bits)."""
+    n = len(key)
+    period = next((p for p in range(1, n + 1) if all(key[i] == key[i - p] for i in range(p, n))), n)
+    return period * _bits_per_symbol(key) if n else 0.0
+
+
+def key_problems(key: bytes, key_file: str | os.PathLike | None = None) -> list[str]:
+    """Why ``key`` (read from ``key_file``, if any) is weak: fewer than :data:`MIN_KEY_BYTES`
+    bytes or :data:`MIN_KEY_BITS` estimated bits (:func:`key_bits`), or a key file that group
+    or others may read (POSIX). Empty when it is fine."""
+    problems = []
+    bits = key_bits(key)
+    if len(key) < MIN_KEY_BYTES or bits < MIN_KEY_BITS:
+        problems.append(f"the key has {len(key)} bytes and about {bits:.0f} bits of entropy (at most); use at "
+                        f"least {MIN_KEY_BYTES} bytes holding {MIN_KEY_BITS} random bits (e.g. 'openssl rand -hex 32 > KEYFILE')")
+    if key_file is not None and os.name == "posix":
+        mode = os.stat(key_file).st_mode & 0o777
+        if mode & 0o077:
+            problems.append(f"the key file is open to group or others (mode {mode:03o}); 'chmod 600' it")
+    return problems
+
+
+def load_key(key_file: str | os.PathLike | None = None, environ=os.environ, *, allow_weak: bool = False
+             ) -> tuple[bytes | None, list[str]]:
+    """``(key, warnings)``: the key from ``key_file``, else from ``$DEIDLIB_PSEUDONYM_KEY``, else
+    ``None``. A weak key (:func:`key_problems`) raises :class:`PseudonymError` (one line),
+    or with ``allow_weak`` comes back with its problems as warnings."""
     if key_file is not None:
         try:
             key = Path(key_file).read_bytes().strip()
@@ -50,11 +101,11 @@ def load_key(key_file: str | os.PathLike | None = None, environ=os.environ) -> b
     elif environ.get(KEY_ENV):
         key, where = environ[KEY_ENV].encode("utf-8").strip(), f"${KEY_ENV}"
     else:
-        return None
-    if len(key) < MIN_KEY_BYTES:
-        raise PseudonymError(f"{where}: the key has {len(key)} bytes; use at least {MIN_KEY_BYTES} random bytes "
-                             "(e.g. 'openssl rand -hex 32 > KEYFILE')")
-    return key
+        return None, []
+    problems = key_problems(key, key_file)
+    if problems and not allow_weak:
+        raise PseudonymError(f"{where}: {'; '.join(problems)} (or --allow-weak-key)")
+    return key, [f"{where}: {p}" for p in problems]
 
 
 class Pseudonyms:
@@ -70,6 +121,7 @@ class Pseudonyms:
         self._back: dict[tuple[str, str], str] = {}
 
     def __call__(self, kind: str, value: str) -> str:
+        value = str(value)
         known = self._map.get(kind, {}).get(value)
         if known is not None:
             return known

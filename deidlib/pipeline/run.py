@@ -16,6 +16,16 @@ Engines: :func:`run_local` (in this process), :func:`run_processes` (a
 initializer and running torch on ``threads`` threads), :func:`run_dask` (``dask.distributed``:
 the model is sent once to every worker with ``Client.scatter(broadcast=True)`` and loaded
 once per worker thread; no shared file system needed).
+
+**What a Dask cluster sees.** The scheduler and every worker receive the original notes
+(the chunks, with their gold spans), the model and the options (the seed included, when
+given), and return the de-identified notes with the replacement records (original PHI when
+``--audit`` is asked for). Whoever can connect to the scheduler can run code on the workers
+and read all of it. So :func:`local_cluster` (the default) listens on 127.0.0.1 with TLS and
+mutual authentication by a certificate made for this run only
+(``distributed.security.Security.temporary()``): a client without that certificate cannot
+connect (``tests/pipeline/test_dask_security.py``). A remote scheduler is the user's: the
+command refuses one that is not ``tls://`` unless ``--insecure-scheduler``.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ __all__ = [
     "run_local",
     "run_processes",
     "run_dask",
+    "local_cluster",
 ]
 
 #: documents per chunk (whole patients are never split, so a chunk may hold more)
@@ -295,13 +306,17 @@ def run_processes(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, 
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(blob, options)) as pool:
         pending, nxt = set(), 0
-        while nxt < len(chunks) or pending:
-            while nxt < len(chunks) and len(pending) < 2 * workers:  # bounded: millions of notes
-                pending.add(pool.submit(_worker_task, nxt, chunks[nxt]))
-                nxt += 1
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
-                yield f.result()
+        try:
+            while nxt < len(chunks) or pending:
+                while nxt < len(chunks) and len(pending) < 2 * workers:  # bounded: millions of notes
+                    pending.add(pool.submit(_worker_task, nxt, chunks[nxt]))
+                    nxt += 1
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    yield f.result()
+        except BaseException:  # an interrupt (SIGINT, SIGTERM) or a failure: drop the queued chunks
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _dask_task(i: int, chunk: Sequence[Document], blob: ModelBlob | None, options: DeidOptions):
@@ -309,14 +324,30 @@ def _dask_task(i: int, chunk: Sequence[Document], blob: ModelBlob | None, option
     return i, process_chunk(blob, options, chunk)
 
 
+def local_cluster(workers: int = 1):
+    """A ``LocalCluster`` of ``workers`` processes (one thread each) closed to everyone but this
+    process: TLS on 127.0.0.1 with a CA, key and certificate drawn for this cluster only
+    (``Security.temporary()``, held in memory), required of every client and worker; no
+    dashboard. Connect with ``Client(cluster)``, which takes the cluster's credentials."""
+    import logging
+
+    from dask.distributed import LocalCluster
+    from distributed.security import Security
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=logging.ERROR, security=Security.temporary(), protocol="tls://",
+                        host="127.0.0.1")
+
+
 def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, options: DeidOptions, *,
              client=None, scheduler: str | None = None, workers: int = 1
              ) -> Iterator[tuple[int, list[DocResult]]]:
     """Chunks on a ``dask.distributed`` cluster: ``client``, else a client of ``scheduler``
-    (``tcp://host:8786``), else a ``LocalCluster`` of ``workers`` processes with one thread
-    each, closed at the end. The model travels once per worker (scatter with broadcast)."""
+    (``tls://host:8786``; TLS credentials from dask's configuration), else
+    :func:`local_cluster` of ``workers`` processes (TLS, credentials of this run only), closed
+    at the end. The model travels once per worker (scatter with broadcast)."""
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        from dask.distributed import Client, as_completed
     except ImportError:
         raise ImportError("the dask engine needs dask.distributed: pip install 'deidlib[dask]'") from None
 
@@ -325,10 +356,7 @@ def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, optio
         if scheduler:
             client = own_client = Client(scheduler)
         else:
-            import logging
-
-            own_cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+            own_cluster = local_cluster(workers)
             client = own_client = Client(own_cluster)
     try:
         blob_f = client.scatter(blob, broadcast=True) if blob is not None else None

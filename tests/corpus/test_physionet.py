@@ -59,7 +59,7 @@ def test_overlaps_drop_gives_strictly_valid_documents(tmp_path):
     [
         ("1 1 11 16 HCPName Smyth", "span 11-16 of the record at id.text:1 does not match the phrase"),
         ("1 3 0 4 Date Seen", "its pid and nid name no record of id.text"),
-        ("1 1 0 4 Nurse Seen", "unknown PhysioNet PHI type 'Nurse'"),
+        ("1 1 0 4 Nurse Seen", "field 5 is not a PhysioNet PHI type"),
         ("1 1 0", "expected 'pid nid start end TYPE phrase'"),
         ("1 1 x 4 Date Seen", "not integers"),
         ("1 1 20 99 Date 7/22", "offsets 20-99 out of range of the record at id.text:1"),
@@ -70,6 +70,15 @@ def test_reader_errors_name_file_and_line(tmp_path, line, message):
     with pytest.raises(CorpusError, match=message) as e:
         read_physionet(tmp_path)
     assert "id-phi.phrase:2" in str(e.value)
+
+
+def test_a_phrase_line_without_its_type_is_refused_without_quoting_it(tmp_path):
+    """Without its TYPE field the phrase's first word (PHI) stands where the type should: the message
+    names the file, line and field, never the word."""
+    write_fixture(tmp_path, ["1 1 0 4 Seen Smythe"])
+    with pytest.raises(CorpusError, match="field 5 is not a PhysioNet PHI type") as e:
+        read_physionet(tmp_path)
+    assert "Seen" not in str(e.value) and "Smythe" not in str(e.value)
 
 
 @pytest.mark.parametrize(

@@ -50,3 +50,14 @@ def blind_model(tmp_path_factory, tiny_model):
         t.out.bias.fill_(-10.0)
         t.out.bias[t.featurizer.labels.index("O")] = 10.0
     return save_tagger(t, tmp_path_factory.mktemp("blind") / "model")
+
+
+#: a pseudonym key that passes the key checks (printable, ~200 bits by deidlib.pipeline.pseudonyms.key_bits)
+STRONG_KEY = "side-channel test key, 32 bytes"
+
+
+def write_key(path, text: str = STRONG_KEY):
+    """A key file as a user should keep one: readable by its owner only (mode 600)."""
+    path.write_text(text)
+    path.chmod(0o600)
+    return path

@@ -14,6 +14,8 @@ from deidlib.cli import main
 from deidlib.corpus import Document, Span
 from deidlib.corpus.i2b2 import read_i2b2_dir, to_i2b2_xml
 
+from .conftest import write_key
+
 #: the identifiers planted in the side channels (never in the note text: the text is the model's job)
 IDS = ("Villegas", "Hortensia", "998877", "Quixley", "Oakhurst")
 TEXT = "Pt stable overnight. Plan: follow up in clinic.\n"
@@ -80,7 +82,7 @@ def _inputs(root):
 
 def test_no_identifier_leaves_through_any_side_channel(blind_model, tmp_path, capsys):
     key = tmp_path / "key"
-    key.write_text(KEY)
+    write_key(key, KEY)
     for fmt, (src, extra) in _inputs(tmp_path / "in").items():
         assert _leaks(_everything_in(src)), fmt  # the attack is real: IN holds the identifiers
         out = tmp_path / "out" / fmt
@@ -137,7 +139,7 @@ def test_random_pseudonyms_are_kept_only_in_the_audit(tmp_path, capsys, monkeypa
 
 def test_file_names_are_kept_only_on_request_with_a_warning(tmp_path, capsys):
     src, extra = _inputs(tmp_path / "in")["i2b2"]
-    (tmp_path / "key").write_text(KEY)
+    write_key(tmp_path / "key", KEY)
     assert main(["deidentify", str(src), str(tmp_path / "o"), "--no-progress", "--keep-file-names",
                  "--pseudonym-key-file", str(tmp_path / "key"), *extra]) == 0
     assert "warning: --keep-file-names" in capsys.readouterr().err
@@ -184,12 +186,12 @@ def test_error_messages_name_no_identifier_and_quote_no_text(blind_model, tmp_pa
 
 def test_the_key_file_is_never_read_as_input_nor_written_into_out(tmp_path, capsys):
     src, extra = _inputs(tmp_path / "in")["i2b2"]
-    (src / "key.xml").write_text(KEY)
+    write_key(src / "key.xml", KEY)
     assert main(["deidentify", str(src), str(tmp_path / "o"), "--pseudonym-key-file", str(src / "key.xml"),
                  *extra]) == 2
     assert "--pseudonym-key-file" in capsys.readouterr().err
     (tmp_path / "o").mkdir()
-    (tmp_path / "o" / "key").write_text(KEY)
+    write_key(tmp_path / "o" / "key", KEY)
     assert main(["deidentify", str(src), str(tmp_path / "o"), "--pseudonym-key-file", str(tmp_path / "o" / "key"),
                  "--force", *extra]) == 2
     assert "--pseudonym-key-file" in capsys.readouterr().err
