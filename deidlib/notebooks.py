@@ -4,12 +4,18 @@ The manifest ``notebooks/manifest.toml`` lists the notebooks in order with the f
 each must write and the tables (CSV: the papers' table analogs). A run goes to the
 git-ignored ``runs/<profile>/<name>/`` (executed notebook, figures, tables, result JSON);
 figures and tables of cpu/paper runs on the synthetic corpus are then copied into
-``figures/<name>/`` for the README and the docs. Runs on real corpora never
-copy anything into the repository.
+``figures/<name>/`` for the README and the docs, together with the executed notebook itself
+(:func:`store_executed`: ``figures/<name>/<name>.ipynb`` with its outputs, each image output
+kept as a PNG file under ``figures/<name>/outputs/`` instead of an inline blob, and this
+checkout's path removed), which ``make docs`` renders without executing anything
+(:func:`load_stored` puts the images back inline). Runs on real corpora never copy anything
+into the repository.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import sys
@@ -40,6 +46,11 @@ __all__ = [
     "failure_message",
     "INLINE_BACKEND",
     "inline_figures",
+    "store_executed",
+    "load_stored",
+    "stored_notebook",
+    "stored_images",
+    "STORED_IMAGES",
 ]
 
 #: the backend the kernels run with: every figure a notebook shows is stored in the executed
@@ -203,6 +214,75 @@ def run_notebook(
     return out
 
 
+#: folder (inside ``figures/<name>/``) of the image outputs of a stored executed notebook
+STORED_IMAGES = "outputs"
+_IMAGE_KEY = "deidlib_image"
+
+
+def stored_notebook(name: str, figures_dir: str | Path | None = None) -> Path:
+    """Where :func:`store_executed` keeps notebook ``name``: ``figures/<name>/<name>.ipynb``."""
+    base = Path(figures_dir) if figures_dir is not None else repo_root() / "figures"
+    return base / name / f"{name}.ipynb"
+
+
+def store_executed(executed: str | Path, dest: str | Path, root: str | Path | None = None) -> Path:
+    """Keep the executed notebook ``executed`` in folder ``dest`` for the documentation site:
+    every ``image/png`` output is written to ``dest/outputs/<name>_<cell>_<k>.png`` (names fixed
+    by position, so a re-run rewrites the same files) and replaced by a reference in the output's
+    metadata; every occurrence of the checkout's path ``root`` (default :func:`repo_root`) becomes
+    relative. Text, tables and the papermill record stay as executed. Returns the stored path."""
+    import nbformat
+
+    executed, dest = Path(executed), Path(dest)
+    name = executed.stem
+    root_text = str(Path(root) if root is not None else repo_root())
+    text = executed.read_text(encoding="utf-8")
+    text = text.replace(json.dumps(root_text + "/")[1:-1], "").replace(json.dumps(root_text)[1:-1], ".")
+    nb = nbformat.reads(text, as_version=4)
+    images = dest / STORED_IMAGES
+    if images.is_dir():
+        shutil.rmtree(images)
+    for i, cell in enumerate(nb.cells):
+        for k, out in enumerate(cell.get("outputs", [])):
+            data = out.get("data", {})
+            if "image/png" not in data:
+                continue
+            rel = f"{STORED_IMAGES}/{name}_{i:03d}_{k}.png"
+            images.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(base64.b64decode(data.pop("image/png")))
+            out.setdefault("metadata", {})[_IMAGE_KEY] = rel
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def load_stored(path: str | Path):
+    """The notebook :func:`store_executed` kept at ``path``, its images inline again (an
+    ``nbformat`` node, as the executed notebook had them). A missing image file raises
+    ``FileNotFoundError``."""
+    import nbformat
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            rel = out.get("metadata", {}).pop(_IMAGE_KEY, None)
+            if rel is not None:
+                out["data"]["image/png"] = base64.b64encode((path.parent / rel).read_bytes()).decode("ascii")
+    return nb
+
+
+def stored_images(path: str | Path) -> list[Path]:
+    """The image files a stored notebook refers to (to check that they are all there)."""
+    import nbformat
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    return [path.parent / o["metadata"][_IMAGE_KEY] for c in nb.cells for o in c.get("outputs", [])
+            if _IMAGE_KEY in o.get("metadata", {})]
+
+
 def failure_message(name: str, profile: str, exc: BaseException, executed: Path | None) -> str:
     """A few lines on a failed notebook: which one, which cell, which exception, and where
     the executed notebook (with the full traceback) lies. ``exc`` is papermill's
@@ -277,7 +357,9 @@ def reproduce(
     jobs: int | None = None,
 ) -> list[Path]:
     """Run the manifest's notebooks in order and refresh ``figures/`` (synthetic corpus and
-    cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``).
+    cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``):
+    each notebook's figures and tables, and the executed notebook itself (:func:`store_executed`),
+    the page ``make docs`` shows.
 
     ``jobs``: notebooks executed at once (each in its own kernel process, started in manifest
     order as slots free up; no notebook reads another's outputs). With one thread per kernel,
@@ -350,6 +432,7 @@ def reproduce(
             for name in files:
                 if (out / name).is_file():
                     shutil.copy2(out / name, dest / name)
+            store_executed(out / f"{e.name}.ipynb", dest, root)
 
     done: dict[str, Path] = {}
     try:

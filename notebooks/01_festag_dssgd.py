@@ -163,8 +163,7 @@ checks
 # taken at the dev-selected epochs (the same stopping rule for every strategy); the stability row compares the standard
 # deviation of a worker's test F1 over its last 5 epochs up to its final epoch (`festag.stability`).
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `festag_claims.csv`.
 #
 # Where the ordering rows (C_0.1 − D, D below A) fail, the heterogeneity experiment below shows whether the

@@ -125,8 +125,7 @@ if res["abstracts"] is not None:
 # ## Paper vs ours
 # The thesis' utility findings (Tables 4.5, 4.6, 4.9) as differences between our tagger's output and gold de-identification or the raw notes.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `ahmed_utility_claims.csv`.
 #
 # On synthetic notes the tagger misses few PHI, so Ours and GT differ little: a BLEU row that does not reproduce the thesis' gain says the gain came from the thesis tagger's misses, not from better text.

@@ -188,8 +188,7 @@ res["rules"].round(3)
 # ## Paper vs ours
 # Section 5.3's ensemble findings: the minimality rule trades precision for recall (differences in percentage points, mean over target sites; interval = min–max over targets), and Table 5.3's DP cost.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `ahmed_dp_claims.csv`.
 #
 # The recall rows test the reason for the minimality rule; the precision row is its stated price. The last two

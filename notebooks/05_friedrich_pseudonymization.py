@@ -125,8 +125,7 @@ res["subword"].round(2)
 # ## Paper vs ours
 # Table 2 as F1 differences to the same embedding's non-private model, Figure 4's relative F1 at N = 1000, and section 8's subword statistic.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `friedrich_pseudo_claims.csv`.
 #
 # Table 2 rows are differences to the same embedding's non-private model, so they hold or fail independently of the corpus' absolute F1.

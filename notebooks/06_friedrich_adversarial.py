@@ -117,8 +117,7 @@ checks.round(3)
 # ## Paper vs ours
 # Figure 5's statements on the frozen adversary's accuracy (chance = 0.5).
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `friedrich_adv_claims.csv`.
 #
 # The interval of each row is the min–max over seeds. The two yardstick rows come first in reading: a

@@ -204,8 +204,7 @@ up
 # indistinguishable from the centralized model (here: equivalent within the margin); and the overview's: the
 # adversary makes the shared features registry-agnostic (a fresh attacker does worse than on the control's).
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `alawad_claims.csv`.
 #
 # If the rows against single-registry models hold while the rows against the centralized model contradict, the shared layers carry part, not all, of the pooled data's benefit at this scale.

@@ -228,8 +228,7 @@ t2[["label", "i2b2_types", "gold", "precision", "recall", "f1",
 # ## Paper vs ours
 # The paper's NER statement (section 3.4: overall F1 97.4, "at the level of those in English") against the overall F1 of (f), and its privacy statements against the exact maximum log-ratio of each mechanism's output laws (the empirical one where no exact value exists); the reference is the bound ε·d.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `tchouka_claims.csv`.
 #
 # The Algorithm 1 row is computed exactly: its candidate set depends on the secret city, so some output has probability 0 under one input and not the other, and no finite ε·d bounds the ratio.

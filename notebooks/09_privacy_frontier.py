@@ -222,8 +222,7 @@ eps[["audit", "claimed_noise_multiplier", "actual_noise_multiplier", "accountant
 # ## Paper vs ours
 # No paper states these: they are the package's promises, with the accountant's ε as the reference. A correct mechanism must stay at or below it; the broken one must be caught.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `audits_claims.csv`.
 #
 # A contradicted correct-mechanism row would mean the accountant under-reports ε (or the audit is wrong); a contradicted broken-mechanism row would mean the audit is too weak to catch a 10× noise error.

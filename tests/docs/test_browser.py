@@ -67,7 +67,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served_site(built_site):
     """The built site over http on localhost (as a web server would serve it)."""
-    html, _ = built_site
+    html, _, _ = built_site
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
