@@ -64,4 +64,4 @@ lint: install
 	$(PY) -m ruff check deidlib tests benchmarks scripts
 
 clean:
-	rm -rf runs .pytest_cache .ruff_cache docs/_build docs/notebooks
+	rm -rf runs .pytest_cache .ruff_cache docs/_build docs/notebooks docs/api

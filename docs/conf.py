@@ -19,7 +19,7 @@ copyright = "deidlib contributors"
 release = version = _version.group(1) if _version else ""
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.napoleon"]
-source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}  # .rst first: autosummary writes its pages in the first
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/PROFILE"]
 
 # notebooks: render the stored outputs of the staged executed notebooks, never execute

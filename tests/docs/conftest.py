@@ -41,7 +41,7 @@ def docs_tree(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for entry in ROOT.iterdir():
         if entry.name == "docs":
-            shutil.copytree(entry, dest / "docs", ignore=shutil.ignore_patterns("_build", "notebooks", "__pycache__"))
+            shutil.copytree(entry, dest / "docs", ignore=shutil.ignore_patterns("_build", "notebooks", "api", "__pycache__"))
         elif not entry.name.startswith(".") and entry.name != "runs":
             (dest / entry.name).symlink_to(entry)
     return dest / "docs"
