@@ -86,6 +86,24 @@ def inline_figures() -> Iterator[None]:
                     os.environ["MPLBACKEND"] = _env_saved
 
 
+def kernel_manager_class():
+    """The kernel manager papermill starts the notebook kernels with: on POSIX one that talks to
+    its kernel over local IPC sockets (files in the kernel's runtime folder, readable by this user
+    only) instead of unencrypted TCP on localhost, so the kernel has nothing to warn about; on
+    other systems jupyter_client's default."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager
+
+    class LocalSocketKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+
+    return LocalSocketKernelManager
+
+
 class NotebookRunError(RuntimeError):
     """A notebook failed, or did not write a figure the manifest promises."""
 
@@ -197,6 +215,7 @@ def run_notebook(
                 kernel_name="python3",
                 progress_bar=progress,
                 request_save_on_cell_execute=False,
+                kernel_manager_class=kernel_manager_class(),
             )
     except Exception as e:
         if running.exists():

@@ -240,3 +240,23 @@ def test_kernels_show_figures_inline_whatever_the_callers_backend(monkeypatch):
     with inline_figures():
         assert os.environ["MPLBACKEND"] == INLINE_BACKEND
     assert "MPLBACKEND" not in os.environ
+
+
+def test_kernels_talk_over_local_sockets_and_print_no_encryption_warning(tmp_path, capfd):
+    import nbformat
+    import papermill as pm
+
+    import os
+
+    from deidlib.notebooks import kernel_manager_class
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    cls = kernel_manager_class()
+    out = pm.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
+                              progress_bar=False, kernel_manager_class=cls, cwd=str(tmp_path))
+    assert out.cells[0].outputs[0]["text"] == "42\n"
+    if os.name == "posix":
+        assert cls().transport == "ipc"
+        assert "without encryption" not in capfd.readouterr().err
