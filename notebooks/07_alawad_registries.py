@@ -48,7 +48,7 @@ data_dir = None  # abstracts: the medical_abstracts_tc folder; None: $DEIDLIB_DA
 seed = 0  # first seed
 n_seeds = None  # seeds seed, ..., seed+n_seeds-1 (each re-draws the registries); None: the profile's number
 device = "cpu"  # unused: the CNNs train on the CPU
-out_dir = "../runs/cpu/07_alawad_registries"  # figures, tables and the results JSON are written here
+out_dir = None  # figures, tables and the results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 n_registries = None  # None: the profile's number of registries (paper: 2)
 patients = None  # synthetic: pathology reports generated before prevalence thinning; None: the profile's
 concentration = None  # Dirichlet concentration of the registries' label prevalence; None: the profile's
@@ -66,12 +66,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import alawad
 from deidlib.studies import claims as paper_claims
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "07_alawad_registries")
 params = alawad.params_for(profile, n_seeds=n_seeds, n_registries=n_registries, patients=patients,
                            concentration=concentration, epochs=epochs, lr=lr, adv_weight=adv_weight,
                            adversary=adversary, min_support=min_support, equivalence_margin=equivalence_margin)

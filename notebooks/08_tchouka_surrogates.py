@@ -46,7 +46,7 @@ corpus = "synthetic"  # the before/after example always uses the synthetic corpu
 data_dir = None  # unused (the optional Eurostat hospital table is looked up with find_data_dir)
 seed = 0  # seed of every simulation and surrogate draw
 device = "cpu"  # unused: NumPy only
-out_dir = "../runs/cpu/08_tchouka_surrogates"  # figures, tables and the results JSON are written here
+out_dir = None  # figures, tables and the results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epsilon = None  # thread example: ε of the whole note (None: the profile's value, 1.0)
 
 # %%
@@ -58,12 +58,11 @@ import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
 from deidlib.plotting import savefig
-from deidlib.reporting import annotated_html, verdict_counts, write_result, write_table
+from deidlib.reporting import annotated_html, run_folder, verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import tchouka
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "08_tchouka_surrogates")
 params = tchouka.params_for(profile, epsilon=epsilon)
 places, places_desc = tchouka.load_french_places(params.min_population)
 print(f"profile={profile} seed={seed}; French places: {len(places)} ({places_desc})")
