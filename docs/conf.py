@@ -39,11 +39,9 @@ napoleon_numpy_docstring = False
 
 
 def _repository() -> str | None:
-    """CITATION.cff's ``repository-code``, the one place the repository's address is kept."""
-    import yaml
-
-    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
-    return cff.get("repository-code") or cff.get("url")
+    """CITATION.cff's ``repository-code`` (a top-level key), the one place the repository's address is kept."""
+    m = re.search(r"(?m)^repository-code:\s*['\"]?([^'\"\s]+)", (ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    return m.group(1) if m else None
 
 
 REPOSITORY = _repository()
