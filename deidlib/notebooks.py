@@ -47,6 +47,9 @@ __all__ = [
     "INLINE_BACKEND",
     "inline_figures",
     "store_executed",
+    "kernel_manager_class",
+    "kernel_arguments",
+    "KERNEL_EXEC_LINES",
     "load_stored",
     "stored_notebook",
     "stored_images",
@@ -102,6 +105,21 @@ def kernel_manager_class():
             super().__init__(**kwargs)
 
     return LocalSocketKernelManager
+
+
+#: run by each notebook kernel ``deidlib reproduce`` starts, before the notebook's first cell: pandas
+#: shows every table cell in full (its default cuts text at 50 characters: the claims tables' claims),
+#: and tqdm draws its text bar without warning that ipywidgets (not a dependency) is missing
+KERNEL_EXEC_LINES = (
+    "import warnings; warnings.filterwarnings('ignore', message='IProgress not found')",
+    "import pandas; pandas.set_option('display.max_colwidth', None)",
+)
+
+
+def kernel_arguments() -> list[str]:
+    """Command-line arguments of the notebook kernels: :data:`KERNEL_EXEC_LINES` as ``exec_lines``."""
+    lines = ", ".join(repr(line) for line in KERNEL_EXEC_LINES)
+    return [f"--IPKernelApp.exec_lines=[{lines}]"]
 
 
 class NotebookRunError(RuntimeError):
@@ -216,6 +234,7 @@ def run_notebook(
                 progress_bar=progress,
                 request_save_on_cell_execute=False,
                 kernel_manager_class=kernel_manager_class(),
+                extra_arguments=kernel_arguments(),
             )
     except Exception as e:
         if running.exists():

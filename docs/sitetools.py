@@ -12,7 +12,9 @@ keeps in ``figures/<name>/`` (images as files there, put back inline here), else
 smoke fallback.
 
 ``check``: every relative ``href``/``src`` of the built HTML points to an existing file (and
-anchor), and every notebook page shows each figure the manifest promises as an ``<img>``.
+anchor), every notebook page shows each figure the manifest promises as an ``<img>``, and no
+staged notebook output has a table cell pandas cut short, a printed warning or a local path
+(``/root``, ``/work``, ``/home/USER``, ``.venv``, ``site-packages``).
 
     python docs/sitetools.py stage --profile cpu [--runs-dir runs] [--dest docs/notebooks]
     python docs/sitetools.py check docs/_build/html
@@ -326,6 +328,44 @@ def missing_figures(site: Path, folder: str = "notebooks") -> list[str]:
     return bad
 
 
+#: a table cell pandas cut short (``display.max_colwidth``) or a row/column range it left out
+TRUNCATED = re.compile(r"<td>[^<]*\.\.\.</td>")
+#: a Python warning printed by a cell (``TqdmWarning: ...``, ``UserWarning: ...``)
+WARNING = re.compile(r"\b[A-Z][A-Za-z]*Warning:")
+#: a path of the machine that ran the notebook
+LOCAL_PATH = re.compile(r"(?<![\w.])(?:/root|/work|/home/[^/\s]+|/Users/[^/\s]+)/|\.venv/|site-packages/")
+
+
+def output_text(output) -> str:
+    """The text of a notebook output that a page shows (stream text, text and HTML data)."""
+    if output.get("output_type") == "stream":
+        return output.get("text", "")
+    if output.get("output_type") == "error":
+        return "\n".join(output.get("traceback", []))
+    data = output.get("data", {})
+    return "\n".join(str(v) for k, v in data.items() if k.startswith("text/"))
+
+
+def output_problems(staged: Path) -> list[str]:
+    """``page: cell N: problem`` for every staged notebook output with a truncated table cell, a
+    printed warning or a local path (``make docs-check``)."""
+    import nbformat
+
+    bad = []
+    for path in sorted(staged.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                text = output_text(out)
+                html = "\n".join(str(v) for k, v in out.get("data", {}).items() if k == "text/html")
+                for what, rx, where in (("truncated table cell", TRUNCATED, html), ("warning", WARNING, text),
+                                        ("local path", LOCAL_PATH, text)):
+                    m = rx.search(where)
+                    if m:
+                        bad.append(f"{path.stem}: cell {i}: {what}: {where[max(0, m.start() - 30):m.end() + 30]!r}")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="docs/sitetools.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -337,11 +377,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--no-execute", dest="execute", action="store_false", help="never execute notebooks")
     c = sub.add_parser("check", help="broken internal links and missing notebook figures of a built site")
     c.add_argument("site", type=Path, nargs="?", default=ROOT / "docs" / "_build" / "html")
+    c.add_argument("--staged", type=Path, default=ROOT / "docs" / "notebooks",
+                   help="the staged notebooks whose outputs are checked for truncated cells, warnings, local paths")
     args = ap.parse_args(argv)
     if args.cmd == "stage":
         stage(args.profile, args.runs_dir, args.dest, args.fallback or None, args.execute)
         return 0
-    problems = broken_links(args.site) + missing_figures(args.site)
+    problems = broken_links(args.site) + missing_figures(args.site) + output_problems(args.staged)
     for p in problems:
         print(p, file=sys.stderr)
     n = len(list(args.site.rglob("*.html")))

@@ -242,21 +242,28 @@ def test_kernels_show_figures_inline_whatever_the_callers_backend(monkeypatch):
     assert "MPLBACKEND" not in os.environ
 
 
-def test_kernels_talk_over_local_sockets_and_print_no_encryption_warning(tmp_path, capfd):
+def test_kernels_talk_over_local_sockets_show_full_tables_and_print_no_warnings(tmp_path, capfd):
+    import os
+
     import nbformat
     import papermill as pm
 
-    import os
+    from deidlib.notebooks import kernel_arguments, kernel_manager_class
 
-    from deidlib.notebooks import kernel_manager_class
-
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    code = ("import pandas as pd\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(2)):\n    pass\n"
+            "pd.DataFrame({'claim': ['x' * 120]})")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "in.ipynb")
     cls = kernel_manager_class()
     out = pm.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
-                              progress_bar=False, kernel_manager_class=cls, cwd=str(tmp_path))
-    assert out.cells[0].outputs[0]["text"] == "42\n"
+                              progress_bar=False, kernel_manager_class=cls, extra_arguments=kernel_arguments(),
+                              cwd=str(tmp_path))
+    outputs = out.cells[0].outputs
+    table = next(o for o in outputs if o.output_type == "execute_result").data["text/html"]
+    assert "x" * 120 in table and "..." not in table  # the cell in full, not cut at 50 characters
+    streams = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "100%" in streams and "Warning" not in streams  # tqdm's text bar, without the ipywidgets warning
     if os.name == "posix":
         assert cls().transport == "ipc"
         assert "without encryption" not in capfd.readouterr().err
