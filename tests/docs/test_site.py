@@ -216,3 +216,27 @@ def test_staged_streams_show_a_progress_bar_once_at_its_final_state(sitetools):
     merged = sitetools.merge_streams(outputs)
     assert [(o.name, o.text) for o in merged] == [("stderr", "train: 100%|##| 10/10\n"), ("stdout", "F1 0.5\n")]
     assert outputs[0].text == "\rtrain:   0%|  | 0/10"  # the executed notebook's outputs are left alone
+
+
+def test_output_check_catches_truncated_cells_warnings_and_local_paths(tmp_path, sitetools):
+    def page(name, outputs):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("x")
+        cell.outputs = outputs
+        nb.cells.append(cell)
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+
+    table = "<table><tr><td>The full claim text, however long it is</td><td>0.5</td></tr></table>"
+    page("clean", [nbformat.v4.new_output("execute_result", data={"text/html": table, "text/plain": "t"},
+                                          execution_count=1),
+                   nbformat.v4.new_output("stream", name="stdout", text="wrote runs/cpu/x/table.csv\n")])
+    assert sitetools.output_problems(tmp_path) == []
+    page("cut", [nbformat.v4.new_output("execute_result", execution_count=1,
+                                        data={"text/html": "<table><tr><td>The full claim te...</td></tr></table>"})])
+    page("warned", [nbformat.v4.new_output("stream", name="stderr",
+                                           text="lib/x.py:21: TqdmWarning: IProgress not found.\n")])
+    page("pathy", [nbformat.v4.new_output("stream", name="stdout", text="wrote /work/team/runs/cpu/x.csv\n"),
+                   nbformat.v4.new_output("display_data", data={"text/plain": "/opt/.venv/lib/python3.11/y"})])
+    found = sitetools.output_problems(tmp_path)
+    assert [p.split(":")[0] + ":" + p.split(":")[2] for p in found] == \
+        ["cut: truncated table cell", "pathy: local path", "pathy: local path", "warned: warning"]
