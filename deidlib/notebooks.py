@@ -14,10 +14,14 @@ into the repository.
 
 from __future__ import annotations
 
+import atexit
 import base64
+import functools
 import json
 import os
 import shutil
+import tempfile
+import uuid
 import sys
 import threading
 import time
@@ -91,9 +95,9 @@ def inline_figures() -> Iterator[None]:
 
 def kernel_manager_class():
     """The kernel manager papermill starts the notebook kernels with: on POSIX one that talks to
-    its kernel over local IPC sockets (files in the kernel's runtime folder, readable by this user
-    only) instead of unencrypted TCP on localhost, so the kernel has nothing to warn about; on
-    other systems jupyter_client's default."""
+    its kernel over local IPC sockets (files in a private temporary folder of this process, each
+    kernel its own) instead of unencrypted TCP on localhost, so the kernel has nothing to warn
+    about; on other systems jupyter_client's default."""
     from jupyter_client.manager import AsyncKernelManager
 
     if os.name != "posix":
@@ -102,9 +106,19 @@ def kernel_manager_class():
     class LocalSocketKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             kwargs.setdefault("transport", "ipc")
+            if kwargs["transport"] == "ipc":  # sockets of their own: kernels started at once must not share them
+                kwargs.setdefault("ip", str(_socket_dir() / f"kernel-{uuid.uuid4().hex}"))
             super().__init__(**kwargs)
 
     return LocalSocketKernelManager
+
+
+@functools.lru_cache(maxsize=1)
+def _socket_dir() -> Path:
+    """A private folder (mode 700) of this process for its kernels' IPC sockets, removed at exit."""
+    d = Path(tempfile.mkdtemp(prefix="deidlib-kernels-"))
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 #: run by each notebook kernel ``deidlib reproduce`` starts, before the notebook's first cell: pandas

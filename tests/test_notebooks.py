@@ -267,3 +267,28 @@ def test_kernels_talk_over_local_sockets_show_full_tables_and_print_no_warnings(
     if os.name == "posix":
         assert cls().transport == "ipc"
         assert "without encryption" not in capfd.readouterr().err
+
+
+def test_kernels_started_at_once_each_get_their_own_sockets(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import nbformat
+    import papermill as pm
+
+    from deidlib.notebooks import kernel_arguments, kernel_manager_class
+
+    cls = kernel_manager_class()
+    assert cls().ip != cls().ip
+
+    def run(i: int) -> str:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"import time\nfor k in range(5):\n    "
+                                                                         f"time.sleep(0.2)\nprint({i} * 11)")])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, tmp_path / f"in{i}.ipynb")
+        out = pm.execute_notebook(str(tmp_path / f"in{i}.ipynb"), str(tmp_path / f"out{i}.ipynb"),
+                                  kernel_name="python3", progress_bar=False, kernel_manager_class=cls,
+                                  extra_arguments=kernel_arguments(), cwd=str(tmp_path))
+        return out.cells[0].outputs[0]["text"]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(run, (1, 2))) == ["11\n", "22\n"]
