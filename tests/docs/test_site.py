@@ -240,3 +240,16 @@ def test_output_check_catches_truncated_cells_warnings_and_local_paths(tmp_path,
     found = sitetools.output_problems(tmp_path)
     assert [p.split(":")[0] + ":" + p.split(":")[2] for p in found] == \
         ["cut: truncated table cell", "pathy: local path", "pathy: local path", "warned: warning"]
+
+
+def test_staging_points_a_notebooks_link_to_a_docs_page_at_the_page_on_the_site(sitetools):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# T"),
+                nbformat.v4.new_markdown_cell("see the [verdict legend](../docs/verdicts.md) and [data](../data/README.md)")]
+    out = sitetools.prepare(nb, ENTRIES[0], "cpu", "")
+    text = "".join(c.source for c in out.cells)
+    assert "[verdict legend](../verdicts.md)" in text and "[data](../data/README.md)" in text
+    assert (ROOT / "docs" / "verdicts.md").is_file()
+    for e in ENTRIES:  # every notebook with a claims table links the legend instead of copying it
+        src = (ROOT / "notebooks" / f"{e.name}.py").read_text(encoding="utf-8")
+        assert "faithful: the claim holds within the tolerance" not in src, e.name
