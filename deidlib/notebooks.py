@@ -20,11 +20,11 @@ import functools
 import json
 import os
 import shutil
-import tempfile
-import uuid
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field

@@ -15,7 +15,6 @@ medical abstracts have 5 (:mod:`deidlib.utility.abstracts`).
 from __future__ import annotations
 
 import warnings
-
 from collections import Counter
 from collections.abc import Sequence
 
