@@ -292,3 +292,44 @@ def test_kernels_started_at_once_each_get_their_own_sockets(tmp_path):
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         assert list(pool.map(run, (1, 2))) == ["11\n", "22\n"]
+
+
+def test_reproduce_keeps_the_executed_cpu_notebook_in_figures_with_its_images_as_files(tmp_path, monkeypatch):
+    import base64
+    import shutil
+    from pathlib import Path
+
+    import nbformat
+
+    from deidlib import notebooks
+
+    root = tmp_path / "checkout"
+    (root / "notebooks").mkdir(parents=True)
+    shutil.copy(notebooks_dir() / "manifest.toml", root / "notebooks" / "manifest.toml")
+    monkeypatch.setattr(notebooks, "repo_root", lambda: root)
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+    entry = ENTRIES[-1]
+
+    def fake_run(e, *, out_dir, **kw):
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(f"out_dir = '{out}'")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode(),
+                                                                     "text/plain": "<Figure>"}),
+                        nbformat.v4.new_output("stream", name="stdout", text=f"wrote {out}/t.csv\n")]
+        nb.cells.append(cell)
+        nbformat.write(nb, out / f"{e.name}.ipynb")
+        for f in e.figures:
+            (out / f"{f}.png").write_bytes(png)
+        return out
+
+    monkeypatch.setattr(notebooks, "run_notebook", fake_run)
+    notebooks.reproduce("cpu", only=[entry.study], jobs=1)
+    kept = notebooks.stored_notebook(entry.name, root / "figures")
+    text = kept.read_text(encoding="utf-8")
+    assert "image/png" not in text and str(root) not in text and f"wrote runs/cpu/{entry.name}/t.csv" in text
+    assert [p.read_bytes() for p in notebooks.stored_images(kept)] == [png]
+    assert all((kept.parent / f"{f}.png").is_file() for f in entry.figures)
+    notebooks.reproduce("smoke", only=[entry.study], jobs=1)  # smoke runs leave figures/ alone
+    assert kept.read_text(encoding="utf-8") == text
