@@ -122,11 +122,12 @@ def _socket_dir() -> Path:
 
 
 #: run by each notebook kernel ``deidlib reproduce`` starts, before the notebook's first cell: pandas
-#: shows every table cell in full (its default cuts text at 50 characters: the claims tables' claims),
-#: and tqdm draws its text bar without warning that ipywidgets (not a dependency) is missing
+#: shows every table cell and column in full (its defaults cut text at 50 characters, the claims
+#: tables' claims, and leave out the middle columns of a table wider than 20), and tqdm draws its
+#: text bar without warning that ipywidgets (not a dependency) is missing
 KERNEL_EXEC_LINES = (
     "import warnings; warnings.filterwarnings('ignore', message='IProgress not found')",
-    "import pandas; pandas.set_option('display.max_colwidth', None)",
+    "import pandas; pandas.set_option('display.max_colwidth', None); pandas.set_option('display.max_columns', None)",
 )
 
 

@@ -251,7 +251,7 @@ def test_kernels_talk_over_local_sockets_show_full_tables_and_print_no_warnings(
     from deidlib.notebooks import kernel_arguments, kernel_manager_class
 
     code = ("import pandas as pd\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(2)):\n    pass\n"
-            "pd.DataFrame({'claim': ['x' * 120]})")
+            "pd.DataFrame({'claim': ['x' * 120], **{f'c{i}': [i] for i in range(30)}})")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "in.ipynb")
@@ -262,6 +262,7 @@ def test_kernels_talk_over_local_sockets_show_full_tables_and_print_no_warnings(
     outputs = out.cells[0].outputs
     table = next(o for o in outputs if o.output_type == "execute_result").data["text/html"]
     assert "x" * 120 in table and "..." not in table  # the cell in full, not cut at 50 characters
+    assert "<th>c14</th>" in table  # and every column: the middle ones of a wide table too
     streams = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "100%" in streams and "Warning" not in streams  # tqdm's text bar, without the ipywidgets warning
     if os.name == "posix":
