@@ -39,13 +39,15 @@ test-all: install
 	$(PY) -m pytest $(PYTEST_ARGS) -m "slow or not slow"
 
 ## real-browser checks (headless Chromium: the built docs site, JupyterLab running notebook 00 under smoke);
-## needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)
+## needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver); the site's smoke
+## pages come from runs/smoke/ when `make smoke` has filled it, else the notebooks are executed first
 test-browser: install
 	$(PY) -m pytest -p no:xdist -m browser tests/docs
 
-## documentation site (Sphinx + MyST-NB + furo) into docs/_build/html, offline; its notebook pages are the
-## executed notebooks of runs/$(DOCS_PROFILE)/ (after `make reproduce`), else of the smoke profile
-## (executed first when runs/smoke/ is incomplete; the pages then carry a smoke banner)
+## documentation site (Sphinx + MyST-NB + furo) into docs/_build/html, offline, executing nothing when the
+## pages exist; each notebook page is the executed notebook of runs/$(DOCS_PROFILE)/ (a local run), else the one
+## `make reproduce` keeps in figures/<name>/, else the smoke profile's (executed first when runs/smoke/ lacks it;
+## such a page carries a smoke banner)
 DOCS_PROFILE ?= $(PROFILE)
 DOCS_OUT ?= docs/_build/html
 
@@ -64,4 +66,4 @@ lint: install
 	$(PY) -m ruff check deidlib tests benchmarks scripts
 
 clean:
-	rm -rf runs .pytest_cache .ruff_cache docs/_build docs/notebooks
+	rm -rf runs .pytest_cache .ruff_cache docs/_build docs/notebooks docs/api

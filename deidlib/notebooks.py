@@ -4,17 +4,27 @@ The manifest ``notebooks/manifest.toml`` lists the notebooks in order with the f
 each must write and the tables (CSV: the papers' table analogs). A run goes to the
 git-ignored ``runs/<profile>/<name>/`` (executed notebook, figures, tables, result JSON);
 figures and tables of cpu/paper runs on the synthetic corpus are then copied into
-``figures/<name>/`` for the README and the docs. Runs on real corpora never
-copy anything into the repository.
+``figures/<name>/`` for the README and the docs, together with the executed notebook itself
+(:func:`store_executed`: ``figures/<name>/<name>.ipynb`` with its outputs, each image output
+kept as a PNG file under ``figures/<name>/outputs/`` instead of an inline blob, and this
+checkout's path removed), which ``make docs`` renders without executing anything
+(:func:`load_stored` puts the images back inline). Runs on real corpora never copy anything
+into the repository.
 """
 
 from __future__ import annotations
 
+import atexit
+import base64
+import functools
+import json
 import os
 import shutil
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,6 +50,14 @@ __all__ = [
     "failure_message",
     "INLINE_BACKEND",
     "inline_figures",
+    "store_executed",
+    "kernel_manager_class",
+    "kernel_arguments",
+    "KERNEL_EXEC_LINES",
+    "load_stored",
+    "stored_notebook",
+    "stored_images",
+    "STORED_IMAGES",
 ]
 
 #: the backend the kernels run with: every figure a notebook shows is stored in the executed
@@ -73,6 +91,50 @@ def inline_figures() -> Iterator[None]:
                     os.environ.pop("MPLBACKEND", None)
                 else:
                     os.environ["MPLBACKEND"] = _env_saved
+
+
+def kernel_manager_class():
+    """The kernel manager papermill starts the notebook kernels with: on POSIX one that talks to
+    its kernel over local IPC sockets (files in a private temporary folder of this process, each
+    kernel its own) instead of unencrypted TCP on localhost, so the kernel has nothing to warn
+    about; on other systems jupyter_client's default."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager
+
+    class LocalSocketKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            if kwargs["transport"] == "ipc":  # sockets of their own: kernels started at once must not share them
+                kwargs.setdefault("ip", str(_socket_dir() / f"kernel-{uuid.uuid4().hex}"))
+            super().__init__(**kwargs)
+
+    return LocalSocketKernelManager
+
+
+@functools.lru_cache(maxsize=1)
+def _socket_dir() -> Path:
+    """A private folder (mode 700) of this process for its kernels' IPC sockets, removed at exit."""
+    d = Path(tempfile.mkdtemp(prefix="deidlib-kernels-"))
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+#: run by each notebook kernel ``deidlib reproduce`` starts, before the notebook's first cell: pandas
+#: shows every table cell and column in full (its defaults cut text at 50 characters, the claims
+#: tables' claims, and leave out the middle columns of a table wider than 20), and tqdm draws its
+#: text bar without warning that ipywidgets (not a dependency) is missing
+KERNEL_EXEC_LINES = (
+    "import warnings; warnings.filterwarnings('ignore', message='IProgress not found')",
+    "import pandas; pandas.set_option('display.max_colwidth', None); pandas.set_option('display.max_columns', None)",
+)
+
+
+def kernel_arguments() -> list[str]:
+    """Command-line arguments of the notebook kernels: :data:`KERNEL_EXEC_LINES` as ``exec_lines``."""
+    lines = ", ".join(repr(line) for line in KERNEL_EXEC_LINES)
+    return [f"--IPKernelApp.exec_lines=[{lines}]"]
 
 
 class NotebookRunError(RuntimeError):
@@ -186,6 +248,8 @@ def run_notebook(
                 kernel_name="python3",
                 progress_bar=progress,
                 request_save_on_cell_execute=False,
+                kernel_manager_class=kernel_manager_class(),
+                extra_arguments=kernel_arguments(),
             )
     except Exception as e:
         if running.exists():
@@ -201,6 +265,75 @@ def run_notebook(
     if missing:
         raise NotebookRunError(f"{entry.name} did not write table(s) {', '.join(missing)} into {out}")
     return out
+
+
+#: folder (inside ``figures/<name>/``) of the image outputs of a stored executed notebook
+STORED_IMAGES = "outputs"
+_IMAGE_KEY = "deidlib_image"
+
+
+def stored_notebook(name: str, figures_dir: str | Path | None = None) -> Path:
+    """Where :func:`store_executed` keeps notebook ``name``: ``figures/<name>/<name>.ipynb``."""
+    base = Path(figures_dir) if figures_dir is not None else repo_root() / "figures"
+    return base / name / f"{name}.ipynb"
+
+
+def store_executed(executed: str | Path, dest: str | Path, root: str | Path | None = None) -> Path:
+    """Keep the executed notebook ``executed`` in folder ``dest`` for the documentation site:
+    every ``image/png`` output is written to ``dest/outputs/<name>_<cell>_<k>.png`` (names fixed
+    by position, so a re-run rewrites the same files) and replaced by a reference in the output's
+    metadata; every occurrence of the checkout's path ``root`` (default :func:`repo_root`) becomes
+    relative. Text, tables and the papermill record stay as executed. Returns the stored path."""
+    import nbformat
+
+    executed, dest = Path(executed), Path(dest)
+    name = executed.stem
+    root_text = str(Path(root) if root is not None else repo_root())
+    text = executed.read_text(encoding="utf-8")
+    text = text.replace(json.dumps(root_text + "/")[1:-1], "").replace(json.dumps(root_text)[1:-1], ".")
+    nb = nbformat.reads(text, as_version=4)
+    images = dest / STORED_IMAGES
+    if images.is_dir():
+        shutil.rmtree(images)
+    for i, cell in enumerate(nb.cells):
+        for k, out in enumerate(cell.get("outputs", [])):
+            data = out.get("data", {})
+            if "image/png" not in data:
+                continue
+            rel = f"{STORED_IMAGES}/{name}_{i:03d}_{k}.png"
+            images.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(base64.b64decode(data.pop("image/png")))
+            out.setdefault("metadata", {})[_IMAGE_KEY] = rel
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def load_stored(path: str | Path):
+    """The notebook :func:`store_executed` kept at ``path``, its images inline again (an
+    ``nbformat`` node, as the executed notebook had them). A missing image file raises
+    ``FileNotFoundError``."""
+    import nbformat
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            rel = out.get("metadata", {}).pop(_IMAGE_KEY, None)
+            if rel is not None:
+                out["data"]["image/png"] = base64.b64encode((path.parent / rel).read_bytes()).decode("ascii")
+    return nb
+
+
+def stored_images(path: str | Path) -> list[Path]:
+    """The image files a stored notebook refers to (to check that they are all there)."""
+    import nbformat
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    return [path.parent / o["metadata"][_IMAGE_KEY] for c in nb.cells for o in c.get("outputs", [])
+            if _IMAGE_KEY in o.get("metadata", {})]
 
 
 def failure_message(name: str, profile: str, exc: BaseException, executed: Path | None) -> str:
@@ -277,7 +410,9 @@ def reproduce(
     jobs: int | None = None,
 ) -> list[Path]:
     """Run the manifest's notebooks in order and refresh ``figures/`` (synthetic corpus and
-    cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``).
+    cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``):
+    each notebook's figures and tables, and the executed notebook itself (:func:`store_executed`),
+    the page ``make docs`` shows.
 
     ``jobs``: notebooks executed at once (each in its own kernel process, started in manifest
     order as slots free up; no notebook reads another's outputs). With one thread per kernel,
@@ -350,6 +485,7 @@ def reproduce(
             for name in files:
                 if (out / name).is_file():
                     shutil.copy2(out / name, dest / name)
+            store_executed(out / f"{e.name}.ipynb", dest, root)
 
     done: dict[str, Path] = {}
     try:

@@ -24,7 +24,8 @@ import pandas as pd
 from .results import Result, atomic_write_text, save_result
 
 __all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready",
-           "Claim", "verdict", "claims_table", "verdict_counts", "VERDICTS", "flat_table", "table_value"]
+           "Claim", "verdict", "claims_table", "verdict_counts", "VERDICTS", "flat_table", "table_value",
+           "run_folder"]
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
@@ -87,6 +88,22 @@ def write_table(
     if markdown:
         atomic_write_text(out / f"{name}.md", to_markdown(df, digits) + "\n")
     return path
+
+
+def run_folder(out_dir: str | os.PathLike | None, profile: str, name: str) -> Path:
+    """The folder a notebook writes into, created: ``out_dir`` when given (relative to the working
+    directory), else ``runs/<profile>/<name>`` of the checkout the package runs from (the folder
+    holding ``notebooks/``), so that a notebook run from any folder, or by papermill with
+    ``-p profile smoke``, writes where ``deidlib reproduce`` does and under its own profile. An
+    installed package without a checkout writes to ``./runs/<profile>/<name>``."""
+    if out_dir is None:
+        checkout = Path(__file__).resolve().parent.parent
+        base = checkout if (checkout / "notebooks").is_dir() else Path.cwd()
+        out = base / "runs" / profile / name
+    else:
+        out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def annotated_html(doc, max_chars: int = 3000) -> str:

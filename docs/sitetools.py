@@ -1,16 +1,20 @@
 """Build-time tools of the documentation site (``make docs``; not part of the package).
 
-``stage``: copy the executed notebooks of one profile (``runs/<profile>/<name>/<name>.ipynb``,
-written by ``deidlib reproduce``) into the git-ignored staging folder ``docs/notebooks/``,
-ready for Sphinx + MyST-NB, which renders their stored outputs and never executes them.
-When that profile's runs are incomplete, the smoke profile's notebooks are used instead
-(executed first when ``runs/smoke`` is incomplete too) and every page says so in a banner.
+``stage``: copy the executed notebooks of one profile into the git-ignored staging folder
+``docs/notebooks/``, ready for Sphinx + MyST-NB, which renders their stored outputs and never
+executes them. A notebook with no run of that profile is staged from the smoke profile's run
+instead (executed first when ``runs/smoke`` lacks it) and its page says so in a banner.
 Each code cell that saves a manifest figure (``savefig(fig, "NAME", ...)``) has its image
 output wrapped in a figure labelled ``fig-NAME`` (HTML id ``fig-NAME``, ``_`` as ``-``), so that
-a page without its figures is caught (``check``, tests/docs).
+a page without its figures is caught (``check``, tests/docs). A page comes from this profile's
+run in ``runs/<profile>/`` when complete, else from the executed notebook ``deidlib reproduce``
+keeps in ``figures/<name>/`` (images as files there, put back inline here), else from the
+smoke fallback.
 
 ``check``: every relative ``href``/``src`` of the built HTML points to an existing file (and
-anchor), and every notebook page shows each figure the manifest promises as an ``<img>``.
+anchor), every notebook page shows each figure the manifest promises as an ``<img>``, and no
+staged notebook output has a table cell pandas cut short, a printed warning or a local path
+(``/root``, ``/work``, ``/home/USER``, ``.venv``, ``site-packages``).
 
     python docs/sitetools.py stage --profile cpu [--runs-dir runs] [--dest docs/notebooks]
     python docs/sitetools.py check docs/_build/html
@@ -28,6 +32,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
+#: a markdown link from a notebook (in notebooks/) to a docs page: ``](../docs/page.md)``; on the
+#: site the notebook pages sit in docs/notebooks/, so the link becomes ``](../page.md)``
+DOCS_LINK = re.compile(r"\]\(\.\./docs/")
 SAVEFIG = re.compile(r"""savefig\(\s*\w+\s*,\s*["']([\w.-]+)["']""")
 
 SMOKE_BANNER = """\
@@ -113,6 +120,8 @@ def prepare(nb, entry, profile: str, why: str = ""):
     cells = []
     for cell in nb.cells:
         cells.append(cell)
+        if cell.cell_type == "markdown":  # a link to a docs page, from notebooks/ in the repository
+            cell.source = DOCS_LINK.sub("](../", cell.source)
         if cell.cell_type != "code":
             continue
         cell.outputs = merge_streams(cell.get("outputs", []))
@@ -142,53 +151,102 @@ def prepare(nb, entry, profile: str, why: str = ""):
     return nb
 
 
-def index_page(entries, profile: str, why: str) -> str:
+def index_page(entries, profile: str, why: str, staged: dict[str, str] | None = None) -> str:
+    staged = staged or {e.name: profile for e in entries}
     lines = [
         "# Notebooks",
         "",
         "One page per study notebook of `notebooks/manifest.toml`, each the notebook as executed by "
         f"`deidlib reproduce --profile {profile}`, with its own text, figures and tables. The notebooks "
-        "run on the embedded synthetic corpus; re-run one with `deidlib reproduce --only STUDY`.",
+        "run on the embedded synthetic corpus; re-run one with `deidlib reproduce --only STUDY`. "
+        "Each claims table's verdicts are explained once, in the [verdict legend](../verdicts.md).",
         "",
     ]
-    if profile == "smoke":
-        lines += [SMOKE_BANNER.format(why=why), ""]
+    toy = [e.name for e in entries if staged[e.name] == "smoke"]
+    if toy:
+        lines += [SMOKE_BANNER.format(why=why + (" Pages at that scale: " + ", ".join(f"`{n}`" for n in toy) + "."
+                                                 if len(toy) < len(entries) else "")), ""]
     lines += ["```{toctree}", ":maxdepth: 1", ""] + [e.name for e in entries] + ["```", ""]
     return "\n".join(lines)
 
 
-def stage(profile: str, runs_dir: Path, dest: Path, fallback: str | None = "smoke", execute: bool = True) -> str:
-    """Stage the executed notebooks into ``dest``; return the profile whose notebooks were staged."""
+def stored_complete(stored: Path, entry) -> bool:
+    """Whether ``stored`` (``figures/<name>/<name>.ipynb``, kept by ``deidlib reproduce``) is there
+    with every image it refers to and every manifest figure beside it."""
+    from deidlib.notebooks import stored_images
+
+    return stored.is_file() and all(p.is_file() for p in stored_images(stored)) \
+        and all((stored.parent / f"{f}.png").is_file() for f in entry.figures)
+
+
+def stored_profile(nb) -> str:
+    """The profile a stored executed notebook ran with (its papermill parameters)."""
+    return str(nb.metadata.get("papermill", {}).get("parameters", {}).get("profile", "cpu"))
+
+
+def stage(profile: str, runs_dir: Path, dest: Path, fallback: str | None = "smoke", execute: bool = True,
+          stored_dir: Path | None = None) -> dict[str, str]:
+    """Stage one page per manifest notebook into ``dest``; return ``{name: profile staged}``.
+
+    Each page comes from the first of: this profile's fresh run (``runs_dir/<profile>/<name>/``),
+    the executed notebook kept in the repository (``stored_dir/<name>/<name>.ipynb``, default
+    ``figures/``; written by ``deidlib reproduce``, rendered here without executing anything),
+    the ``fallback`` profile's run (executed first when missing and ``execute``; the page then
+    carries the smoke banner)."""
     import nbformat
 
-    entries = _manifest()
-    runs = runs_dir / profile
-    missing = missing_runs(runs, entries)
-    why = ""
-    if missing and fallback and fallback != profile:
-        print(f"docs: {runs} lacks {len(missing)} executed notebook(s) ({', '.join(missing[:3])}"
-              f"{', ...' if len(missing) > 3 else ''}); using the {fallback} profile", file=sys.stderr)
-        why = f"The {profile} profile's executed notebooks were not found in `runs/{profile}/`."
-        profile, runs = fallback, runs_dir / fallback
-        missing = missing_runs(runs, entries)
-    if missing:
-        if not execute or profile != "smoke":
-            raise SystemExit(f"docs: {runs} lacks executed notebooks: {', '.join(missing)} "
-                             f"(run `make reproduce PROFILE={profile}`)")
-        from deidlib.notebooks import reproduce
+    from deidlib.notebooks import load_stored
 
-        print(f"docs: executing the {profile} notebooks into {runs} (a few minutes)", file=sys.stderr)
-        reproduce(profile, only=missing, runs_dir=runs, copy_figures=False)
+    entries = _manifest()
+    stored_dir = ROOT / "figures" if stored_dir is None else stored_dir
+    runs = runs_dir / profile
+    fresh = set(e.name for e in entries) - set(missing_runs(runs, entries))
+    chosen: dict[str, tuple[str, object]] = {}
+    for e in entries:
+        stored = stored_dir / e.name / f"{e.name}.ipynb"
+        if e.name in fresh:
+            chosen[e.name] = (profile, nbformat.read(runs / e.name / f"{e.name}.ipynb", as_version=4))
+        elif stored_complete(stored, e):
+            nb = load_stored(stored)
+            if stored_profile(nb) == profile:
+                chosen[e.name] = (profile, nb)
+    missing = [e for e in entries if e.name not in chosen]
+    why = ""
+    if missing:
+        names = [e.name for e in missing]
+        if not fallback or fallback == profile:
+            raise SystemExit(f"docs: {runs} lacks executed notebooks: {', '.join(names)} "
+                             f"(run `make reproduce PROFILE={profile}`)")
+        print(f"docs: no {profile} run of {len(names)} notebook(s) ({', '.join(names[:3])}"
+              f"{', ...' if len(names) > 3 else ''}) in runs/{profile}/ or figures/; using the {fallback} profile's",
+              file=sys.stderr)
+        why = (f"The {profile} profile's executed notebook was found neither in `runs/{profile}/` nor in "
+               "`figures/`.")
+        back = runs_dir / fallback
+        lacking = missing_runs(back, missing)
+        if lacking:
+            if not execute or fallback != "smoke":
+                raise SystemExit(f"docs: {back} lacks executed notebooks: {', '.join(lacking)} "
+                                 f"(run `make reproduce PROFILE={fallback}`)")
+            from deidlib.notebooks import reproduce
+
+            print(f"docs: executing the {fallback} notebooks into {back} (a few minutes)", file=sys.stderr)
+            reproduce(fallback, only=lacking, runs_dir=back, copy_figures=False)
+        for e in missing:
+            chosen[e.name] = (fallback, nbformat.read(back / e.name / f"{e.name}.ipynb", as_version=4))
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for e in entries:
-        nb = nbformat.read(runs / e.name / f"{e.name}.ipynb", as_version=4)
-        nbformat.write(prepare(nb, e, profile, why), dest / f"{e.name}.ipynb")
-    (dest / "index.md").write_text(index_page(entries, profile, why), encoding="utf-8")
+        prof, nb = chosen[e.name]
+        nbformat.write(prepare(nb, e, prof, why if prof != profile else ""), dest / f"{e.name}.ipynb")
+    staged = {name: prof for name, (prof, _) in chosen.items()}
+    (dest / "index.md").write_text(index_page(entries, profile, why, staged), encoding="utf-8")
     (dest / "PROFILE").write_text(profile + "\n", encoding="utf-8")
-    print(f"docs: staged {len(entries)} executed {profile} notebook(s) from {runs} into {dest}", file=sys.stderr)
-    return profile
+    counts = {p: sum(v == p for v in staged.values()) for p in dict.fromkeys(staged.values())}
+    print("docs: staged " + ", ".join(f"{n} {p}" for p, n in counts.items()) + f" notebook page(s) into {dest}",
+          file=sys.stderr)
+    return staged
 
 
 class _Page(HTMLParser):
@@ -270,6 +328,44 @@ def missing_figures(site: Path, folder: str = "notebooks") -> list[str]:
     return bad
 
 
+#: a table cell pandas cut short (``display.max_colwidth``) or a row/column range it left out
+TRUNCATED = re.compile(r"<td>[^<]*\.\.\.</td>")
+#: a Python warning printed by a cell (``TqdmWarning: ...``, ``UserWarning: ...``)
+WARNING = re.compile(r"\b[A-Z][A-Za-z]*Warning:")
+#: a path of the machine that ran the notebook
+LOCAL_PATH = re.compile(r"(?<![\w.])(?:/root|/work|/home/[^/\s]+|/Users/[^/\s]+)/|\.venv/|site-packages/")
+
+
+def output_text(output) -> str:
+    """The text of a notebook output that a page shows (stream text, text and HTML data)."""
+    if output.get("output_type") == "stream":
+        return output.get("text", "")
+    if output.get("output_type") == "error":
+        return "\n".join(output.get("traceback", []))
+    data = output.get("data", {})
+    return "\n".join(str(v) for k, v in data.items() if k.startswith("text/"))
+
+
+def output_problems(staged: Path) -> list[str]:
+    """``page: cell N: problem`` for every staged notebook output with a truncated table cell, a
+    printed warning or a local path (``make docs-check``)."""
+    import nbformat
+
+    bad = []
+    for path in sorted(staged.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                text = output_text(out)
+                html = "\n".join(str(v) for k, v in out.get("data", {}).items() if k == "text/html")
+                for what, rx, where in (("truncated table cell", TRUNCATED, html), ("warning", WARNING, text),
+                                        ("local path", LOCAL_PATH, text)):
+                    m = rx.search(where)
+                    if m:
+                        bad.append(f"{path.stem}: cell {i}: {what}: {where[max(0, m.start() - 30):m.end() + 30]!r}")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="docs/sitetools.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -281,11 +377,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--no-execute", dest="execute", action="store_false", help="never execute notebooks")
     c = sub.add_parser("check", help="broken internal links and missing notebook figures of a built site")
     c.add_argument("site", type=Path, nargs="?", default=ROOT / "docs" / "_build" / "html")
+    c.add_argument("--staged", type=Path, default=ROOT / "docs" / "notebooks",
+                   help="the staged notebooks whose outputs are checked for truncated cells, warnings, local paths")
     args = ap.parse_args(argv)
     if args.cmd == "stage":
         stage(args.profile, args.runs_dir, args.dest, args.fallback or None, args.execute)
         return 0
-    problems = broken_links(args.site) + missing_figures(args.site)
+    problems = broken_links(args.site) + missing_figures(args.site) + output_problems(args.staged)
     for p in problems:
         print(p, file=sys.stderr)
     n = len(list(args.site.rglob("*.html")))

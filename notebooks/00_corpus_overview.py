@@ -32,7 +32,7 @@ corpus = "synthetic"  # this notebook always shows the synthetic corpus; PhysioN
 data_dir = None  # folder of physionet_deid_1.1, or None to look in $DEIDLIB_DATA_DIR and ../shared/data
 seed = 0  # seed of the synthetic generator
 device = "cpu"  # unused here
-out_dir = "../runs/cpu/00_corpus_overview"  # figures and tables are written here
+out_dir = None  # figures and tables are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 
 # %%
 from pathlib import Path
@@ -45,11 +45,10 @@ from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
 from deidlib.datasets import load_corpus
 from deidlib.plotting import savefig
 from deidlib.profiles import get_profile
-from deidlib.reporting import annotated_html, write_table
+from deidlib.reporting import annotated_html, run_folder, write_table
 from deidlib.studies import corpus_overview as co
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "00_corpus_overview")
 prof = get_profile(profile)
 print(f"profile={profile}: {prof.patients} synthetic patients over {prof.sites} sites, seed={seed}")
 

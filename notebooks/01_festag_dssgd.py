@@ -50,7 +50,7 @@ seed = 0  # first seed
 n_seeds = None  # None: the profile's (smoke 1, cpu 3); runs seeds seed, ..., seed+n_seeds-1 (each re-splits sites)
 device = "cpu"  # torch device
 engine = "simulator"  # simulator | flower (B and C as Flower apps, bit-identical; A and D stay in-process)
-out_dir = "../runs/cpu/01_festag_dssgd"  # figures and results JSON are written here
+out_dir = None  # figures and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # None: the profile's value (paper: 200)
 batch_size = None  # None: the profile's value (paper: 1, fully stochastic)
 lr = None  # None: the profile's value (paper: 0.9)
@@ -75,11 +75,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import festag
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "01_festag_dssgd")
 overrides = dict(epochs=epochs, batch_size=batch_size, lr=lr, n_sites=n_sites, theta_d=theta_d,
                  theta_d_high=theta_d_high, theta_u=theta_u, gamma=gamma, tau=tau,
                  max_site_sentences=max_site_sentences, max_test_sentences=max_test_sentences,
@@ -161,8 +160,7 @@ stab.round(4)
 # taken at the dev-selected epochs (the same stopping rule for every strategy); the stability row compares the standard
 # deviation of a worker's test F1 over its last 5 epochs up to its final epoch (`festag.stability`).
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `festag_claims.csv`.
 #
 # Where the ordering rows (C_0.1 − D, D below A) fail, the heterogeneity experiment below shows whether the

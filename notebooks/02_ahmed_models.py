@@ -68,7 +68,7 @@ n_seeds_other = None  # None: the profile's seeds for configurations no claim re
 n_seeds_sat = None  # None: the profile's seeds of the SAT rows other than Table 4.2's (cpu 2)
 misspell_rate = None  # None: the profile's share of test words given a typing error (0.15); 0: none
 device = "cpu"  # torch device
-out_dir = "../runs/cpu/02_ahmed_models"  # tables, figures and results JSON are written here
+out_dir = None  # tables, figures and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # None: the profile's value (paper: 100, early stopping with patience 10)
 lr = None  # None: the profile's value (paper: Adam 1e-5, gradient clipping 5)
 max_train_sentences = None  # None: the profile's cap on training sentences (cpu 1000)
@@ -83,12 +83,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import to_markdown, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, to_markdown, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import ahmed_models as am
 from deidlib.studies import claims as paper_claims
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "02_ahmed_models")
 caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive,
             max_dev_documents=max_eval_documents, max_test_documents=max_eval_documents)
 params = am.params_for(profile, epochs=epochs, lr=lr, ff_activation=ff_activation, n_seeds_other=n_seeds_other,

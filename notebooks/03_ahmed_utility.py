@@ -35,7 +35,7 @@ corpus = "synthetic"  # synthetic | physionet | i2b2 (classification needs the s
 data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
 seed = 0  # data split, tagger initialisation, surrogates, pseudonyms, LDA and classification splits
 device = "cpu"  # torch device
-out_dir = "../runs/cpu/03_ahmed_utility"  # tables, figures and results JSON are written here
+out_dir = None  # tables, figures and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # None: the profile's epochs of the GRU-CRF (cpu 8)
 max_train_sentences = None  # None: the profile's cap on the GRU-CRF's training sentences (cpu 1500)
 epsilons = None  # None: the profile's surrogate ε values (cpu (1, 10))
@@ -46,12 +46,11 @@ max_abstracts = None  # None: the profile's (cpu: all 2,888 if found; smoke: 0, 
 from pathlib import Path
 
 from deidlib.plotting import savefig
-from deidlib.reporting import to_markdown, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, to_markdown, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import ahmed_utility as au
 from deidlib.studies import claims as paper_claims
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "03_ahmed_utility")
 params = au.params_for(profile, epochs=epochs, max_train_sentences=max_train_sentences, epsilons=epsilons,
                        pseudonym_n=pseudonym_n, max_abstracts=max_abstracts)
 print(f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epochs}/{params.baseline_epochs} "
@@ -125,8 +124,7 @@ if res["abstracts"] is not None:
 # ## Paper vs ours
 # The thesis' utility findings (Tables 4.5, 4.6, 4.9) as differences between our tagger's output and gold de-identification or the raw notes.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `ahmed_utility_claims.csv`.
 #
 # On synthetic notes the tagger misses few PHI, so Ours and GT differ little: a BLEU row that does not reproduce the thesis' gain says the gain came from the thesis tagger's misses, not from better text.

@@ -45,7 +45,7 @@ corpus = (
 data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shared/data
 seed = 0  # data, initialisation, Poisson sampling and noise seed
 device = "cpu"  # torch device (the DP study runs on CPU)
-out_dir = "../runs/cpu/04_ahmed_dp_ensemble"  # tables, figures and results JSON are written here
+out_dir = None  # tables, figures and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # None: the profile's value (paper: 100)
 train_sentence_rate = None  # None: the profile's fraction of training sentences per member (cpu 0.35, keyed per-sentence coins)
 negative_keep_rate = None  # None: keep all; r keeps each PHI-free training sentence with probability r
@@ -60,15 +60,14 @@ from pathlib import Path
 import torch
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import ahmed_dp as ad
 from deidlib.studies import claims as paper_claims
 
 torch.set_num_threads(
     1
 )  # the DP microbatches are small: more threads only add spin-waiting on 2 shared cores
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "04_ahmed_dp_ensemble")
 params = ad.params_for(profile, epochs=epochs, train_sentence_rate=train_sentence_rate,
                        negative_keep_rate=negative_keep_rate, max_eval_documents=max_eval_documents,
                        member_recipe=member_recipe, recipes=recipes, recipe_seeds=recipe_seeds)
@@ -188,8 +187,7 @@ res["rules"].round(3)
 # ## Paper vs ours
 # Section 5.3's ensemble findings: the minimality rule trades precision for recall (differences in percentage points, mean over target sites; interval = min–max over targets), and Table 5.3's DP cost.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `ahmed_dp_claims.csv`.
 #
 # The recall rows test the reason for the minimality rule; the precision row is its stated price. The last two

@@ -45,7 +45,7 @@ data_dir = None  # folder of the real corpus; None: $DEIDLIB_DATA_DIR or ../shar
 seed = 0  # first seed (data subsets, pseudonymization draws, initialisation)
 n_seeds = None  # None: the profile's number of seeds per point (cpu 2, paper 5)
 device = "cpu"  # torch device (the study runs on CPU)
-out_dir = "../runs/cpu/05_friedrich_pseudonymization"  # figures, tables and results JSON are written here
+out_dir = None  # figures, tables and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # None: the profile's cap on training epochs (early stopping on the dev loss)
 neighbours = None  # None: the profile's N grid (paper: 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 max_train_sentences = None  # None: the profile's cap on training sentences (cpu 800)
@@ -58,15 +58,14 @@ from pathlib import Path
 import torch
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import pseudonymization as fp
 
 if device != "cpu":
     raise ValueError("the friedrich study runs on CPU here (device='cpu')")
 torch.set_num_threads(1)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "05_friedrich_pseudonymization")
 params = friedrich.params_for(profile, n_seeds=n_seeds, epochs=epochs, neighbours=neighbours,
                               max_train_sentences=max_train_sentences, max_test_sentences=max_test_sentences,
                               negatives_per_positive=negatives_per_positive)
@@ -124,8 +123,7 @@ res["subword"].round(2)
 # ## Paper vs ours
 # Table 2 as F1 differences to the same embedding's non-private model, Figure 4's relative F1 at N = 1000, and section 8's subword statistic.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `friedrich_pseudo_claims.csv`.
 #
 # Table 2 rows are differences to the same embedding's non-private model, so they hold or fail independently of the corpus' absolute F1.

@@ -43,7 +43,7 @@ seed = 0  # first seed
 adv_seeds = None  # None: the profile's number of seeds per point (cpu 3, paper 5)
 adv_embeddings = None  # None: the profile's embeddings, e.g. ("glove", "fasttext") (cpu: GloVe only)
 device = "cpu"  # torch device (the study runs on CPU)
-out_dir = "../runs/cpu/06_friedrich_adversarial"  # figures, tables and results JSON are written here
+out_dir = None  # figures, tables and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 adv_neighbours = None  # None: the profile's N grid of the invariance requirement (cpu 10, 100, 500, 1000)
 frozen_epochs = None  # None: the profile's K, adversary epochs on the frozen representation (cpu and paper 50)
 max_train_sentences = None  # None: the profile's cap on training sentences (cpu 800)
@@ -58,15 +58,14 @@ from pathlib import Path
 import torch
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import adversarial as fa
 
 if device != "cpu":
     raise ValueError("the friedrich study runs on CPU here (device='cpu')")
 torch.set_num_threads(1)
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "06_friedrich_adversarial")
 if isinstance(adv_embeddings, str):  # one name, e.g. -p adv_embeddings=fasttext
     adv_embeddings = (adv_embeddings,)
 params = friedrich.params_for(profile, adv_seeds=adv_seeds, adv_neighbours=adv_neighbours,
@@ -116,8 +115,7 @@ checks.round(3)
 # ## Paper vs ours
 # Figure 5's statements on the frozen adversary's accuracy (chance = 0.5).
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `friedrich_adv_claims.csv`.
 #
 # The interval of each row is the min–max over seeds. The two yardstick rows come first in reading: a

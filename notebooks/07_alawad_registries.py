@@ -48,7 +48,7 @@ data_dir = None  # abstracts: the medical_abstracts_tc folder; None: $DEIDLIB_DA
 seed = 0  # first seed
 n_seeds = None  # seeds seed, ..., seed+n_seeds-1 (each re-draws the registries); None: the profile's number
 device = "cpu"  # unused: the CNNs train on the CPU
-out_dir = "../runs/cpu/07_alawad_registries"  # figures, tables and the results JSON are written here
+out_dir = None  # figures, tables and the results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 n_registries = None  # None: the profile's number of registries (paper: 2)
 patients = None  # synthetic: pathology reports generated before prevalence thinning; None: the profile's
 concentration = None  # Dirichlet concentration of the registries' label prevalence; None: the profile's
@@ -66,11 +66,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import alawad
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "07_alawad_registries")
 params = alawad.params_for(profile, n_seeds=n_seeds, n_registries=n_registries, patients=patients,
                            concentration=concentration, epochs=epochs, lr=lr, adv_weight=adv_weight,
                            adversary=adversary, min_support=min_support, equivalence_margin=equivalence_margin)
@@ -203,8 +202,7 @@ up
 # indistinguishable from the centralized model (here: equivalent within the margin); and the overview's: the
 # adversary makes the shared features registry-agnostic (a fresh attacker does worse than on the control's).
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `alawad_claims.csv`.
 #
 # If the rows against single-registry models hold while the rows against the centralized model contradict, the shared layers carry part, not all, of the pooled data's benefit at this scale.

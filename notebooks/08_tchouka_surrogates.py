@@ -46,7 +46,7 @@ corpus = "synthetic"  # the before/after example always uses the synthetic corpu
 data_dir = None  # unused (the optional Eurostat hospital table is looked up with find_data_dir)
 seed = 0  # seed of every simulation and surrogate draw
 device = "cpu"  # unused: NumPy only
-out_dir = "../runs/cpu/08_tchouka_surrogates"  # figures, tables and the results JSON are written here
+out_dir = None  # figures, tables and the results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epsilon = None  # thread example: ε of the whole note (None: the profile's value, 1.0)
 
 # %%
@@ -58,12 +58,11 @@ import matplotlib.pyplot as plt
 from IPython.display import HTML, display
 
 from deidlib.plotting import savefig
-from deidlib.reporting import annotated_html, verdict_counts, write_result, write_table
+from deidlib.reporting import annotated_html, run_folder, verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import tchouka
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "08_tchouka_surrogates")
 params = tchouka.params_for(profile, epsilon=epsilon)
 places, places_desc = tchouka.load_french_places(params.min_population)
 print(f"profile={profile} seed={seed}; French places: {len(places)} ({places_desc})")
@@ -228,8 +227,7 @@ t2[["label", "i2b2_types", "gold", "precision", "recall", "f1",
 # ## Paper vs ours
 # The paper's NER statement (section 3.4: overall F1 97.4, "at the level of those in English") against the overall F1 of (f), and its privacy statements against the exact maximum log-ratio of each mechanism's output laws (the empirical one where no exact value exists); the reference is the bound ε·d.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `tchouka_claims.csv`.
 #
 # The Algorithm 1 row is computed exactly: its candidate set depends on the secret city, so some output has probability 0 under one input and not the other, and no finite ε·d bounds the ratio.

@@ -54,7 +54,7 @@ corpus = "synthetic"  # synthetic only: the attacks need the ground truth of mem
 data_dir = None  # unused (synthetic corpus); kept for the common notebook interface
 seed = 0  # data, coins, initialisation and noise seed
 device = "cpu"  # the audits run on CPU
-out_dir = "../runs/cpu/09_privacy_frontier"  # tables, figures and results JSON are written here
+out_dir = None  # tables, figures and results JSON are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # None: the profile's value (cpu 10)
 references = None  # None: the profile's number of LiRA reference models per setting (cpu 2)
 
@@ -66,15 +66,14 @@ import torch
 from IPython.display import display
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import audits as au
 from deidlib.studies import claims as paper_claims
 
 torch.set_num_threads(1)
 if corpus != "synthetic":
     raise ValueError("notebook 09 runs on the synthetic corpus only (it needs membership ground truth)")
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "09_privacy_frontier")
 params = au.params_for(profile, epochs=epochs, references=references)
 print(f"profile={profile} seeds={params.seeds} references={params.references} | recipe {params.dp_recipe} at "
       f"ε={params.dp_recipe_epsilons} and ∞ | from scratch: {params.kind}, {params.epochs} epochs, σ={params.dp_noises}")
@@ -222,8 +221,7 @@ eps[["audit", "claimed_noise_multiplier", "actual_noise_multiplier", "accountant
 # ## Paper vs ours
 # No paper states these: they are the package's promises, with the accountant's ε as the reference. A correct mechanism must stay at or below it; the broken one must be caught.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
-# (faithful: the claim holds within the tolerance; partial: it holds only within twice the tolerance or
-# within the run's spread; contradicts: it fails; not measured: this run's profile skipped that part).
+# (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `audits_claims.csv`.
 #
 # A contradicted correct-mechanism row would mean the accountant under-reports ε (or the audit is wrong); a contradicted broken-mechanism row would mean the audit is too weak to catch a 10× noise error.

@@ -39,7 +39,7 @@ corpus = "synthetic"  # synthetic | physionet | i2b2
 data_dir = None  # folder of the real corpus, or None for $DEIDLIB_DATA_DIR / ../shared/data
 seed = 0  # data split and initialisation
 device = "cpu"  # torch device
-out_dir = "../runs/cpu/10_operating_point"  # figures and tables are written here
+out_dir = None  # figures and tables are written here (None: runs/<profile>/<name> of the checkout, from any working folder)
 epochs = None  # training epochs (None: the profile's value)
 target_recall = None  # recall the dev-chosen threshold must reach (None: 0.92)
 
@@ -50,12 +50,11 @@ from pathlib import Path
 import pandas as pd
 
 from deidlib.plotting import savefig
-from deidlib.reporting import verdict_counts, write_result, write_table
+from deidlib.reporting import run_folder, verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import operating_point as op
 
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = run_folder(out_dir, profile, "10_operating_point")
 params = op.params_for(profile, epochs=epochs, target_recall=target_recall)
 print(f"profile={profile} corpus={corpus} model={params.model} epochs={params.epochs} "
       f"target recall={params.target_recall}")

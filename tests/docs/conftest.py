@@ -2,8 +2,10 @@
 
 The smoke notebooks come from the session fixture ``smoke_notebook`` (tests/conftest.py): each
 is executed once per test session, by whichever of this fixture and ``tests/test_notebooks.py``
-asks first, on any xdist worker. ``DEIDLIB_DOCS_SMOKE_RUNS=DIR`` uses an existing folder of
-executed smoke notebooks instead (e.g. ``runs/smoke`` after ``make smoke``).
+asks first, on any xdist worker, unless the checkout's ``runs/smoke`` already holds every one
+(``make smoke``), which is then used as it is. ``DEIDLIB_DOCS_SMOKE_RUNS=DIR`` names another folder of
+executed smoke notebooks. The site stages the executed cpu notebooks kept in ``figures/`` where
+there are any, as ``make docs`` does, and the smoke run for the other pages.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def docs_tree(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for entry in ROOT.iterdir():
         if entry.name == "docs":
-            shutil.copytree(entry, dest / "docs", ignore=shutil.ignore_patterns("_build", "notebooks", "__pycache__"))
+            shutil.copytree(entry, dest / "docs", ignore=shutil.ignore_patterns("_build", "notebooks", "api", "__pycache__"))
         elif not entry.name.startswith(".") and entry.name != "runs":
             (dest / entry.name).symlink_to(entry)
     return dest / "docs"
@@ -51,6 +53,8 @@ def smoke_runs(tmp_path_factory, sitetools, smoke_notebook):
     given = os.environ.get("DEIDLIB_DOCS_SMOKE_RUNS")
     entries = sitetools._manifest()
     root = tmp_path_factory.mktemp("smoke-runs")
+    if not given and not sitetools.missing_runs(ROOT / "runs" / "smoke", entries):
+        given = str(ROOT / "runs" / "smoke")  # after `make smoke`: no notebook executed again
     if given:
         runs = Path(given).resolve()
         missing = sitetools.missing_runs(runs, entries)
@@ -65,14 +69,17 @@ def smoke_runs(tmp_path_factory, sitetools, smoke_notebook):
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory, smoke_runs, sitetools):
-    """The site built with ``sphinx -b html`` from the staged smoke notebooks: (html folder, sphinx log)."""
+    """The site built with ``sphinx -b html`` as ``make docs`` builds it (the cpu notebooks kept in
+    ``figures/``, the smoke run for the others): (html folder, sphinx log, {page: profile staged})."""
     pytest.importorskip("sphinx", reason="the docs extra (sphinx, myst-nb, furo) is not installed")
     pytest.importorskip("myst_nb", reason="the docs extra (sphinx, myst-nb, furo) is not installed")
     pytest.importorskip("furo", reason="the docs extra (sphinx, myst-nb, furo) is not installed")
     src = docs_tree(tmp_path_factory.mktemp("site") / "checkout")
-    assert sitetools.stage("cpu", smoke_runs, src / "notebooks", fallback="smoke", execute=False) == "smoke"
+    staged = sitetools.stage("cpu", smoke_runs, src / "notebooks", fallback="smoke", execute=False,
+                             stored_dir=ROOT / "figures")
+    assert set(staged.values()) <= {"cpu", "smoke"}
     html = src / "_build" / "html"
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(html)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"sphinx failed:\n{proc.stderr[-3000:]}"
-    return html, proc.stderr
+    return html, proc.stderr, staged

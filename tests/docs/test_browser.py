@@ -1,5 +1,6 @@
 """The built site and a notebook in JupyterLab, driven by headless Chromium (marker ``browser``):
-every page of the site loads with its images and without SEVERE console errors; a study
+every page of the site (the quick start, the API reference and papers pages among them) loads
+with its images, without SEVERE console errors and without a table cell cut short; a study
 notebook runs to the end under the smoke profile in JupyterLab with no error output and a figure."""
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served_site(built_site):
     """The built site over http on localhost (as a web server would serve it)."""
-    html, _ = built_site
+    html, _, _ = built_site
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -106,8 +107,14 @@ def test_every_site_page_loads_with_its_images_and_no_console_errors(driver, ser
         problems += [f"{rel}: image {src} did not load" for src, width in imgs if not width]
         if not driver.execute_script("return !!document.querySelector('article')"):
             problems.append(f"{rel}: no article (page did not render)")
+        cut = driver.execute_script(  # a table cell pandas cut short: a claim's text, a row range
+            "return Array.from(document.querySelectorAll('article td')).map(c => c.textContent.trim())"
+            ".filter(t => t.endsWith('...'))")
+        problems += [f"{rel}: truncated table cell {t!r}" for t in cut[:3]]
         problems += [f"{rel}: console: {m}" for m in _severe(driver)]
     print(f"\nsite: {len(pages)} pages, {images} images, {len(problems)} problem(s)")
+    for page in ("quickstart.html", "api.html", "papers.html", "verdicts.html", "api/deidlib.training.fit_tagger.html"):
+        assert page in pages, page
     assert images >= sum(len(e.figures) for e in load_manifest())  # the notebook pages' figures alone
     assert not problems, "\n".join(problems[:40])
 

@@ -86,3 +86,22 @@ def test_public_corpus_cuts_documents_into_pieces_gensim_keeps_whole():
     assert all(t == t.lower() for p in pieces for t in p)
     with pytest.raises(ValueError, match="public sources must be among"):
         public_corpus(("commoncrawl",))
+
+
+def test_without_the_abstracts_fasttext_trains_on_the_wikipedia_sample_and_says_so(tmp_path, monkeypatch):
+    from deidlib.corpus.locate import SEARCH_ENV
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("DEIDLIB_DATA_DIR", str(empty))
+    monkeypatch.setenv(SEARCH_ENV, "env")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=MEDICAL_ABSTRACTS):
+        public_corpus(PUBLIC_SOURCES, max_documents=3)
+    ft = fasttext_public(dim=16, cache=tmp_path / "cache", **TINY)  # every source asked for, one present
+    _, wiki = public_corpus(("wikipedia",), max_documents=3)
+    assert ft.source == (f"gensim FastText on wikipedia (3 documents, {wiki['wikipedia']['tokens']:,} tokens); "
+                         "fallback: abstracts not found on this machine (see data/README.md), trained on wikipedia only")
+    assert "anarchism" in ft.index
+    with pytest.raises(FileNotFoundError, match="none of the public sources"):
+        public_corpus(("abstracts",), skip_missing=True)

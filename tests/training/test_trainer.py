@@ -380,3 +380,12 @@ def test_phi_threshold_trades_precision_for_recall_and_travels_with_the_model(sp
             (pts[4]["precision"], pts[4]["recall"], pts[4]["f1"]))
     finally:
         fitted.task.pop("phi_threshold")
+
+
+def test_progress_bar_shows_loss_and_dev_f1_and_keeps_test_scores_in_the_history(splits, capsys):
+    sents, tagger = _prep(splits)
+    hist = train(tagger, sents[:40], splits.dev[:3], splits.test[:3], epochs=1, batch_size=8, progress=True)
+    bar = capsys.readouterr().err
+    assert "train_loss=" in bar and "dev_f1=" in bar
+    assert "test_f1" not in bar  # the test split is out of sight while training
+    assert "test_f1" in hist.epochs[0]

@@ -49,3 +49,17 @@ def test_group_split_keeps_each_group_on_one_side():
     groups = [i // 4 for i in range(240)]  # 60 "patients" with 4 notes each
     r = classify(texts, labels, groups=groups, seed=0)
     assert r["n_train"] + r["n_test"] == 240 and r["n_test"] % 4 == 0 and r["macro_f1"] > 0.9
+
+
+def test_grouped_split_with_a_class_rarer_than_the_folds_prints_no_warning():
+    import warnings
+
+    from deidlib.utility.classify import classify
+
+    texts = [f"fever cough patient {i}" for i in range(20)] + [f"fracture cast patient {i}" for i in range(20)]
+    texts += ["rash itch patient a", "rash itch patient b"]
+    labels = ["a"] * 20 + ["b"] * 20 + ["c"] * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = classify(texts, labels, groups=[f"p{i}" for i in range(len(texts))], test_size=0.25)
+    assert r["n_train"] + r["n_test"] == len(texts) and r["accuracy"] > 0.5
