@@ -35,7 +35,9 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--epochs", type=positive_float, default=10,
                    help="passes over the training data (default 10; fractions only with DP-SGD)")
-    p.add_argument("--batch-size", type=positive_int, default=16)
+    p.add_argument("--batch-size", type=positive_int,
+                   help="sentences per batch (default 16; on a CUDA device without DP-SGD the profile's device "
+                        "batch, deidlib.profiles.batch_size_for; with DP-SGD the expected lot size, default 16)")
     p.add_argument(
         "--optimizer", choices=("sgd", "adam", "nadam"), help="default: the paper's for this model"
     )
@@ -204,6 +206,10 @@ def run(args) -> int:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 1
     dp = args.dp_noise is not None or args.dp_epsilon is not None or args.dp_recipe is not None
+    if args.batch_size is None:  # a DP lot size is part of the accounting: never scaled by the device
+        from ..profiles import batch_size_for
+
+        args.batch_size = 16 if dp else batch_size_for(args.profile, args.device, 16)
     if dp:
         if args.target_recall is not None:
             # the threshold would be a statistic of the (private) dev notes, outside the DP guarantee
