@@ -173,8 +173,9 @@ def check_per_unit_clipping(dpsgd, make_tagger):
     (embedding rows included), clipped unit by unit: σ = 0, q = 1 (one step, every unit), C the
     median unit norm (half the units clipped); the unit gradients are taken independently of
     train_dp, one backward pass per sentence (``per_unit_gradients(method="loop")``), before
-    the step. No dropout, so train mode equals the reference's forward pass."""
+    the step. No dropout, so train mode equals the reference's forward pass; float64 throughout."""
     sents, tg = make_tagger("gru", input_dropout=0.0)
+    tg = tg.double()  # float64: the two computations agree to ~1e-16, so a 1e-9 tolerance is far from both
     sents = sents[:12]
     names = [n for n, p in tg.named_parameters() if p.requires_grad]
     tg.train()
@@ -190,7 +191,8 @@ def check_per_unit_clipping(dpsgd, make_tagger):
     got = torch.cat([recs[0]["grads"][n].reshape(-1) for n in names])
     want = torch.cat([expected[n].reshape(-1) for n in names])
     err = float((got - want).norm() / want.norm())
-    assert err < 1e-4, f"the update differs from the per-unit clipped sum by {err:.3g} (relative)"
+    # embedding rows are ~0.2 % of a unit's squared norm here: leaving them out moves the update by ~4e-4
+    assert err < 1e-9, f"the update differs from the per-unit clipped sum by {err:.3g} (relative)"
 
 
 def check_calibrated_noise(dpsgd, make_tagger):
@@ -229,7 +231,9 @@ def check_patient_clipping(dpsgd, make_tagger):
     C = 1e-3  # far below every sentence's gradient norm: everything is clipped
     led, recs = _observe(dpsgd, tg, sents, unit="patient", units=units, epochs=2, batch_size=2,
                          noise_multiplier=0.0, max_grad_norm=C, secure=False)
-    assert led.unit == "patient" and led.n_units == 2 and led.sample_rate == 1.0
+    assert led.unit == "patient" and led.n_units == 2 and led.sample_rate == 1.0, (
+        f"ledger: unit {led.unit}, {led.n_units} units, q = {led.sample_rate:.3g} (2 patients, lot 2: q = 1)"
+    )
     # q = 1 over patients: every lot holds both patients (one forward pass per unit)
     assert len(recs) == 2 and all(r["units"] == 2 for r in recs), [r["units"] for r in recs]
     for r in recs:
