@@ -35,7 +35,9 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--epochs", type=positive_float, default=10,
                    help="passes over the training data (default 10; fractions only with DP-SGD)")
-    p.add_argument("--batch-size", type=positive_int, default=16)
+    p.add_argument("--batch-size", type=positive_int,
+                   help="sentences per batch (default 16; on a CUDA device without DP-SGD the profile's device "
+                        "batch, deidlib.profiles.batch_size_for; with DP-SGD the expected lot size, default 16)")
     p.add_argument(
         "--optimizer", choices=("sgd", "adam", "nadam"), help="default: the paper's for this model"
     )
@@ -97,6 +99,10 @@ def add_arguments(p) -> None:
                         "the seed; default: the OS CSPRNG)")
     g.add_argument("--dp-secure", action="store_true",
                    help="OS CSPRNG for lots and noise: the default (kept for compatibility)")
+    g.add_argument("--write-test-predictions", action="store_true",
+                   help="with DP-SGD on a real corpus (i2b2, physionet): also write OUT_DIR/test_predictions/*.xml, "
+                        "which copy the test notes verbatim under their original file names and are NOT covered by "
+                        "the DP guarantee (default: not written; the test scores are)")
     g.add_argument("--dp-vocab", default="dp", metavar="dp|training|PATH",
                    help="word vocabulary under DP: 'dp' (default) a DP vocabulary (Gaussian partition selection "
                         "per privacy unit, ε composed into the guarantee); 'training' every training word seen "
@@ -200,6 +206,10 @@ def run(args) -> int:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 1
     dp = args.dp_noise is not None or args.dp_epsilon is not None or args.dp_recipe is not None
+    if args.batch_size is None:  # a DP lot size is part of the accounting: never scaled by the device
+        from ..profiles import batch_size_for
+
+        args.batch_size = 16 if dp else batch_size_for(args.profile, args.device, 16)
     if dp:
         if args.target_recall is not None:
             # the threshold would be a statistic of the (private) dev notes, outside the DP guarantee
@@ -267,21 +277,51 @@ def _operating_point(args, splits, tagger) -> dict:
     return {"phi_threshold": th, "target_recall": args.target_recall, "dev_operating_points": curve}
 
 
-def _finish(args, splits, tagger, hist, out, extra: dict | None = None, files: dict | None = None) -> None:
-    """Save model and history, score and write the test predictions, write scores.json and
-    ``files`` (name -> text), all staged next to OUT_DIR and moved in only when complete."""
+def _finish(args, splits, tagger, hist, out, extra: dict | None = None, files: dict | None = None,
+            predictions: bool = True) -> None:
+    """Save model and history, score the test notes and write their predictions (unless
+    ``predictions`` is False), write scores.json and ``files`` (name -> text), all staged next
+    to OUT_DIR and moved in only when complete."""
     from ._safety import staged_dir
 
     extra = {**(extra or {}), **_operating_point(args, splits, tagger)}
     with staged_dir(out) as tmp:
-        _write_run(args, splits, tagger, hist, tmp, extra, files or {})
-    print(
-        f"model saved to {out / 'model'}; score test predictions with: "
-        f"deidlib evaluate GOLD_DIR {out / 'test_predictions'}"
-    )
+        _write_run(args, splits, tagger, hist, tmp, extra, files or {}, predictions)
+    if predictions and splits.test:
+        print(f"model saved to {out / 'model'}; score test predictions with: "
+              f"deidlib evaluate GOLD_DIR {out / 'test_predictions'}")
+    else:
+        print(f"model saved to {out / 'model'}")
 
 
-def _write_run(args, splits, tagger, hist, out, extra: dict, files: dict) -> None:
+def _writes_test_predictions(args) -> bool:
+    """Under DP-SGD, test predictions (the test notes verbatim, under their file names) are
+    written only for the synthetic corpus or when asked (``--write-test-predictions``)."""
+    return args.corpus == "synthetic" or args.write_test_predictions
+
+
+def _not_covered_outputs(args, splits, predictions: bool, hist) -> dict[str, str]:
+    """What a DP run writes besides the weights that the (ε, δ) guarantee does not cover:
+    statistics of the held-out notes, the notes themselves when asked, the user's choices."""
+    out = {}
+    if splits.test:
+        out["test_scores"] = (f"scores.json's test P/R/F1 are computed without DP on the {len(splits.test)} test notes "
+                              "(held out of training, not protected by the guarantee)")
+    if any("dev_f1" in e for e in hist.epochs):
+        out["dev_scores"] = (f"history.json's per-epoch dev P/R/F1 are computed without DP on the {len(splits.dev)} "
+                             "dev notes")
+    if predictions and splits.test:
+        out["test_predictions"] = ("test_predictions/*.xml copy the test notes verbatim, under their original file "
+                                   "names, with the model's PHI tags")
+    if args.phi_threshold is not None:
+        out["phi_threshold"] = ("the decision threshold (--phi-threshold) is the user's choice: covered only if it "
+                                "was not chosen by looking at private notes")
+    out["hyperparameters"] = ("model, lot size, epochs, learning rate, clipping bound and noise are the user's "
+                              "choices: covered only if they were not tuned on private notes")
+    return out
+
+
+def _write_run(args, splits, tagger, hist, out, extra: dict, files: dict, predictions: bool = True) -> None:
     import json
 
     from ..results import atomic_write_text
@@ -303,7 +343,8 @@ def _write_run(args, splits, tagger, hist, out, extra: dict, files: dict) -> Non
     if splits.test:
         p, r, f = evaluate_tagger(tagger, splits.test, device=args.device)
         scores.update(test_precision=p, test_recall=r, test_f1=f)
-        write_predictions(tagger, splits.test, out / "test_predictions", device=args.device)
+        if predictions:
+            write_predictions(tagger, splits.test, out / "test_predictions", device=args.device)
         print(f"test binary-token P/R/F1: {p:.4f} / {r:.4f} / {f:.4f}  ({len(splits.test)} documents)")
     atomic_write_text(out / "scores.json", json.dumps(scores, indent=2))
 
@@ -326,6 +367,7 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
         print("deidlib train: --dp-recipe calibrates σ to a target: give --dp-epsilon (not --dp-noise)", file=sys.stderr)
         return 2
     recipe = RECIPES[args.dp_recipe]
+    predictions = _writes_test_predictions(args)
     if recipe.public_vectors is None and recipe.kind != "minilm":
         print(f"deidlib train: recipe {recipe.name!r} builds a vocabulary of training words, which DP-SGD does not "
               "cover; train it with --model/--dp-vocab instead", file=sys.stderr)
@@ -351,7 +393,8 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
     privacy = {**ledger.to_dict(), "recipe": {k: v for k, v in vars(recipe).items()},
                "guarantee": {"epsilon": ledger.epsilon, "delta": ledger.delta, "unit": ledger.unit, "text": text,
                              "randomness": "os-csprng" if secure else "seeded", "composition": "DP-SGD ledger"},
-               "not_covered_by_dp": {"hyperparameters": "the recipe's settings (and the synthetic generator's design) "
+               "not_covered_by_dp": {**_not_covered_outputs(args, splits, predictions, m["history"]),
+                                     "hyperparameters": "the recipe's settings (and the synthetic generator's design) "
                                                         "were chosen on the nursing notes' dev split"}}
     files = {"privacy.json": json.dumps(privacy, indent=2, default=str)}
     print(f"DP-SGD recipe {recipe.name}: {text}; σ={ledger.noise_multiplier:.4g}, {ledger.steps} steps of lot "
@@ -362,7 +405,7 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
     scores_extra = {"dp_epsilon": ledger.epsilon, "dp_delta": ledger.delta, "dp_unit": ledger.unit,
                     "dp_guarantee": text, "dp_randomness": "os-csprng" if secure else "seeded",
                     "dp_recipe": recipe.name}
-    _finish(args, splits, m["tagger"], m["history"], out, scores_extra, files)
+    _finish(args, splits, m["tagger"], m["history"], out, scores_extra, files, predictions)
     return 0
 
 
@@ -449,6 +492,7 @@ def _run_dp(args, splits, hp, out) -> int:
     if args.dp_recipe is not None:
         return _run_dp_recipe(args, splits, out, secure)
     emb = args.embeddings or "none"  # word vectors trained on the private text would not be covered by DP
+    predictions = _writes_test_predictions(args)
     not_covered = {}
     if emb.lower() in ("word2vec", "fasttext"):
         not_covered["embeddings"] = f"{emb} vectors trained on the training text without DP"
@@ -478,6 +522,7 @@ def _run_dp(args, splits, hp, out) -> int:
     except (TypeError, ValueError) as e:
         print(f"deidlib train: {e}", file=sys.stderr)
         return 2
+    not_covered = {**_not_covered_outputs(args, splits, predictions, hist), **not_covered}
     eps, delta = total_guarantee(ledger.epsilon, ledger.delta, delta_tau)
     covers = "the weights and the word vocabulary" if rel else (
         "the weights only (the vocabulary is NOT covered)" if args.dp_vocab == "training"
@@ -496,7 +541,7 @@ def _run_dp(args, splits, hp, out) -> int:
         "not_covered_by_dp": not_covered,
     }
     files = {"privacy.json": json.dumps(privacy, indent=2)}
-    extra = f"; not covered: {', '.join(not_covered)}" if not_covered else ""
+    extra = f"; not covered: {', '.join(not_covered)} (privacy.json)"
     print(f"DP-SGD: {text}; σ={ledger.noise_multiplier:.4g}, {ledger.steps} steps, accountant {ledger.accountant}"
           f"{extra}")
     if rel:
@@ -505,5 +550,5 @@ def _run_dp(args, splits, hp, out) -> int:
         print(f"WARNING: {SEEDED_NOTE}", file=sys.stderr)
     scores_extra = {"dp_epsilon": eps, "dp_delta": delta, "dp_unit": ledger.unit, "dp_guarantee": text,
                     "dp_randomness": "os-csprng" if secure else "seeded"}
-    _finish(args, splits, tagger, hist, out, scores_extra, files)
+    _finish(args, splits, tagger, hist, out, scores_extra, files, predictions)
     return 0

@@ -47,6 +47,7 @@ words).
 from __future__ import annotations
 
 import hashlib
+from contextlib import nullcontext
 
 import torch
 from torch import nn
@@ -73,6 +74,9 @@ class EncoderTagger(BaseTagger):
     """See the module docstring."""
 
     kind = "minilm"
+    #: the encoder's autocast dtype on a CUDA device (``None``: float32); set for a pass by
+    #: :func:`deidlib.training.precision.mixed_precision`
+    compute_dtype: torch.dtype | None = None
 
     def __init__(
         self,
@@ -229,13 +233,23 @@ class EncoderTagger(BaseTagger):
             full[:, 1 : w + 1] = ids * m
             full[torch.arange(B, device=ids.device), n + 1] = self.sep_id
             att = torch.arange(w + 2, device=ids.device).unsqueeze(0) <= (n + 1).unsqueeze(1)
-            if self.layers == (-1,):
-                h = self.encoder(input_ids=full, attention_mask=att.long()).last_hidden_state
-            else:
-                states = self.encoder(input_ids=full, attention_mask=att.long(), output_hidden_states=True).hidden_states
-                h = torch.stack([states[i] for i in self.layers]).mean(0)
+            with self._autocast(ids.device):
+                if self.layers == (-1,):
+                    h = self.encoder(input_ids=full, attention_mask=att.long()).last_hidden_state
+                else:
+                    states = self.encoder(input_ids=full, attention_mask=att.long(),
+                                          output_hidden_states=True).hidden_states
+                    h = torch.stack([states[i] for i in self.layers]).mean(0)
+            if h.dtype in (torch.bfloat16, torch.float16):  # autocast's states: the head reads float32
+                h = h.float()
             outs.append(h[:, 1 : w + 1])
         return torch.cat(outs, 1)
+
+    def _autocast(self, device: torch.device):
+        """bf16 autocast of the encoder on a CUDA device when :attr:`compute_dtype` is set."""
+        if self.compute_dtype is None or device.type != "cuda":
+            return nullcontext()
+        return torch.autocast("cuda", dtype=self.compute_dtype)
 
     @staticmethod
     def _pool(states: torch.Tensor, sub_mask: torch.Tensor, sub_word: torch.Tensor, T: int) -> torch.Tensor:

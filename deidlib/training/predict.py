@@ -12,6 +12,7 @@ from ..corpus.i2b2 import write_i2b2_dir
 from ..corpus.labels import TaggedSentence, spans_from_predictions
 from ..corpus.tokenize import document_sentences
 from ..evaluation import binary_token_prf
+from .precision import mixed_precision
 
 __all__ = [
     "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK",
@@ -46,12 +47,13 @@ def predict_tags(
     """Best tag sequence per sentence (length-sorted batches for speed; original order kept);
     with ``phi_threshold``, the recall-oriented decision of :mod:`deidlib.models.decoding`.
     The character encoder runs once per distinct token of the whole pass
-    (:meth:`deidlib.models.layers.TokenEncoder.char_cache`)."""
+    (:meth:`deidlib.models.layers.TokenEncoder.char_cache`); on a CUDA device an encoder
+    tagger's encoder runs in bf16 autocast (:mod:`.precision`)."""
     tagger.eval()
     labels = tagger.featurizer.labels
     out: list[list[str] | None] = [None] * len(token_lists)
     tokens = getattr(tagger, "tokens", None)
-    with tokens.char_cache() if hasattr(tokens, "char_cache") else nullcontext():
+    with tokens.char_cache() if hasattr(tokens, "char_cache") else nullcontext(), mixed_precision(tagger, device):
         for idx, batch in _batches(tagger, token_lists, batch_size, device):
             seqs = tagger.predict(batch) if phi_threshold is None else tagger.predict(batch, phi_threshold, encoding)
             for i, seq in zip(idx, seqs):
@@ -129,7 +131,7 @@ def _sentence_marginals(tagger, docs: Sequence[Document], batch_size: int, devic
     words = [[x.text for x in s] for s in sents]
     tagger.eval()
     marg: list[torch.Tensor | None] = [None] * len(sents)
-    with torch.no_grad():
+    with torch.no_grad(), mixed_precision(tagger, device):
         for idx, batch in _batches(tagger, words, batch_size, device):
             m = tagger.marginals(batch).cpu()
             for b, (i, n) in enumerate(zip(idx, batch.mask.sum(1).tolist())):

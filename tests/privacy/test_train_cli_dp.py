@@ -158,3 +158,58 @@ def test_dp_recipe_refusals(tmp_path, capsys):
     assert "--dp-epsilon" in capsys.readouterr().err
     assert main(["train", str(tmp_path / "c"), "--dp-recipe", "thesis", "--dp-epsilon", "8"]) == 2
     assert "vocabulary of training words" in capsys.readouterr().err
+
+
+def _real_format_corpus(folder, corpus):
+    """A tiny corpus in a real corpus' on-disk format (i2b2 XML or PhysioNet id.text/id-phi.phrase),
+    written from synthetic notes; returns its documents as read back."""
+    from deidlib.corpus.i2b2 import write_i2b2_dir
+
+    docs = load_corpus("synthetic", profile="smoke", seed=5, patients=10, sites=2).all
+    folder.mkdir()
+    if corpus == "i2b2":
+        write_i2b2_dir(docs, folder)
+    else:
+        pids = {p: i + 1 for i, p in enumerate(sorted({d.patient_id for d in docs}))}
+        text, phrases, seen = [], [], Counter()
+        for d in docs:
+            pid = pids[d.patient_id]
+            seen[pid] += 1
+            text.append(f"START_OF_RECORD={pid}||||{seen[pid]}||||\n{d.text}||||END_OF_RECORD\n")
+            phrases += [f"{pid} {seen[pid]} {s.start} {s.end} {'HCPName' if s.category == 'NAME' else 'Date'} {s.text}\n"
+                        for s in d.spans if s.category in ("NAME", "DATE") and "\n" not in s.text]
+        (folder / "id.text").write_text("".join(text))
+        (folder / "id-phi.phrase").write_text("".join(phrases))
+    return load_corpus(corpus, data_dir=folder, seed=0)
+
+
+@pytest.mark.parametrize("corpus", ["i2b2", "physionet"])
+def test_dp_training_on_a_real_corpus_copies_no_test_note_unless_asked(tmp_path, capsys, corpus):
+    """Under DP on a real corpus no output file holds a test note's text or name (the predictions
+    are written only with --write-test-predictions), and privacy.json names what the guarantee
+    leaves out: the held-out notes' scores, the predictions when written, the hyperparameters."""
+    splits = _real_format_corpus(tmp_path / "data", corpus)
+    assert splits.test
+    args = ["train", "--corpus", corpus, "--data-dir", str(tmp_path / "data"), *SMALL, "--dp-epsilon", "5",
+            *FEW_STEPS, "--seed", "0"]
+    assert main([args[0], str(tmp_path / "out"), *args[1:]]) == 0
+    out = tmp_path / "out"
+    assert not (out / "test_predictions").exists()
+    lines = {ln.strip() for d in splits.test for ln in d.text.splitlines() if len(ln.strip()) >= 25}
+    assert lines  # the check below has something to find
+    for f in out.rglob("*"):
+        if f.is_file():
+            body = f.read_bytes().decode("utf-8", errors="replace")
+            leaked = [ln for ln in lines if ln in body]
+            assert not leaked, f"{f.relative_to(out)} holds test-note text: {leaked[0][:40]!r}"
+            assert not any(d.id in f.name for d in splits.test), f.name
+    priv = json.loads((out / "privacy.json").read_text())
+    assert {"test_scores", "dev_scores", "hyperparameters"} <= set(priv["not_covered_by_dp"])
+    assert "test_predictions" not in priv["not_covered_by_dp"]
+    assert "not covered: test_scores" in capsys.readouterr().out
+    # asked for: written, and named as not covered
+    assert main([args[0], str(tmp_path / "asked"), *args[1:], "--write-test-predictions"]) == 0
+    written = sorted(p.stem for p in (tmp_path / "asked" / "test_predictions").glob("*.xml"))
+    assert written == sorted(d.id for d in splits.test)
+    priv = json.loads((tmp_path / "asked" / "privacy.json").read_text())
+    assert "verbatim" in priv["not_covered_by_dp"]["test_predictions"]
