@@ -81,28 +81,28 @@ print(
 
 # %%
 res = ad.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
-print(f"{res['seconds']:.1f} s")
+print(f"{res.seconds:.1f} s")
 
 # %% [markdown]
 # ## Table 5.3 analog: ε per accountant (training sequences of the three synthetic sites)
 
 # %%
-write_table(res["epsilon_table"], "ahmed_dp_table_5_3", out)
-res["epsilon_table"].round(2)
+write_table(res.epsilon_table, "ahmed_dp_table_5_3", out)
+res.epsilon_table.round(2)
 
 # %% [markdown]
 # The thesis gives ε but not the number of training sequences N; RDP reproduces each data set's rows
 # with about one N (see `deidlib.privacy.accounting`'s docstring for the reasoning):
 
 # %%
-write_table(res["thesis_sequences"], "ahmed_dp_thesis_sequences", out)
-res["thesis_sequences"].round(2)
+write_table(res.thesis_sequences, "ahmed_dp_thesis_sequences", out)
+res.thesis_sequences.round(2)
 
 # %% [markdown]
 # ## Privacy–utility: F1 vs ε
 
 # %%
-curve = res["curve"]
+curve = res.curve
 fig = ad.plot_curve(curve, title=f"DP-SGD {params.kind} on {corpus}", epochs=params.epochs)
 savefig(fig, "ahmed_dp_f1_vs_epsilon", out)
 write_table(curve, "ahmed_dp_f1_vs_epsilon", out)
@@ -123,7 +123,7 @@ curve.round({"epsilon": 3, "precision": 3, "recall": 3, "f1": 3, "seconds": 1})
 # `python benchmarks/dp_recipes.py -r synthetic_minilm`) is described in docs/dp-recipes.md.
 
 # %%
-rc = res["recipe_curves"]
+rc = res.recipe_curves
 if len(rc):
     fig = ad.plot_recipe_curves(rc, title=f"DP recipes on {corpus}")
     savefig(fig, "ahmed_dp_recipes_f1_vs_epsilon", out)
@@ -150,7 +150,7 @@ rc.round(3) if len(rc) else None
 # mean, min and max over the DP seeds.
 
 # %%
-sat_dp = res["sat_dp"]
+sat_dp = res.sat_dp
 costs = ad.dp_costs(sat_dp)
 if len(sat_dp):
     write_table(sat_dp, "ahmed_dp_table_5_3_sat", out, index=False)
@@ -162,26 +162,26 @@ sat_dp.round(3) if len(sat_dp) else None
 # ## Scenario A (Table 5.1 analog): owner without labels
 
 # %%
-write_table(res["scenario_a"], "ahmed_dp_table_5_1", out)
-res["scenario_a"].round(3)
+write_table(res.scenario_a, "ahmed_dp_table_5_1", out)
+res.scenario_a.round(3)
 
 # %% [markdown]
 # ## Scenario B (Table 5.2 analog): owner with labels
 
 # %%
-write_table(res["scenario_b"], "ahmed_dp_table_5_2", out)
-res["scenario_b"].round(3)
+write_table(res.scenario_b, "ahmed_dp_table_5_2", out)
+res.scenario_b.round(3)
 
 # %% [markdown]
 # ## Precision/recall of the aggregation rules (scenario B, all members)
 
 # %%
 rules_scale = (f"synthetic sites, profile {profile}: {params.epochs} epochs, member sentences "
-               + "/".join(str(m["sentences"]) for m in res["members"].values()) + f", seed {seed}")
-fig = ad.plot_rules(res["rules"], scale=rules_scale)
+               + "/".join(str(m["sentences"]) for m in res.members.values()) + f", seed {seed}")
+fig = ad.plot_rules(res.rules, scale=rules_scale)
 savefig(fig, "ahmed_dp_rules", out)
-write_table(res["rules"], "ahmed_dp_rules", out)
-res["rules"].round(3)
+write_table(res.rules, "ahmed_dp_rules", out)
+res.rules.round(3)
 
 # %% [markdown]
 # ## Paper vs ours
@@ -194,7 +194,7 @@ res["rules"].round(3)
 # rows are Table 5.3's DP cost of the self-attention tagger (interval: min–max over the DP seeds).
 
 # %%
-claims = paper_claims.ahmed_dp(res["scenario_a"], res["scenario_b"], costs)
+claims = paper_claims.ahmed_dp(res.scenario_a, res.scenario_b, costs)
 write_table(claims, "ahmed_dp_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims
@@ -203,17 +203,17 @@ claims
 # ## Fine-tuning a pre-trained DP model (Table A.3 analog)
 
 # %%
-if res["fine_tuning"] is not None:
-    write_table(res["fine_tuning"], "ahmed_dp_table_a3", out)
-res["fine_tuning"].round(3) if res["fine_tuning"] is not None else None
+if res.fine_tuning is not None:
+    write_table(res.fine_tuning, "ahmed_dp_table_a3", out)
+res.fine_tuning.round(3) if res.fine_tuning is not None else None
 
 # %% [markdown]
 # ## Guarantee of the ensemble
 # Members are trained on disjoint patients (different hospitals): parallel composition.
 
 # %%
-print(res["guarantee"]["text"])
-for name, m in res["members"].items():
+print(res.guarantee["text"])
+for name, m in res.members.items():
     print(name, f"eps={m['epsilon']:.3f}", f"sentences={m['sentences']}")
 write_json(res, out / "results.json")
 # the Result record carries the privacy ledger of every published member and the ensemble's guarantee
@@ -221,10 +221,10 @@ write_result(
     out,
     "ahmed_dp",
     "chapter5_dp_ensemble",
-    params={**res["params"], "corpus": corpus},
-    metrics={**{k: res[k] for k in ("epsilon_table", "curve", "recipe_curves", "sat_dp", "scenario_a", "scenario_b",
+    params={**res.params, "corpus": corpus},
+    metrics={**{k: getattr(res, k) for k in ("epsilon_table", "curve", "recipe_curves", "sat_dp", "scenario_a", "scenario_b",
                                     "rules", "fine_tuning")}, "sat_dp_cost": costs},
     seeds=[seed],
-    data_fingerprint=res["fingerprint"],
-    privacy_ledger={"members": {n: m["ledger"] for n, m in res["members"].items()}, "ensemble": res["guarantee"]},
+    data_fingerprint=res.fingerprint,
+    privacy_ledger={"members": {n: m["ledger"] for n, m in res.members.items()}, "ensemble": res.guarantee},
 )

@@ -85,7 +85,7 @@ print(f"friedrich §5: three-phase at N={params.representation_n}, ≤{fp.max_tr
 
 # %%
 res = au.run_study(params, seed=seed)
-print(f"{res['seconds']:.1f} s; population {res['population']}")
+print(f"{res.seconds:.1f} s; population {res.population}")
 
 # %% [markdown]
 # ## The frontier: utility against attack success
@@ -100,11 +100,11 @@ print(f"{res['seconds']:.1f} s; population {res['population']}")
 # classification (each panel's utility axis says which).
 
 # %%
-fr = res["frontier"]
-seeds_text = f"seeds {res['seeds'][0]}–{res['seeds'][-1]}" if len(res["seeds"]) > 1 else f"seed {res['seeds'][0]}"
+fr = res.frontier
+seeds_text = f"seeds {res.seeds[0]}–{res.seeds[-1]}" if len(res.seeds) > 1 else f"seed {res.seeds[0]}"
 fig = au.plot_frontier(fr, title=f"privacy audits ({profile} profile, synthetic): "
-                       f"{res['population']['sentences']} sentences of {res['population']['patients']} patients, "
-                       f"{res['population']['test_documents']} test notes (first seed), {params.references} LiRA "
+                       f"{res.population['sentences']} sentences of {res.population['patients']} patients, "
+                       f"{res.population['test_documents']} test notes (first seed), {params.references} LiRA "
                        "reference models", seed=seeds_text)
 savefig(fig, "audits_frontier", out)
 write_table(fr, "audits_frontier", out)
@@ -119,7 +119,7 @@ fr.round(3)
 # trained on half the population (a different training set size: read their cost as indicative).
 
 # %%
-statements = res["statements"]
+statements = res.statements
 write_table(statements, "audits_statements", out, index=False, markdown=True)
 with pd.option_context("display.max_colwidth", None):
     display(statements)
@@ -130,10 +130,10 @@ with pd.option_context("display.max_colwidth", None):
 # controls) and its attack family; the notebook stops if one lacks a row on every seed.
 
 # %%
-lacking = au.missing_methods(fr, len(res["seeds"]), params.dp_recipe)
+lacking = au.missing_methods(fr, len(res.seeds), params.dp_recipe)
 if lacking:
     raise RuntimeError(f"the frontier lacks {', '.join(lacking)}")
-print(f"all {len(au.METHODS)} methods on {len(res['seeds'])} seed(s)")
+print(f"all {len(au.METHODS)} methods on {len(res.seeds)} seed(s)")
 
 # %% [markdown]
 # ## Adversarial representation (friedrich §5) and its controls
@@ -142,7 +142,7 @@ print(f"all {len(au.METHODS)} methods on {len(res['seeds'])} seed(s)")
 # works where nothing hides the PHI word.
 
 # %%
-reps = pd.DataFrame(res["representations"])
+reps = pd.DataFrame(res.representations)
 write_table(reps, "audits_representations", out)
 reps.round(3)
 
@@ -153,7 +153,7 @@ reps.round(3)
 # and the class-label floor.
 
 # %%
-shared = pd.DataFrame(res["shared_layers"])
+shared = pd.DataFrame(res.shared_layers)
 write_table(shared, "audits_shared_layers", out)
 shared.round(3)
 
@@ -161,21 +161,21 @@ shared.round(3)
 # ## Membership inference (per sentence and per patient)
 
 # %%
-write_table(res["membership_table"], "audits_membership", out)
-res["membership_table"].round(3)
+write_table(res.membership_table, "audits_membership", out)
+res.membership_table.round(3)
 
 # %% [markdown]
 # ## Canary exposure (Carlini et al. 2019): exposure = log2 |candidates| − log2 rank
 
 # %%
-write_table(res["canary_table"], "audits_canaries", out)
-res["canary_table"].groupby(["method", "setting", "copies"], sort=False).exposure.agg(["mean", "min", "max"]).round(2)
+write_table(res.canary_table, "audits_canaries", out)
+res.canary_table.groupby(["method", "setting", "copies"], sort=False).exposure.agg(["mean", "min", "max"]).round(2)
 
 # %% [markdown]
 # ## DSSGD: the words of a site's batch from its upload
 
 # %%
-dssgd = pd.DataFrame(res["dssgd"])
+dssgd = pd.DataFrame(res.dssgd)
 write_table(dssgd, "audits_dssgd", out)
 dssgd.round(3)
 
@@ -183,7 +183,7 @@ dssgd.round(3)
 # ## Pseudonymization: recovering the original PHI word
 
 # %%
-pseudo = pd.DataFrame(res["pseudonyms"])
+pseudo = pd.DataFrame(res.pseudonyms)
 write_table(pseudo, "audits_pseudonyms", out)
 pseudo.round(3)
 
@@ -191,7 +191,7 @@ pseudo.round(3)
 # ## Surrogates: note linkage and equal-value disclosure
 
 # %%
-sur = pd.DataFrame(res["surrogates"])
+sur = pd.DataFrame(res.surrogates)
 write_table(sur, "audits_surrogates", out)
 sur.round(3)
 
@@ -210,7 +210,7 @@ sur.round(3)
 # 5.2 of the paper turns that count into the ε lower bound at 95 %.
 
 # %%
-eps = res["epsilon_audits"]
+eps = res.epsilon_audits
 write_table(eps, "audits_epsilon", out)
 print(f"one-run audits: {params.one_run_canaries} canaries, {params.one_run_steps} steps (full batch), "
       f"accountant {params.accountant}")
@@ -238,11 +238,11 @@ write_result(
     out,
     "audits",
     "privacy_frontier",
-    params=res["params"],
-    metrics={k: res[k] for k in ("frontier", "statements", "membership_table", "canary_table", "dssgd",
+    params=res.params,
+    metrics={k: getattr(res, k) for k in ("frontier", "statements", "membership_table", "canary_table", "dssgd",
                                  "surrogates", "pseudonyms", "representations", "shared_layers", "epsilon_audits")},
-    seeds=res["seeds"],
-    data_fingerprint=res["fingerprint"],
-    privacy_ledger={"dp_sgd": [m["ledger"] for m in res["membership"] if m["ledger"]],
+    seeds=res.seeds,
+    data_fingerprint=res.fingerprint,
+    privacy_ledger={"dp_sgd": [m["ledger"] for m in res.membership if m["ledger"]],
                     "note": "seeded noise (reproducible study): the ε does not hold against anyone holding the seed"},
 )

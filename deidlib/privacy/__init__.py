@@ -1,7 +1,7 @@
 """Differential privacy for the de-identification taggers (ahmed thesis, chapter 5).
 
 - :mod:`.accounting`: ε from (σ, q, steps, δ) with Opacus' accountants (prv/rdp/gdp),
-  σ for a target ε, the Table 5.3 analog and the inversion to the thesis' sequence counts.
+  σ for a target ε (the thesis' Table 5.3 replication lives in ``deidlib.studies.ahmed_dp``).
 - :mod:`.ensemble`: minimality / majority / k-of-n aggregation of binary PHI predictions
   (Definition 5.1.1) and the ensemble's privacy guarantee.
 - :mod:`.dpsgd`: DP-SGD (Algorithm 1) for every tagger with exact per-sentence (or

@@ -11,16 +11,12 @@ Rules (``count`` = number of members voting PHI for a token, ``n`` = members):
                 counts a tie as PHI)
 ``k_of_n``      PHI iff ``count >= k`` (``k = 1`` is minimality, ``k = n`` unanimity)
 
-Document level: members return :class:`~deidlib.corpus.document.Document` copies with
-predicted spans (``deidlib.training.predict_documents``). They are put on one shared
-tokenization — the scorer's alphanumeric tokens (``deidlib.evaluation.keys.TOKEN_RE``) of
-the document text, the same units that ``binary_token_prf`` counts — and a member votes PHI
-for a token when any of its spans overlaps the token by at least one character (a choice:
-the thesis aggregates per token of its own tokenizer, which members share there). The
-aggregated document gets one span per maximal run of consecutive PHI tokens (covering the
-text between them); its subtype is the most frequent subtype among the members' spans
-that overlap the run (ties: the earlier member), so category-level information survives
-when members agree.
+Document level: members' predicted spans are put on one shared tokenization, the scorer's
+alphanumeric tokens (``deidlib.evaluation.keys.TOKEN_RE``, the units ``binary_token_prf``
+counts); a member votes PHI for a token its spans overlap by a character (a choice: the thesis
+aggregates per token of the tokenizer its members share). The aggregated document gets one span
+per maximal run of PHI tokens, with the most frequent subtype of the members' overlapping spans
+(ties: the earlier member), so category-level information survives when members agree.
 
 Privacy of the ensemble (:func:`ensemble_guarantee`): each member is (ε_i, δ_i)-DP with
 respect to its own training set *for its privacy unit* (a sentence, or a patient with all

@@ -5,6 +5,7 @@ import pytest
 
 from deidlib.audits import canary_exposure, canary_words, exposure, insert_canaries, make_canaries
 from deidlib.studies import audits as au
+from deidlib.studies.audits.data import _featurizer
 
 
 def test_exposure_is_log2_candidates_minus_log2_rank():
@@ -29,7 +30,7 @@ def test_canaries_are_distinct_and_inserted_k_times():
 def _train(tiny, copies, noise, epochs):
     params, data = tiny
     cs = make_canaries(copies, 4, 64, seed=7)
-    fz = au._featurizer([s.words for s in data.sentences], canary_words(cs))
+    fz = _featurizer([s.words for s in data.sentences], canary_words(cs))
     tagger = au.make_tagger(fz, params, seed=0)
     au.fit(tagger, insert_canaries(data.sentences, cs, seed=0), params, noise, seed=0, epochs=epochs)
     return canary_exposure(tagger, cs)

@@ -10,6 +10,7 @@ from deidlib.audits import (
     sentence_losses,
 )
 from deidlib.studies import audits as au
+from deidlib.studies.audits.data import _featurizer, _half
 
 
 def test_logit_confidence_is_log_odds_of_exp_minus_loss():
@@ -43,9 +44,9 @@ def test_group_scores_average_per_patient():
 
 def _auc(tiny, noise, epochs, only_phi=False):
     params, data = tiny
-    coin = au._half(data.patients, 0, "test")
+    coin = _half(data.patients, 0, "test")
     member = np.array([coin[p] for p in data.patients])
-    fz = au._featurizer([s.words for s in data.sentences])
+    fz = _featurizer([s.words for s in data.sentences])
     tagger = au.make_tagger(fz, params, seed=0)
     au.fit(tagger, [s for s, m in zip(data.sentences, member) if m], params, noise, seed=0, epochs=epochs)
     s = loss_scores(sentence_losses(tagger, data.sentences))

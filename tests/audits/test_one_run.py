@@ -20,6 +20,7 @@ from deidlib.audits.one_run import (
 )
 from deidlib.privacy.dpsgd import train_dp
 from deidlib.studies import audits as au
+from deidlib.studies.audits.data import _featurizer
 
 
 def test_bound_without_delta_with_every_guess_right_is_the_closed_form():
@@ -69,7 +70,7 @@ def test_dirac_canaries_are_clipped_to_c_on_their_own_coordinate(tiny):
     base_sents = data.sentences[:5]
     words = [canary_word(i) for i in range(6)]
     assert len(set(words)) == 6
-    fz = au._featurizer([s.words for s in base_sents], words)
+    fz = _featurizer([s.words for s in base_sents], words)
     ids = [int(fz.encode([[w]], [["O"]]).word_ids[0, 0]) for w in words]
     tagger = GradientCanaryTagger(au.make_tagger(fz, params, 0), ids)
     included = [0, 2, 3]

@@ -6,11 +6,12 @@ from deidlib.collaborative.dp_upload import UploadLedger
 from deidlib.collaborative.dssgd import flatten_parameters, make_generator
 from deidlib.collaborative.worker_upload import worker_upload
 from deidlib.studies import audits as au
+from deidlib.studies.audits.data import _featurizer
 
 
 def _upload(tiny, theta_u, dp_epsilon=None, freeze=False, tau=0.0):
     params, data = tiny
-    fz = au._featurizer([s.words for s in data.sentences])
+    fz = _featurizer([s.words for s in data.sentences])
     batch = data.sentences[:20]
     hp = {**params.tagger, "freeze_embeddings": freeze}
     model = au.make_tagger(fz, au.params_for("smoke", tagger=hp), seed=0)
@@ -44,7 +45,7 @@ def test_partial_upload_reveals_fewer_words_and_no_wrong_ones(tiny):
 
 def test_dp_upload_mixes_in_words_the_site_never_used(tiny):
     r, _, _ = _upload(tiny, 1.0, dp_epsilon=1.0)
-    base = r["true"] / (au._featurizer([s.words for s in tiny[1].sentences]).num_words - 2)
+    base = r["true"] / (_featurizer([s.words for s in tiny[1].sentences]).num_words - 2)
     assert r["precision"] < 0.9
     assert r["precision"] < base + 0.2  # close to the share of batch words in the vocabulary: chance
 

@@ -292,7 +292,7 @@ def test_the_attack_learning_rate_reaches_the_frozen_adversary(data):
 def test_an_overflowing_gradient_skips_the_step_and_keeps_the_weights(data, monkeypatch):
     """A non-finite gradient norm (an overflowing LSTM gradient at a large learning rate) makes no
     step: the adversaries' weights stay finite and unchanged, and the epoch counts the skipped steps."""
-    from deidlib.privacy import adversarial as adv_mod
+    from deidlib.privacy import adversarial_trainer as adv_mod
 
     t = _trainer(data, _small(seed=2))
     before = [p.detach().clone() for p in t.model.adversary.parameters()]

@@ -11,7 +11,7 @@ from deidlib.corpus.document import Document
 from deidlib.corpus.labels import TaggedSentence
 from deidlib.corpus.tokenize import Token
 from deidlib.privacy.dpsgd import patient_units, train_dp
-from deidlib.studies import ahmed_dp as ad
+from deidlib.studies.ahmed_dp.data import _sentences, _thin_and_subsample
 
 
 def _weights(tagger):
@@ -59,14 +59,14 @@ def test_patient_units_documents_without_patient_id_are_their_own_units():
 
 def test_ahmed_dp_training_subset_adding_one_sentence_changes_no_other_decision(dp_splits):
     # a fixed-size seeded subset fails this (one more sentence swaps others in)
-    sents = ad._sentences(dp_splits.train, None, 0)
+    sents = _sentences(dp_splits.train, None, 0)
     assert len(sents) > 100
-    base = ad._thin_and_subsample(sents, 0.3, 0, 0.5)
+    base = _thin_and_subsample(sents, 0.3, 0, 0.5)
     for pos in (0, len(sents) // 2, len(sents)):
         extra = TaggedSentence("new-doc", [Token("Smith", 0, 5), Token("rested", 6, 12)], ["B-PHI", "O"])
-        more = ad._thin_and_subsample(sents[:pos] + [extra] + sents[pos:], 0.3, 0, 0.5)
+        more = _thin_and_subsample(sents[:pos] + [extra] + sents[pos:], 0.3, 0, 0.5)
         assert [s for s in more if s is not extra] == base
-        fewer = ad._thin_and_subsample(sents[:pos] + sents[pos + 1:], 0.3, 0, 0.5)
+        fewer = _thin_and_subsample(sents[:pos] + sents[pos + 1:], 0.3, 0, 0.5)
         assert fewer == [s for s in base if pos >= len(sents) or s is not sents[pos]]
     # the rate is a fixed probability per sentence (PHI-free ones thinned first)
     n_phi = sum(any(t != "O" for t in s.tags) for s in sents)

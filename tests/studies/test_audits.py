@@ -5,6 +5,8 @@ import pytest
 
 import deidlib.privacy.dpsgd as dpsgd
 from deidlib.studies import audits as au
+from deidlib.studies.audits import run as run_module
+from deidlib.studies.audits.data import _half
 
 
 def test_params_resolve_and_reject_bad_values():
@@ -18,10 +20,10 @@ def test_params_resolve_and_reject_bad_values():
 
 def test_halves_are_balanced_and_seeded():
     pats = [str(i) for i in range(7) for _ in range(3)]
-    h = au._half(pats, 0, "x")
-    assert sum(h.values()) == 4 and h == au._half(pats, 0, "x") and h != au._half(pats, 0, "y")
+    h = _half(pats, 0, "x")
+    assert sum(h.values()) == 4 and h == _half(pats, 0, "x") and h != _half(pats, 0, "y")
     with pytest.raises(ValueError, match="at least 2 patients"):
-        au._half(["a", "a"], 0, "x")
+        _half(["a", "a"], 0, "x")
 
 
 def test_an_empty_run_has_an_empty_frontier_that_lacks_every_method():
@@ -89,18 +91,18 @@ def test_the_frontier_dp_rows_come_from_the_learning_recipe_at_the_documented_ep
     assert params.dp_recipe == "minilm" and RECIPES["minilm"].tagger["finetune_layers"] == 0
     assert params.seeds >= 3 and params.dp_noises  # intervals over seeds; the from-scratch contrast stays
     calls = []
-    monkeypatch.setattr(au, "prepare_data", lambda p, sd: au.AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
-    monkeypatch.setattr(au, "recipe_base", lambda data, p, seed: f"base{seed}")
-    monkeypatch.setattr(au, "membership_setting",
+    monkeypatch.setattr(run_module, "prepare_data", lambda p, sd: au.AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
+    monkeypatch.setattr(run_module, "recipe_base", lambda data, p, seed: f"base{seed}")
+    monkeypatch.setattr(run_module, "membership_setting",
                         lambda data, p, s, seed: calls.append(("scratch", s, seed)) or _setting("x", "", seed, 0, 0))
-    monkeypatch.setattr(au, "recipe_setting", lambda data, p, e, base, seed: calls.append(
+    monkeypatch.setattr(run_module, "recipe_setting", lambda data, p, e, base, seed: calls.append(
         (p.dp_recipe, e, seed, base)) or _setting("y", "", seed, 0, 0))
-    monkeypatch.setattr(au, "dssgd_rows", lambda data, p, seed: [])
-    monkeypatch.setattr(au, "surrogate_rows", lambda data, p, seed: [])
-    monkeypatch.setattr(au, "pseudonym_rows", lambda data, p, index, seed: [])
-    monkeypatch.setattr(au, "representation_rows", lambda p, seed: [])
-    monkeypatch.setattr(au, "shared_layer_rows", lambda p, seed: [])
-    monkeypatch.setattr(au, "epsilon_audits", lambda data, p, seed: pd.DataFrame())
+    monkeypatch.setattr(run_module, "dssgd_rows", lambda data, p, seed: [])
+    monkeypatch.setattr(run_module, "surrogate_rows", lambda data, p, seed: [])
+    monkeypatch.setattr(run_module, "pseudonym_rows", lambda data, p, index, seed: [])
+    monkeypatch.setattr(run_module, "representation_rows", lambda p, seed: [])
+    monkeypatch.setattr(run_module, "shared_layer_rows", lambda p, seed: [])
+    monkeypatch.setattr(run_module, "epsilon_audits", lambda data, p, seed: pd.DataFrame())
     au.run_study(params, seed=5, progress=False)
     recipe_calls = [c for c in calls if c[0] == "minilm"]
     assert recipe_calls == [("minilm", e, sd, f"base{sd}") for sd in (5, 6, 7) for e in (1.0, 4.0, 8.0, math.inf)]
@@ -147,21 +149,21 @@ def test_the_frontier_has_every_method_of_the_package_on_every_seed(monkeypatch)
     params = au.params_for("cpu")
     assert params.seeds >= 3
     fake = _fake_results()
-    monkeypatch.setattr(au, "prepare_data", lambda p, sd: au.AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
-    monkeypatch.setattr(au, "recipe_base", lambda data, p, seed: None)
-    monkeypatch.setattr(au, "membership_setting", lambda data, p, s, seed: _setting(
+    monkeypatch.setattr(run_module, "prepare_data", lambda p, sd: au.AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
+    monkeypatch.setattr(run_module, "recipe_base", lambda data, p, seed: None)
+    monkeypatch.setattr(run_module, "membership_setting", lambda data, p, s, seed: _setting(
         "non-private (festag)" if s is None else "DP-SGD from scratch (festag)", "" if s is None else f"σ={s}", seed, 0.5, 0.1))
-    monkeypatch.setattr(au, "recipe_setting", lambda data, p, e, base, seed: _setting(
+    monkeypatch.setattr(run_module, "recipe_setting", lambda data, p, e, base, seed: _setting(
         f"non-private ({p.dp_recipe} recipe)" if math.isinf(e) else f"DP-SGD ({p.dp_recipe} recipe)",
         "" if math.isinf(e) else f"ε={e:g}", seed, 0.5, 0.1))
-    monkeypatch.setattr(au, "dssgd_rows", lambda data, p, seed: [
+    monkeypatch.setattr(run_module, "dssgd_rows", lambda data, p, seed: [
         {"theta_u": 1.0, "dp_epsilon_per_upload": e, "f1": 0.3, "reconstruction_f1": 0.9} for e in (math.inf, 1.0)])
-    monkeypatch.setattr(au, "surrogate_rows", lambda data, p, seed: [fake["surrogates"][0]])
-    monkeypatch.setattr(au, "pseudonym_rows", lambda data, p, index, seed: [
+    monkeypatch.setattr(run_module, "surrogate_rows", lambda data, p, seed: [fake["surrogates"][0]])
+    monkeypatch.setattr(run_module, "pseudonym_rows", lambda data, p, index, seed: [
         {"n": 10, "seed": seed, "f1": 0.5, "recovery_recovered": 0.2}])
-    monkeypatch.setattr(au, "representation_rows", lambda p, seed: _representations(seed))
-    monkeypatch.setattr(au, "shared_layer_rows", lambda p, seed: _shared_layers(seed))
-    monkeypatch.setattr(au, "epsilon_audits", lambda data, p, seed: pd.DataFrame())
+    monkeypatch.setattr(run_module, "representation_rows", lambda p, seed: _representations(seed))
+    monkeypatch.setattr(run_module, "shared_layer_rows", lambda p, seed: _shared_layers(seed))
+    monkeypatch.setattr(run_module, "epsilon_audits", lambda data, p, seed: pd.DataFrame())
     import deidlib.embeddings.public as public
 
     monkeypatch.setattr(public, "load_glove", lambda: None)
@@ -169,17 +171,17 @@ def test_the_frontier_has_every_method_of_the_package_on_every_seed(monkeypatch)
 
     monkeypatch.setattr(neighbours, "NeighbourIndex", lambda emb: object())
     res = au.run_study(params, seed=0, progress=False)
-    fr = res["frontier"]
+    fr = res.frontier
     assert au.missing_methods(fr, params.seeds, params.dp_recipe) == []
     for method, family in au.METHODS:
         rows = fr[(fr.method == method.format(recipe=params.dp_recipe)) & (fr.family == family)]
         assert len(rows) and (rows.seeds >= params.seeds).all(), method
     # a method that loses one seed's rows is named
-    res["representations"] = [r for r in res["representations"]
+    res.representations = [r for r in res.representations
                               if not (r["procedure"] == "three_phase" and r["seed"] == 1)]
     assert au.missing_methods(au.frontier_table(res), params.seeds, params.dp_recipe) == [
         "adversarial representation (friedrich §5) (representation (real/fake pairs))"]
-    res["shared_layers"] = []
+    res.shared_layers = []
     assert len(au.missing_methods(au.frontier_table(res), params.seeds, params.dp_recipe)) == 4
 
 

@@ -21,29 +21,12 @@ against them. :func:`attack_curve_figure` shows what limits it: the controls' he
 every K/5 epochs against the training pairs seen.
 
 The frozen adversary trains on the pairs of ``attack_sentences`` PHI sentences drawn from the
-whole training split (None: the representation's own training sentences) and is scored on
-``attack_heldout`` PHI sentences of the test split, none of them one it trained on
-(:func:`~deidlib.privacy.adversarial.attack_sentences`); a fresh fake (and fresh representation
-noise) per sentence and epoch, as in the paper. Its own learning rate and batch size
-(``attack_lr``, ``attack_batch_size``) may differ from the taggers'. What makes the attack strong
-enough to judge privacy on the cpu profile (controls at seed 0, N = 100, K = 50): the pairs of
-more sentences (400 → 1,000: raw 0.73 → 0.86, P1 0.74 → 0.90 held-out accuracy at lr 0.01) and a
-larger learning rate (lr 0.002 → 0.01 at 400 sentences: raw 0.71 → 0.73, P1 0.62 → 0.74); the
-adversaries' fused LSTM kernel and length-bucketed batches (``length_buckets``) pay for the
-sentences (~40 CPU-s per attack). The taggers (three-phase, DANN, the controls) always train on
-uniformly shuffled batches: with length buckets the three-phase head lost 0.08 test F1 at N = 100
-(0.84 against 0.92, one seed, cpu profile) and DANN 0.03. The bucketed attack is not free of them
-either: on one three-phase representation (N = 100, seed 0, 400 sentences, lr 0.002) it scored
-0.56 held-out accuracy, the unbucketed one 0.60 (~2 standard errors over 778 pairs); both the
-procedures and the controls are attacked the same way.
-
-Not used: caching the frozen representation's passes over a fixed set of pre-drawn fakes per
-sentence and training only the adversaries on the cache. Measured: no faster than the live attack
-once the adversaries run the fused kernel (raw control, 1,600 sentences × 3 epochs: 10.9 CPU-s
-cached with 4 fakes, 9.6 live), and on a representation with noise the adversaries memorise the
-cached noise draws (a half-clear, half-noise representation: 0.63 held-out accuracy with 4
-cached fakes per sentence, 0.95 live, train 0.97 against 0.96), which would weaken the attack on
-exactly the noisy representations whose privacy it judges.
+whole training split and is scored on ``attack_heldout`` PHI sentences of the test split, none of
+them one it trained on (:func:`~deidlib.privacy.adversarial.attack_sentences`), with its own
+learning rate and batch size (``attack_lr``, ``attack_batch_size``) and length-bucketed batches
+(``length_buckets``); the taggers always train on uniformly shuffled batches. What makes the
+attack strong enough, the rejected cached attack and the measurements behind both:
+``docs/studies/friedrich.md``.
 """
 
 from __future__ import annotations

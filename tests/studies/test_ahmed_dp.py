@@ -1,9 +1,11 @@
+import dataclasses
 import math
 
 import pytest
 
 from deidlib.privacy.accounting import epsilon, steps_for
 from deidlib.studies import ahmed_dp as ad
+from deidlib.studies.ahmed_dp.data import _sentences
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -45,7 +47,7 @@ def test_member_ledger_and_fine_tuning(smoke_sites):
     p = ad.params_for("smoke", epochs=1, train_sentence_rate=0.08)
     m = ad.train_member(smoke_sites[0].train, None, p, noise_multiplier=1.0, seed=1)
     led = m["ledger"]
-    n_all = len(ad._sentences(smoke_sites[0].train, None, 1))
+    n_all = len(_sentences(smoke_sites[0].train, None, 1))
     assert led.unit == "sentence" and led.n_units == m["sentences"]
     assert abs(m["sentences"] - 0.08 * n_all) < 6 * (n_all * 0.08 * 0.92) ** 0.5
     assert not led.secure_rng and "rng_note" in led.to_dict()  # seeded study runs say so
@@ -61,16 +63,17 @@ def test_member_ledger_and_fine_tuning(smoke_sites):
 @pytest.mark.slow
 def test_run_study_smoke():
     out = ad.run_study(ad.params_for("smoke"))
-    assert set(out) == set(ad.DPStudyResults.__annotations__)
-    assert set(out["scenario_a"].target) == {"site0", "site1", "site2"}
-    assert len(out["scenario_b"]) == 3 * 3
-    g = out["guarantee"]
-    assert g["epsilon"] == pytest.approx(max(m["epsilon"] for m in out["members"].values()))
+    assert {f.name for f in dataclasses.fields(out)} == set(ad.DPStudyResults.__annotations__)
+    assert ad.results_json(out)["guarantee"] == out.guarantee
+    assert set(out.scenario_a.target) == {"site0", "site1", "site2"}
+    assert len(out.scenario_b) == 3 * 3
+    g = out.guarantee
+    assert g["epsilon"] == pytest.approx(max(m["epsilon"] for m in out.members.values()))
     assert (
-        math.isinf(out["curve"].epsilon.iloc[0]) and out["curve"].epsilon.iloc[1:].apply(math.isfinite).all()
+        math.isinf(out.curve.epsilon.iloc[0]) and out.curve.epsilon.iloc[1:].apply(math.isfinite).all()
     )
     # minimality never has lower recall than majority (same members, same documents)
-    r = out["rules"].set_index(["target", "rule"]).recall
+    r = out.rules.set_index(["target", "rule"]).recall
     for t in ("site0", "site1", "site2"):
         assert r[(t, "minimality")] >= r[(t, "majority")] >= r[(t, "3_of_3")]
 
@@ -79,6 +82,6 @@ def test_run_study_smoke():
 @pytest.mark.realdata
 def test_run_study_smoke_physionet_member(physionet_dir):
     out = ad.run_study(ad.params_for("smoke"), corpus="physionet", data_dir=str(physionet_dir), fine_tune=False)
-    assert "physionet" in out["members"] and len(out["members"]) == 4
-    assert "physionet" in set(out["scenario_b"].target)
-    assert out["epsilon_table"].index.get_level_values("dataset").str.contains("physionet").any()
+    assert "physionet" in out.members and len(out.members) == 4
+    assert "physionet" in set(out.scenario_b.target)
+    assert out.epsilon_table.index.get_level_values("dataset").str.contains("physionet").any()
