@@ -14,6 +14,7 @@ from ...datasets import load_corpus
 from ...privacy.ensemble import ensemble_guarantee
 from ...reporting import json_ready
 from ...results import fingerprint_documents
+from ..protocol import StudyResults
 from .curves import privacy_utility_curve, recipe_curves, sat_dp_cost
 from .data import SiteData, _sentences, prepare_sites
 from .members import _published_member
@@ -24,7 +25,7 @@ __all__ = ["DPStudyResults", "run_study", "results_json"]
 
 
 @dataclass
-class DPStudyResults:
+class DPStudyResults(StudyResults):
     """What :func:`run_study` returns (tables as DataFrames; :func:`results_json` makes it JSON-able)."""
 
     params: dict[str, Any]  #: asdict(DPParams)

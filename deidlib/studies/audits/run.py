@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ..protocol import StudyResults
 from .accountant import epsilon_audits
 from .claims import method_statements
 from .data import prepare_data
@@ -23,7 +24,7 @@ __all__ = ["AuditResults", "run_study"]
 
 
 @dataclass
-class AuditResults:
+class AuditResults(StudyResults):
     """What :func:`run_study` returns: the raw rows of every part (lists of records), the
     tables built from them (DataFrames) and the run's provenance."""
 
