@@ -374,12 +374,22 @@ def _write_audit_aside(path, docs, results, pseudonyms, corpus):
     return Path(tmp)
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) of the whole command so far, start-up included: this process
+    and its finished worker processes (a remote Dask cluster's workers are not counted)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) -> dict:
     """Settings and counts of the run (no PHI: no id, no file name, no text)."""
     from ..evaluation import binary_token_prf
 
     docs = corpus.docs
     n_spans = sum(len(r.predicted) for r in results.values())
+    cpu = _cpu_seconds()
     s = {
         "input": {"format": corpus.format, "documents": len(docs),
                   "patients": len({d.patient_id for d in docs if d.patient_id}),
@@ -393,6 +403,8 @@ def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) 
         "threads_per_worker": options.threads,
         "seconds": round(secs, 3),
         "documents_per_second": round(len(docs) / max(secs, 1e-9), 2),
+        "cpu_seconds": round(cpu, 3),
+        "documents_per_cpu_second": round(len(docs) / max(cpu, 1e-9), 2),
         "written_besides_the_text": {
             "patient_ids": "pseudonyms: " + pseudonyms.describe(),
             "file_names": "IN's names (--keep-file-names)" if args.keep_file_names else "pseudonyms (as patient ids)",
@@ -426,7 +438,8 @@ def _print(s: dict, out, args) -> None:
     i = s["input"]
     print(f"de-identified {i['documents']} {i['format']} documents ({i['patients']} patients) into {out}: "
           f"{s['replaced_spans']} spans replaced by {s['replace']}s in {s['seconds']:.1f} s "
-          f"({s['documents_per_second']:.1f} documents/s, {s['engine']}, {s['workers']} worker(s))")
+          f"({s['documents_per_second']:.1f} documents/s, {s['engine']}, {s['workers']} worker(s); "
+          f"{s['documents_per_cpu_second']:.1f} documents per CPU-second of the whole command)")
     print(f"model: {s['model']}")
     if "surrogates" in s:
         print("guarantee: " + s["surrogates"]["guarantee"])

@@ -35,6 +35,7 @@ from ..threads import set_threads
 
 __all__ = [
     "CHUNK_DOCS",
+    "INFERENCE_CACHE_BYTES",
     "REPLACE_METHODS",
     "DeidOptions",
     "ModelBlob",
@@ -52,6 +53,10 @@ __all__ = [
 #: documents per chunk (whole patients are never split, so a chunk may hold more)
 CHUNK_DOCS = 32
 REPLACE_METHODS = ("surrogate", "mask")
+#: bound of a frozen encoder's vector cache while de-identifying, in bytes: notes are read once,
+#: so the cache only saves sentences repeated verbatim (templated lines), and a bound keeps the
+#: memory flat however many notes a run reads (``benchmarks/deidentify_memory.py``)
+INFERENCE_CACHE_BYTES = 64 << 20
 #: a mask: the span's i2b2 category in brackets, e.g. ``[NAME]`` (thesis Fig. 2.1b, bracket style)
 MASK_FORMAT = "[{}]"
 
@@ -114,6 +119,8 @@ class ModelBlob:
         tagger = tagger_from_config(cfg["tagger"], Featurizer.from_config(cfg["featurizer"]))
         tagger.load_state_dict(torch.load(io.BytesIO(self.weights), map_location="cpu", weights_only=True))
         tagger.task = cfg.get("task", {})
+        if hasattr(tagger, "cache_bytes"):
+            tagger.cache_bytes = INFERENCE_CACHE_BYTES
         return tagger.eval()
 
 

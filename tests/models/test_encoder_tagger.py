@@ -220,3 +220,24 @@ def test_unread_top_layers_are_dropped_without_changing_any_state_read(fz):
     assert last.kept_layers == 6 and len(last.encoder.encoder.layer) == 6
     low = build_tagger("minilm", fz, seed=0, finetune_layers=2, layers=[3])  # its trainable layers are dropped
     assert low.frozen and not any(p.requires_grad for p in low.encoder.parameters())
+
+
+def test_vector_cache_is_bounded_in_bytes_and_changes_no_vector(fz):
+    from deidlib.models.encoder_tagger import cached_bytes, clear_encoder_caches
+
+    t = build_tagger("minilm", fz, seed=0, finetune_layers=0).eval()
+    clear_encoder_caches()
+    b = fz.encode(SENTS)
+    t.cache_bytes = 0  # off: nothing is kept
+    v0 = t.word_vectors(b)
+    assert cached_bytes() == 0 and len(t._cache) == 0
+    one = len(SENTS[0]) * 384 * 4 + 2 * 16 * 8  # about one sentence's vectors and key
+    t.cache_bytes = one + 600
+    v1 = t.word_vectors(b)
+    assert 1 <= len(t._cache) < len(SENTS) and cached_bytes() <= t.cache_bytes
+    t.cache_bytes = 1 << 30
+    v2 = t.word_vectors(b)
+    assert len(t._cache) == len(SENTS) and cached_bytes() == t._cache.nbytes > len(SENTS) * 384 * 4
+    assert torch.allclose(v0, v1, atol=1e-5) and torch.allclose(v0, v2, atol=1e-5)
+    clear_encoder_caches()
+    assert cached_bytes() == 0
