@@ -258,7 +258,8 @@ def _run(args, interrupts: Interrupts) -> int:
               "messages name IN's files; file names often hold patient names or MRNs", file=sys.stderr)
 
     from ..pipeline.formats import read_input
-    from ..pipeline.run import DeidOptions, ModelBlob, chunk_documents, run_dask, run_local, run_processes
+    from ..pipeline.run import (DeidOptions, ModelBlob, chunk_documents, loaded_model, run_dask, run_local,
+                               run_processes)
 
     try:
         corpus = read_input(src, args.format, text_column=args.text_column, patient_column=args.patient_column,
@@ -301,7 +302,7 @@ def _run(args, interrupts: Interrupts) -> int:
             model_name = str(model)
         with loading(model):  # a broken model fails here, in one line, not in a worker
             blob = ModelBlob.from_dir(model)
-            blob.load()
+            loaded_model(blob)  # kept for this process's own run (--workers 1)
 
     chunks = chunk_documents(docs)
     if args.engine == "dask":

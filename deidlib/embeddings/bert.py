@@ -157,12 +157,11 @@ def load_plain_bert(folder: str | Path) -> PlainBert:
 
     folder = Path(folder)
     shape = BertShape.from_json(json.loads((folder / "config.json").read_text(encoding="utf-8")))
-    with torch.device("meta"):  # no random initialisation of weights about to be replaced
-        model = PlainBert(shape)
+    model = PlainBert(shape)  # (not built on the meta device: that imports torch._dynamo, seconds)
     raw = load_file(str(folder / WEIGHTS_FILE))
     sd = {(k[5:] if k.startswith("bert.") else k): v for k, v in raw.items()}
     sd = {k: v for k, v in sd.items() if not k.startswith("pooler.") and k not in _BUFFERS}
-    missing, unexpected = model.load_state_dict(sd, strict=False, assign=True)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
     if missing or unexpected:
         raise ValueError(f"{folder}: not a BERT encoder's weights (missing {missing[:3]}, unexpected {unexpected[:3]})")
     return model.requires_grad_(False).eval()

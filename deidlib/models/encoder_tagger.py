@@ -61,7 +61,8 @@ from .layers import RNNStack, TokenEncoder
 from .protocol import Batch
 from .taggers import BaseTagger, register_kind
 
-__all__ = ["EncoderTagger", "EncoderVectorCache", "clear_encoder_caches", "cached_bytes", "DEFAULT_CACHE_BYTES"]
+__all__ = ["EncoderTagger", "EncoderVectorCache", "clear_encoder_caches", "cached_bytes", "length_groups",
+           "DEFAULT_CACHE_BYTES"]
 
 #: the default bound of all frozen encoders' cached word vectors together, in bytes (about
 #: 3 GB: the training sentences of every study fit; ``deidlib deidentify`` runs with a far
@@ -308,9 +309,7 @@ class EncoderTagger(BaseTagger):
             return self._pool(self._run(sub_ids, sub_mask), sub_mask, sub_word, T)
         lens = sub_mask.sum(1).tolist()
         if self.cache_bytes <= 0:  # no cache: every sentence is encoded (no fingerprint, no keys)
-            S = max(1, max(lens))
-            with torch.no_grad():
-                return self._pool(self._run(sub_ids[:, :S], sub_mask[:, :S]), sub_mask[:, :S], sub_word[:, :S], T)
+            return self._encode_rows(batch, list(range(len(lens))), lens)
         cache = self._cache
         ids_np, word_np = sub_ids.cpu().numpy(), sub_word.cpu().numpy()
         # the pieces *and* their words: "3/14" and "3 / 14" have the same pieces
@@ -318,11 +317,7 @@ class EncoderTagger(BaseTagger):
         todo = [b for b, k in enumerate(keys) if k not in cache]
         fresh: dict[int, torch.Tensor] = {}
         if todo:
-            idx = torch.tensor(todo, device=sub_ids.device)
-            S = max(1, max(lens[b] for b in todo))
-            with torch.no_grad():
-                vec = self._pool(self._run(sub_ids[idx, :S], sub_mask[idx, :S]), sub_mask[idx, :S],
-                                 sub_word[idx, :S], T)
+            vec = self._encode_rows(batch, todo, lens)
             n_words = batch.mask.sum(1).tolist()
             for j, b in enumerate(todo):
                 fresh[b] = vec[j, : n_words[b]].detach().clone()  # not a view: the padded batch is freed
@@ -334,6 +329,25 @@ class EncoderTagger(BaseTagger):
             if v is None:
                 v = cache[k]
             out[b, : v.shape[0]] = v
+        return out
+
+    def _encode_rows(self, batch: Batch, rows: list[int], lens: list[int]) -> torch.Tensor:
+        """The frozen encoder's word vectors of the sentences ``rows`` of ``batch``,
+        [len(rows), T, H], run in groups of similar piece counts (:func:`length_groups`): a batch
+        sorted by words still mixes short and long piece counts, and padding would cost as much
+        as the pieces themselves. Each sentence's vectors do not depend on its group (padding
+        invariance, ``tests/models/test_encoder_tagger.py``)."""
+        sub_ids, sub_mask, sub_word = (batch.extra[k] for k in ("sub_ids", "sub_mask", "sub_word"))
+        T = batch.mask.shape[1]
+        out = batch.mask.new_zeros(len(rows), T, int(self.encoder.config.hidden_size), dtype=torch.float32)
+        order = sorted(range(len(rows)), key=lambda j: lens[rows[j]])
+        with torch.no_grad():
+            for group in length_groups([lens[rows[j]] for j in order]):
+                at = [order[j] for j in group]
+                sel = torch.tensor([rows[j] for j in at], device=sub_ids.device)
+                S = max(1, max(lens[rows[j]] for j in at))
+                ids, m, w = sub_ids[sel, :S], sub_mask[sel, :S], sub_word[sel, :S]
+                out[torch.tensor(at, device=out.device)] = self._pool(self._run(ids, m), m, w, T)
         return out
 
     def emissions(self, batch: Batch) -> torch.Tensor:
@@ -426,6 +440,25 @@ class EncoderTagger(BaseTagger):
         g, v = vmap(grad_and_value(loss), in_dims=(None, None, 0, 0, 0, 0), randomness="different")(
             trained, fixed, x, casing, batch.mask, batch.labels)
         return v.detach(), [g[n] for n in names]
+
+
+def length_groups(lengths: list[int], slack: float = 0.15, max_tokens: int = 4096) -> list[list[int]]:
+    """Consecutive groups of the positions of ``lengths`` (sorted ascending) such that padding
+    each group to its longest member costs at most ``slack`` of its real tokens (with the two
+    special pieces each) and a group holds at most ``max_tokens`` padded tokens (a longer
+    sentence is a group of its own)."""
+    groups: list[list[int]] = []
+    real = 0
+    for i, n in enumerate(lengths):
+        n = n + 2
+        if groups and (len(groups[-1]) + 1) * n <= max_tokens and \
+                (len(groups[-1]) + 1) * n <= (1 + slack) * (real + n):
+            groups[-1].append(i)
+            real += n
+        else:
+            groups.append([i])
+            real = n
+    return groups
 
 
 #: ``nn.GRU``'s parameters of one direction, in the order :func:`_gru_direction` takes them

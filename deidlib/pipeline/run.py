@@ -39,6 +39,7 @@ __all__ = [
     "REPLACE_METHODS",
     "DeidOptions",
     "ModelBlob",
+    "loaded_model",
     "DocResult",
     "chunk_documents",
     "mask_document",
@@ -218,6 +219,12 @@ def surviving_gold(gold: Iterable[Span], text: str, original: str | None = None)
 
 # ---------------------------------------------------------------------------------- workers
 _local = threading.local()
+
+
+def loaded_model(blob: ModelBlob):
+    """The tagger of ``blob``, loaded once per thread (a check of the model before a local run
+    and that run share one load)."""
+    return _tagger(blob)
 
 
 def _tagger(blob: ModelBlob):
