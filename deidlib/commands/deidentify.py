@@ -258,8 +258,15 @@ def _run(args, interrupts: Interrupts) -> int:
               "messages name IN's files; file names often hold patient names or MRNs", file=sys.stderr)
 
     from ..pipeline.formats import read_input
-    from ..pipeline.run import (DeidOptions, ModelBlob, chunk_documents, loaded_model, run_dask, run_local,
-                               run_processes)
+    from ..pipeline.run import (
+        DeidOptions,
+        ModelBlob,
+        chunk_documents,
+        loaded_model,
+        run_dask,
+        run_local,
+        run_processes,
+    )
 
     try:
         corpus = read_input(src, args.format, text_column=args.text_column, patient_column=args.patient_column,
