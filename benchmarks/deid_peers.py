@@ -4,9 +4,8 @@ notes' test split (486 notes): binary-token precision, recall, F1, surviving gol
 
 Real data: reads the nursing notes (``load_corpus("physionet")``); prints and writes scores
 only (``runs/deid_peers/peers.json``, ignored by git), never note text. The notes are written as
-i2b2 XML into a temporary folder that is deleted at the end. Notebook 10
-(:mod:`deidlib.studies.operating_point`) draws the peers' points from that file when it runs on
-the nursing notes. Peers: ``pip install 'deidlib[peers]'`` (:mod:`deidlib.evaluation.peers`);
+i2b2 XML into a temporary folder that is deleted at the end (the audit file, which holds the
+original PHI, lies in it too). Peers: ``pip install 'deidlib[peers]'`` (:mod:`deidlib.evaluation.peers`);
 a peer that is not installed is skipped with a note.
 
 Speed as a user meets it: each system runs in a **fresh process** on notes that process has
