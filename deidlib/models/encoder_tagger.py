@@ -24,7 +24,10 @@ encoder trainable (of those, only the ones kept train: ``finetune_layers=3`` wit
 encoder: then only casing, GRU, output layer and CRF train, and the
 encoder's word vectors of a sentence never change, so they are computed once and cached
 (keyed by the sentence's pieces and their words, shared by all taggers with the same
-encoder weights; :meth:`EncoderTagger.clear_cache`, :func:`clear_encoder_caches`). Frozen parts run in
+encoder weights, bounded in bytes by ``cache_bytes`` for all of them together, 0 for none;
+:meth:`EncoderTagger.clear_cache`, :func:`clear_encoder_caches`). A frozen BERT is run by
+:mod:`deidlib.embeddings.bert` (plain PyTorch, no ``transformers`` import), a trained one by
+``transformers``. Frozen parts run in
 eval mode (no dropout), so they are deterministic. The encoder's pooler is dropped (unused:
 it would only collect DP noise).
 
@@ -53,21 +56,71 @@ import torch
 from torch import nn
 
 from ..embeddings.chars import CASINGS
-from ..embeddings.encoders import load_encoder_model, load_subword_tokenizer
+from ..embeddings.encoders import encoder_config, load_encoder_model, load_subword_tokenizer
 from .features import Featurizer
 from .layers import RNNStack, TokenEncoder
 from .protocol import Batch
 from .taggers import BaseTagger, register_kind
 
-__all__ = ["EncoderTagger", "clear_encoder_caches"]
+__all__ = ["EncoderTagger", "EncoderVectorCache", "clear_encoder_caches", "cached_bytes", "length_groups",
+           "DEFAULT_CACHE_BYTES"]
+
+#: the default bound of all frozen encoders' cached word vectors together, in bytes (about
+#: 3 GB: the training sentences of every study fit; ``deidlib deidentify`` runs with a far
+#: smaller bound, :data:`deidlib.pipeline.run.INFERENCE_CACHE_BYTES`)
+DEFAULT_CACHE_BYTES = 3 << 30
+#: what one cached sentence costs besides its key and its vectors' data (the tensor object,
+#: its storage and the dict entry), counted so that the bound holds for the process's memory
+_ENTRY_OVERHEAD = 512
+
+
+class EncoderVectorCache(dict):
+    """One frozen encoder's word vectors per sentence key (``bytes`` -> [T, H] tensor), with
+    the bytes they hold (:attr:`nbytes`: keys, data and :data:`_ENTRY_OVERHEAD` each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nbytes = 0
+
+    def put(self, key: bytes, vec: torch.Tensor, limit: int) -> bool:
+        """Keep ``vec`` under ``key`` unless all caches together would then exceed ``limit``
+        bytes (:func:`cached_bytes`); returns whether it was kept. A full cache keeps what it
+        has (no eviction: a training pass that does not fit still reuses a fixed part)."""
+        size = len(key) + vec.nelement() * vec.element_size() + _ENTRY_OVERHEAD
+        if key in self or cached_bytes() + size > limit:
+            return False
+        self[key] = vec
+        self.nbytes += size
+        return True
+
+    def clear(self) -> None:
+        super().clear()
+        self.nbytes = 0
+
 
 #: frozen encoders' word vectors, per SHA-1 of the encoder weights (EncoderTagger._cache)
-_SHARED_CACHES: dict[str, dict[bytes, torch.Tensor]] = {}
+_SHARED_CACHES: dict[str, EncoderVectorCache] = {}
+
+
+def cached_bytes() -> int:
+    """Bytes held by every frozen encoder's cached word vectors together."""
+    return sum(c.nbytes for c in _SHARED_CACHES.values())
 
 
 def clear_encoder_caches() -> None:
     """Free the word vectors cached for every frozen encoder."""
     _SHARED_CACHES.clear()
+
+
+def _never_trained(encoder: str, finetune_layers: int | None, layers: tuple[int, ...]) -> bool:
+    """Whether no kept layer of ``encoder`` trains (the frozen case of the module docstring),
+    read from its config before the model is loaded; invalid arguments answer False (the
+    constructor's checks then raise)."""
+    n = int(encoder_config(encoder).get("num_hidden_layers", 0))
+    k = n if finetune_layers is None else finetune_layers
+    if not 0 <= k <= n or not layers or any(not -(n + 1) <= i < n + 1 for i in layers):
+        return False
+    return k == 0 or n - k >= max(i % (n + 1) for i in layers)
 
 
 class EncoderTagger(BaseTagger):
@@ -93,7 +146,7 @@ class EncoderTagger(BaseTagger):
         crf: bool = True,
         constrain_crf: bool = True,
         recall_penalty: float | None = None,
-        cache_rows: int = 200_000,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
         embeddings=None,
         freeze_embeddings: bool = False,
         word_dim: int = 0,
@@ -113,7 +166,7 @@ class EncoderTagger(BaseTagger):
                   hidden=hidden, **({"head": head, "kernel": kernel} if head != "gru" else {}))
         super().__init__(featurizer, crf=crf, recall_penalty=recall_penalty, hparams=hp,
                          constrain_crf=constrain_crf)
-        self.encoder = load_encoder_model(encoder)
+        self.encoder = load_encoder_model(encoder, frozen=_never_trained(encoder, finetune_layers, self.layers))
         if getattr(self.encoder, "pooler", None) is not None:
             self.encoder.pooler = None
         tok = load_subword_tokenizer(encoder)
@@ -146,7 +199,8 @@ class EncoderTagger(BaseTagger):
         for m in self._frozen:
             m.requires_grad_(False)
         self.frozen = not trained
-        self.cache_rows = int(cache_rows)
+        #: bound of all frozen encoders' cached vectors together, in bytes (0: no cache)
+        self.cache_bytes = int(cache_bytes)
         self._fingerprint: str | None = None
         # no word vector: a zero-width word embedding keeps BaseTagger's token interface
         self.tokens = TokenEncoder(featurizer.num_words, 0, casing=casing, casing_dim=len(CASINGS))
@@ -170,7 +224,7 @@ class EncoderTagger(BaseTagger):
         return self
 
     @property
-    def _cache(self) -> dict[bytes, torch.Tensor]:
+    def _cache(self) -> EncoderVectorCache:
         """The frozen encoder's word vectors per sentence, shared by every tagger whose frozen
         encoder has the same weights (a SHA-1 of them, computed once): the taggers of a
         sweep (seeds, ε) encode each sentence once."""
@@ -180,7 +234,7 @@ class EncoderTagger(BaseTagger):
                 h.update(name.encode())
                 h.update(t.detach().cpu().contiguous().numpy().tobytes())
             self._fingerprint = h.hexdigest()
-        return _SHARED_CACHES.setdefault(self._fingerprint, {})
+        return _SHARED_CACHES.setdefault(self._fingerprint, EncoderVectorCache())
 
     def precompute(self, sentences, batch_size: int = 64, progress: bool = False) -> int:
         """Encode ``sentences`` (token lists, or objects with ``.words``) into the cache of a
@@ -268,29 +322,46 @@ class EncoderTagger(BaseTagger):
         if not self.frozen:
             return self._pool(self._run(sub_ids, sub_mask), sub_mask, sub_word, T)
         lens = sub_mask.sum(1).tolist()
+        if self.cache_bytes <= 0:  # no cache: every sentence is encoded (no fingerprint, no keys)
+            return self._encode_rows(batch, list(range(len(lens))), lens)
+        cache = self._cache
         ids_np, word_np = sub_ids.cpu().numpy(), sub_word.cpu().numpy()
         # the pieces *and* their words: "3/14" and "3 / 14" have the same pieces
         keys = [ids_np[b, :n].tobytes() + word_np[b, :n].tobytes() for b, n in enumerate(lens)]
-        todo = [b for b, k in enumerate(keys) if k not in self._cache]
+        todo = [b for b, k in enumerate(keys) if k not in cache]
         fresh: dict[int, torch.Tensor] = {}
         if todo:
-            idx = torch.tensor(todo, device=sub_ids.device)
-            S = max(1, max(lens[b] for b in todo))
-            with torch.no_grad():
-                vec = self._pool(self._run(sub_ids[idx, :S], sub_mask[idx, :S]), sub_mask[idx, :S],
-                                 sub_word[idx, :S], T)
+            vec = self._encode_rows(batch, todo, lens)
             n_words = batch.mask.sum(1).tolist()
             for j, b in enumerate(todo):
                 fresh[b] = vec[j, : n_words[b]].detach().clone()  # not a view: the padded batch is freed
-                if len(self._cache) < self.cache_rows:
-                    self._cache[keys[b]] = fresh[b]
+                cache.put(keys[b], fresh[b], self.cache_bytes)
         H = int(self.encoder.config.hidden_size)
         out = batch.mask.new_zeros(batch.mask.shape[0], T, H, dtype=torch.float32)
         for b, k in enumerate(keys):
             v = fresh.get(b)
             if v is None:
-                v = self._cache[k]
+                v = cache[k]
             out[b, : v.shape[0]] = v
+        return out
+
+    def _encode_rows(self, batch: Batch, rows: list[int], lens: list[int]) -> torch.Tensor:
+        """The frozen encoder's word vectors of the sentences ``rows`` of ``batch``,
+        [len(rows), T, H], run in groups of similar piece counts (:func:`length_groups`): a batch
+        sorted by words still mixes short and long piece counts, and padding would cost as much
+        as the pieces themselves. Each sentence's vectors do not depend on its group (padding
+        invariance, ``tests/models/test_encoder_tagger.py``)."""
+        sub_ids, sub_mask, sub_word = (batch.extra[k] for k in ("sub_ids", "sub_mask", "sub_word"))
+        T = batch.mask.shape[1]
+        out = batch.mask.new_zeros(len(rows), T, int(self.encoder.config.hidden_size), dtype=torch.float32)
+        order = sorted(range(len(rows)), key=lambda j: lens[rows[j]])
+        with torch.no_grad():
+            for group in length_groups([lens[rows[j]] for j in order]):
+                at = [order[j] for j in group]
+                sel = torch.tensor([rows[j] for j in at], device=sub_ids.device)
+                S = max(1, max(lens[rows[j]] for j in at))
+                ids, m, w = sub_ids[sel, :S], sub_mask[sel, :S], sub_word[sel, :S]
+                out[torch.tensor(at, device=out.device)] = self._pool(self._run(ids, m), m, w, T)
         return out
 
     def emissions(self, batch: Batch) -> torch.Tensor:
@@ -383,6 +454,25 @@ class EncoderTagger(BaseTagger):
         g, v = vmap(grad_and_value(loss), in_dims=(None, None, 0, 0, 0, 0), randomness="different")(
             trained, fixed, x, casing, batch.mask, batch.labels)
         return v.detach(), [g[n] for n in names]
+
+
+def length_groups(lengths: list[int], slack: float = 0.15, max_tokens: int = 4096) -> list[list[int]]:
+    """Consecutive groups of the positions of ``lengths`` (sorted ascending) such that padding
+    each group to its longest member costs at most ``slack`` of its real tokens (with the two
+    special pieces each) and a group holds at most ``max_tokens`` padded tokens (a longer
+    sentence is a group of its own)."""
+    groups: list[list[int]] = []
+    real = 0
+    for i, n in enumerate(lengths):
+        n = n + 2
+        if groups and (len(groups[-1]) + 1) * n <= max_tokens and \
+                (len(groups[-1]) + 1) * n <= (1 + slack) * (real + n):
+            groups[-1].append(i)
+            real += n
+        else:
+            groups.append([i])
+            real = n
+    return groups
 
 
 #: ``nn.GRU``'s parameters of one direction, in the order :func:`_gru_direction` takes them

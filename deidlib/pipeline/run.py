@@ -45,9 +45,11 @@ from ..threads import set_threads
 
 __all__ = [
     "CHUNK_DOCS",
+    "INFERENCE_CACHE_BYTES",
     "REPLACE_METHODS",
     "DeidOptions",
     "ModelBlob",
+    "loaded_model",
     "DocResult",
     "chunk_documents",
     "mask_document",
@@ -63,6 +65,10 @@ __all__ = [
 #: documents per chunk (whole patients are never split, so a chunk may hold more)
 CHUNK_DOCS = 32
 REPLACE_METHODS = ("surrogate", "mask")
+#: bound of a frozen encoder's vector cache while de-identifying, in bytes: notes are read once,
+#: so the cache only saves sentences repeated verbatim (templated lines), and a bound keeps the
+#: memory flat however many notes a run reads (``benchmarks/deidentify_memory.py``)
+INFERENCE_CACHE_BYTES = 64 << 20
 #: a mask: the span's i2b2 category in brackets, e.g. ``[NAME]`` (thesis Fig. 2.1b, bracket style)
 MASK_FORMAT = "[{}]"
 
@@ -125,6 +131,8 @@ class ModelBlob:
         tagger = tagger_from_config(cfg["tagger"], Featurizer.from_config(cfg["featurizer"]))
         tagger.load_state_dict(torch.load(io.BytesIO(self.weights), map_location="cpu", weights_only=True))
         tagger.task = cfg.get("task", {})
+        if hasattr(tagger, "cache_bytes"):
+            tagger.cache_bytes = INFERENCE_CACHE_BYTES
         return tagger.eval()
 
 
@@ -222,6 +230,12 @@ def surviving_gold(gold: Iterable[Span], text: str, original: str | None = None)
 
 # ---------------------------------------------------------------------------------- workers
 _local = threading.local()
+
+
+def loaded_model(blob: ModelBlob):
+    """The tagger of ``blob``, loaded once per thread (a check of the model before a local run
+    and that run share one load)."""
+    return _tagger(blob)
 
 
 def _tagger(blob: ModelBlob):
