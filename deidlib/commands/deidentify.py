@@ -302,7 +302,7 @@ def _run(args, interrupts: Interrupts) -> int:
             options.surrogate_config()  # a bad --locale fails here, in one line
         except ValueError as e:
             raise UsageError(str(e)) from None
-        warning = epsilon_warning(args.epsilon, options.memo_scope)
+        warning = epsilon_warning(args.epsilon, options.memo_scope, dates=args.date_method != "shift")
         if warning:
             print(f"deidlib deidentify: WARNING: {warning}", file=sys.stderr)
     blob = None

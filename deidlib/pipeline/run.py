@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import secrets
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -45,6 +46,7 @@ __all__ = [
     "surviving_gold",
     "surviving_gold_spans",
     "release_checks",
+    "verbatim_survival",
     "disjoint",
     "process_chunk",
     "run_local",
@@ -92,6 +94,8 @@ class DeidOptions:
     date_method: str = "shift"
     shift_key: bytes | None = field(default=None, repr=False)
     release_date: _dt.date | None = None
+    #: tells runs apart: each run gets its own engines (so its own secret shifts) even in one process
+    run_nonce: str = field(default_factory=lambda: secrets.token_hex(8), repr=False)
 
     def __post_init__(self):
         if self.replace not in REPLACE_METHODS:
@@ -241,6 +245,25 @@ def surviving_gold_spans(gold: Iterable[Span], text: str, original: str | None =
     return out
 
 
+def verbatim_survival(gold_docs: Sequence[Document], released_docs: Sequence[Document]) -> dict:
+    """Gold PHI mentions left verbatim in the *released* text (:func:`surviving_gold_spans`:
+    the mention's text still occurs there as a whole token sequence), whatever replaced the
+    tagged spans (surrogates, masks, a peer's redaction). Documents are paired by position;
+    ``gold_docs`` hold the original text and the gold spans. Returns ``{"mentions", "verbatim",
+    "fraction", "by_type": {category: {"mentions", "verbatim"}}}``."""
+    by: dict[str, dict[str, int]] = {}
+    for g, r in zip(gold_docs, released_docs, strict=True):
+        if g.id != r.id:
+            raise ValueError(f"documents out of step: gold {g.id!r}, released {r.id!r}")
+        for s in g.spans:
+            if s.text.strip():
+                by.setdefault(s.category, {"mentions": 0, "verbatim": 0})["mentions"] += 1
+        for s in surviving_gold_spans(g.spans, r.text, g.text):
+            by[s.category]["verbatim"] += 1
+    n, v = sum(x["mentions"] for x in by.values()), sum(x["verbatim"] for x in by.values())
+    return {"mentions": n, "verbatim": v, "fraction": v / n if n else 0.0, "by_type": dict(sorted(by.items()))}
+
+
 def release_checks(records: Iterable, *, dayfirst: bool = False, lang: str = "en") -> dict:
     """Counts (no PHI) of what a run released, from its replacement records: ``replacements``;
     ``equal_to_original``: surrogates that give their original away
@@ -288,6 +311,7 @@ def _engine(options: DeidOptions):
     if cache is None:
         cache = _local.engines = {}
     if options not in cache:
+        cache.clear()  # one run's engine at a time (each run has its own secrets)
         cache[options] = SurrogateEngine(options.surrogate_config(), seed=options.seed)
     return cache[options]
 

@@ -36,6 +36,21 @@ surrogate birth date earlier than it is raised to it after (post-processing), so
 released birth date implies an age over 90 and all older patients share one input value.
 Birth dates are not used to infer the reference date.
 
+**No surrogate equals its original** (any method, any type): every surrogate passes
+:meth:`SurrogateEngine._unequal`, which redraws one that gives its original away
+(:func:`deidlib.surrogates.release.same_surrogate`) with the memo rolled back, at most
+:data:`~deidlib.surrogates.release.MAX_DRAWS` times, then writes the typed mask (``[DATE]``).
+A DATE or AGE the parser cannot read is masked with its type (never replaced digit by digit).
+Only ``date_method``/``age_method``/``location_method="none"`` (no replacement asked for) keep
+the original.
+
+**The release default of ``deidlib deidentify``** (``date_method="shift"`` with
+``shift_min_days=30``, a ``shift_key`` when the user has a key, ``age_over_89`` and
+``birth_over_89`` texts and the day of the run as ``release_date``): one secret shift per
+patient for every date (:mod:`deidlib.surrogates.release` says how month-only, year-only,
+weekday and date-time mentions move with it); ages over 89 and birth dates implying them are
+written as the aggregate texts, with no draw.
+
 **Locations.** At the default ε split over a note's values, the ``fixed`` mechanism's
 normalised distances give nearly a uniform draw over the candidate set (US table: the
 substitute is 1,800-2,200 km from the original on average depending on the city,
@@ -178,11 +193,13 @@ _COUNTRY_OF_LOCALE = {"en_us": ("US",), "fr_fr": ("FR",), "en_gb": ("GB",), "fr_
 NEARLY_UNCHANGED_EPSILON = 20.0
 
 
-def epsilon_warning(epsilon: float, scope: str = "document") -> str | None:
-    """A one-line warning when ``epsilon`` (per ``scope``) exceeds :data:`NEARLY_UNCHANGED_EPSILON`."""
+def epsilon_warning(epsilon: float, scope: str = "document", *, dates: bool = True) -> str | None:
+    """A one-line warning when ``epsilon`` (per ``scope``) exceeds :data:`NEARLY_UNCHANGED_EPSILON`
+    (``dates=False``: the dates are shifted, not released through ε)."""
     if not epsilon > NEARLY_UNCHANGED_EPSILON:
         return None
-    return (f"epsilon {epsilon:g} per {scope} is above {NEARLY_UNCHANGED_EPSILON:g}: dates, ages and cities are "
+    what = "dates, ages and cities are" if dates else "ages and cities are"
+    return (f"epsilon {epsilon:g} per {scope} is above {NEARLY_UNCHANGED_EPSILON:g}: {what} "
             f"released nearly unchanged (with up to 4 distinct values per {scope}, a draw keeps a date or age exactly "
             "with probability >= 0.987; as no surrogate may equal its original, such values come out one unit off "
             "or masked); only names and identifiers are really replaced")
