@@ -506,7 +506,7 @@ class SurrogateEngine:
         if span.category == "AGE":
             q = parse_quantity(t, default_unit="year")
             if q is not None and c.age_over_89 is not None and c.hipaa_age_cap and q.unit == "year" and q.value > 89:
-                return _Plan("aggregate", None, format_quantity(q, 90, text_override=c.age_over_89))
+                return _Plan("aggregate", None, q.pre + c.age_over_89)  # "94 years old", "90s": the whole quantity
             if q is not None:
                 key = ("age", q.unit, self._age_in(q)) if c.age_method in ("dp", "ldp") else None
                 return _Plan("age", key, q)
