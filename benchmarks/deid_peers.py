@@ -1,6 +1,14 @@
 """The default model against peer de-identifiers (Philter, Presidio) on the PhysioNet nursing
 notes' test split (486 notes): binary-token precision, recall, F1, surviving gold mentions
-(gold PHI mentions with a token left verbatim) and **cold notes per CPU-second** on one thread.
+(gold PHI mentions with a token left verbatim by the tagging), verbatim survival on the
+released text and **cold notes per CPU-second** on one thread.
+
+Verbatim survival (:func:`deidlib.pipeline.run.verbatim_survival`) judges what each system
+releases: for ours the text with surrogates as ``deidlib deidentify`` writes it by default
+(shifted dates, OS randomness, one scope per patient) over the spans the command replaced, for
+the peers their tagged spans replaced by masks (``[OTHER]``); a gold mention survives when its
+text still occurs in the released note as a whole token sequence, so a missed mention and a
+surrogate that equals its original both count. Reported overall and per PHI type.
 
 Real data: reads the nursing notes (``load_corpus("physionet")``); prints and writes scores
 only (``runs/deid_peers/peers.json``, ignored by git), never note text. The notes are written as
@@ -97,6 +105,26 @@ def _spans_from_json(docs, path: Path) -> list:
     return [d.with_spans([Span.of(d.text, a, b, "OTHER") for a, b in got[d.id]]) for d in docs]
 
 
+def released_text(name: str, gold_docs, pred_docs) -> list:
+    """What system ``name`` releases for the tagged ``pred_docs``: surrogates for ours (the
+    default options of ``deidlib deidentify``), masks for a peer. The predicted documents keep
+    the gold documents' patient ids, so one patient's notes share one surrogate scope."""
+    from deidlib.evaluation.peers import PEERS
+    from deidlib.pipeline.run import DeidOptions, mask_document
+    from deidlib.surrogates import SurrogateEngine
+
+    docs = [p.with_spans(p.spans) for p in pred_docs]
+    if name in PEERS:
+        return [mask_document(d)[0] for d in docs]
+    opts = DeidOptions(memo_scope="patient" if any(g.patient_id for g in gold_docs) else "document")
+    out, _ = SurrogateEngine(opts.surrogate_config()).surrogate_documents(docs)
+    return out
+
+
+def _by_type(v: dict) -> str:
+    return ", ".join(f"{t} {x['verbatim']}/{x['mentions']}" for t, x in v["by_type"].items())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--systems", nargs="+", default=["default", "philter", "presidio"],
@@ -113,6 +141,7 @@ def main(argv=None) -> int:
     from deidlib.datasets import load_corpus
     from deidlib.evaluation.peers import PEERS, available_peers, score_predictions
     from deidlib.pipeline.default_model import ensure_default_model
+    from deidlib.pipeline.run import disjoint, verbatim_survival
 
     docs = list(getattr(load_corpus("physionet"), args.split))
     rows = []
@@ -146,9 +175,12 @@ def main(argv=None) -> int:
                    "cpu_s_median": statistics.median(r["cpu_s"] for r in runs),
                    "wall_s_median": statistics.median(r["wall_s"] for r in runs),
                    "peak_rss_mb": max(r["peak_rss_mb"] for r in runs)}
+            released = [p.with_spans(disjoint(p.spans)) for p in pred]
+            row["released_verbatim"] = v = verbatim_survival(docs, released_text(name, docs, released))
             rows.append(row)
             print(f"{name:9s} P {row['precision']:.3f}  R {row['recall']:.3f}  F1 {row['f1']:.3f}  surviving "
-                  f"{row['surviving_mentions']}/{row['gold_mentions']}  {row['notes_per_cpu_s']:.1f} notes/CPU-s "
+                  f"{row['surviving_mentions']}/{row['gold_mentions']}  verbatim in the released text "
+                  f"{v['verbatim']}/{v['mentions']} ({_by_type(v)})  {row['notes_per_cpu_s']:.1f} notes/CPU-s "
                   f"cold (median of {len(runs)}: {row['cpu_s_median']:.1f} CPU-s, {row['wall_s_median']:.1f} s wall "
                   f"for {len(docs)} notes; peak RSS {row['peak_rss_mb']:.0f} MB)", flush=True)
     out = Path(args.out)

@@ -56,8 +56,12 @@ def add_arguments(p) -> None:
                    "OUT_DIR/model), or a named recipe built once into the cache: 'default' (the default: MiniLM "
                    "encoder + guideline patterns, trained on synthetic notes only) or 'gru' (the GRU-CRF recipe)")
     p.add_argument("--replace", choices=("surrogate", "mask"), default="surrogate",
-                   help="surrogates (default; d-private dates/ages, exponential-mechanism cities, random names) "
-                        "or category masks such as [NAME]")
+                   help="surrogates (default; shifted dates, d-private ages, exponential-mechanism cities, random "
+                        "names; none equals its original) or category masks such as [NAME]")
+    p.add_argument("--date-method", choices=("shift", "dp", "ldp"), default="shift",
+                   help="surrogate dates: 'shift' (default: one secret shift per patient of 30-365 days either "
+                        "way, derived from --pseudonym-key-file when given, intervals kept), 'dp' (Tchouka et al.'s "
+                        "epsilon*d-private dates; the run reports how many stay within a day) or 'ldp'")
     p.add_argument("--format", choices=("txt", "i2b2", "jsonl", "csv", "physionet"),
                    help="input format (default: from IN's files)")
     p.add_argument("--text-column", default="text", metavar="C", help="jsonl/csv: the column holding the note "
@@ -272,7 +276,18 @@ def _same_mtime(folder) -> None:
     os.utime(folder, (t, t))
 
 
+def _shift_key(key: bytes | None) -> bytes | None:
+    """The key of the date shifts, derived from the pseudonym key (never the key itself)."""
+    if key is None:
+        return None
+    import hashlib
+    import hmac
+
+    return hmac.new(key, b"deidlib date shift key", hashlib.sha256).digest()
+
+
 def _run(args, interrupts: Interrupts, locks) -> int:
+    import datetime
     import json
     import os
     import sys
@@ -357,7 +372,8 @@ def _run(args, interrupts: Interrupts, locks) -> int:
     has_patients = any(d.patient_id for d in docs)
     options = DeidOptions(replace=args.replace, spans=args.spans, seed=args.seed, epsilon=args.epsilon,
                           locale=args.locale, memo_scope="patient" if has_patients else "document",
-                          audit=bool(args.audit), threads=threads)
+                          audit=bool(args.audit), threads=threads, date_method=args.date_method,
+                          shift_key=_shift_key(key), release_date=datetime.date.today())
     if args.replace == "surrogate":
         from ..surrogates.engine import epsilon_warning
 
@@ -365,7 +381,7 @@ def _run(args, interrupts: Interrupts, locks) -> int:
             options.surrogate_config()  # a bad --locale fails here, in one line
         except ValueError as e:
             raise UsageError(str(e)) from None
-        warning = epsilon_warning(args.epsilon, options.memo_scope)
+        warning = epsilon_warning(args.epsilon, options.memo_scope, dates=args.date_method != "shift")
         if warning:
             print(f"deidlib deidentify: WARNING: {warning}", file=sys.stderr)
     blob = None
@@ -505,10 +521,12 @@ def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) 
         from ..surrogates.engine import guarantee_statement
 
         s["surrogates"] = {"epsilon": options.epsilon, "scope": options.memo_scope, "locale": options.locale,
+                           "date_method": options.date_method,
                            "randomness": "OS CSPRNG" if options.seed is None else f"seeded ({options.seed})",
                            "guarantee": guarantee_statement(options.surrogate_config(), seeded=options.seed is not None)}
     else:
         s["masks"] = "each tagged span replaced by its category in brackets, e.g. [NAME]"
+    s["release_checks"] = _release_totals(results.values())
     gold_docs = [d for d in docs if d.spans] if corpus.has_gold else []
     if corpus.has_gold:
         mentions = sum(results[d.id].gold_mentions for d in docs)
@@ -518,9 +536,40 @@ def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) 
                      "surviving_gold_phi_mentions": surv,
                      "surviving_fraction": round(surv / mentions, 4) if mentions else 0.0,
                      "binary_token": {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4)},
+                     "by_type": _gold_by_type(docs, results),
                      "survival_rule": "a gold mention survives when its text (stripped) occurs in the output note "
                                       "as a whole token sequence"}
     return s
+
+
+def _release_totals(results) -> dict:
+    """The run's :func:`deidlib.pipeline.run.release_checks` counts, summed over documents."""
+    tot: dict[str, int] = {}
+    for r in results:
+        for k, v in r.checks.items():
+            tot[k] = tot.get(k, 0) + int(v)
+    return tot
+
+
+def _gold_by_type(docs, results) -> dict:
+    """Per gold category: mentions, mentions left verbatim in the released text, and binary-token
+    recall (a gold token is found when a replaced span holds the same token)."""
+    from collections import Counter
+
+    from ..evaluation.keys import token_keys
+
+    mentions, verbatim, tokens, found = Counter(), Counter(), Counter(), Counter()
+    for d in docs:
+        res = results[d.id]
+        mentions.update(s.category for s in d.spans if s.text.strip())
+        verbatim.update(res.surviving_types)
+        pred = token_keys(res.predicted, True)
+        for cat, _, a, b in token_keys(d.spans):
+            tokens[cat] += 1
+            found[cat] += (a, b) in pred
+    return {c: {"mentions": mentions[c], "verbatim": verbatim[c],
+                "token_recall": round(found[c] / tokens[c], 4) if tokens[c] else None}
+            for c in sorted(mentions)}
 
 
 def _print(s: dict, out, args) -> None:
@@ -532,11 +581,20 @@ def _print(s: dict, out, args) -> None:
     print(f"model: {s['model']}")
     if "surrogates" in s:
         print("guarantee: " + s["surrogates"]["guarantee"])
+    c = s["release_checks"]
+    print(f"released: {c.get('equal_to_original', 0)} of {c.get('replacements', 0)} replacements equal their "
+          "original (must be 0)")
+    if s.get("surrogates", {}).get("date_method") in ("dp", "ldp"):
+        n, near = c.get("dates_to_the_day", 0), c.get("dates_within_a_day", 0)
+        print(f"dates ({s['surrogates']['date_method']}, measured): {near} of {n} dates written to the day were "
+              f"released unchanged or within a day ({100 * near / n if n else 0:.1f} %)")
     if "gold" in s:
         g = s["gold"]
         b = g["binary_token"]
         print(f"gold: {g['surviving_gold_phi_mentions']} of {g['gold_phi_mentions']} gold PHI mentions survive "
               f"verbatim in the output; binary-token P/R/F1 {b['precision']:.3f} / {b['recall']:.3f} / {b['f1']:.3f}")
+        left = {t: v["verbatim"] for t, v in g["by_type"].items() if v["verbatim"]}
+        print("gold mentions left verbatim by type: " + (", ".join(f"{t} {n}" for t, n in left.items()) or "none"))
     print(f"summary: {out / SUMMARY}")
     if args.audit:
         print(f"audit records (they contain the ORIGINAL PHI; keep them apart): {args.audit}")

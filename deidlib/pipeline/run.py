@@ -30,11 +30,13 @@ command refuses one that is not ``tls://`` unless ``--insecure-scheduler``.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import io
 import json
 import os
 import re
+import secrets
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -54,6 +56,9 @@ __all__ = [
     "chunk_documents",
     "mask_document",
     "surviving_gold",
+    "surviving_gold_spans",
+    "release_checks",
+    "verbatim_survival",
     "disjoint",
     "process_chunk",
     "run_local",
@@ -69,6 +74,12 @@ REPLACE_METHODS = ("surrogate", "mask")
 #: so the cache only saves sentences repeated verbatim (templated lines), and a bound keeps the
 #: memory flat however many notes a run reads (``benchmarks/deidentify_memory.py``)
 INFERENCE_CACHE_BYTES = 64 << 20
+#: date methods of ``deidentify``: the secret per-patient shift (release default), Tchouka's d-private
+#: Laplace mechanism, or its LDP time categories (:mod:`deidlib.surrogates.engine`)
+DEID_DATE_METHODS = ("shift", "dp", "ldp")
+#: how ``deidentify`` writes an age over 89 and a birth date implying one (HIPAA Safe Harbor)
+AGE_OVER_89 = "90 or older"
+BIRTH_OVER_89 = "[90 or older]"
 #: a mask: the span's i2b2 category in brackets, e.g. ``[NAME]`` (thesis Fig. 2.1b, bracket style)
 MASK_FORMAT = "[{}]"
 
@@ -80,7 +91,13 @@ class DeidOptions:
     ``spans``: ``"model"`` (tag with the model) or ``"input"`` (replace the input's own tags,
     e.g. i2b2 files from ``deidlib predict`` or a human annotation). ``seed``: ``None`` for
     OS randomness (releases). ``memo_scope``: ``"patient"`` gives one surrogate identity
-    per patient (and one ε budget per patient), ``"document"`` one per note."""
+    per patient (and one ε budget per patient), ``"document"`` one per note.
+
+    ``date_method``: ``"shift"`` (the release default: one secret shift per patient of
+    :data:`~deidlib.surrogates.release.SHIFT_MIN_DAYS`-:data:`~deidlib.surrogates.release.SHIFT_MAX_DAYS`
+    days either way, derived from ``shift_key`` when given, see :mod:`deidlib.surrogates.release`),
+    ``"dp"`` (Tchouka et al. 2023's ε·d-private dates) or ``"ldp"``. ``release_date``: the
+    day birth dates are capped against (HIPAA: none implies an age over 89; default today)."""
 
     replace: str = "surrogate"
     spans: str = "model"
@@ -91,18 +108,29 @@ class DeidOptions:
     audit: bool = False
     threads: int = 1
     batch_size: int = 64
+    date_method: str = "shift"
+    shift_key: bytes | None = field(default=None, repr=False)
+    release_date: _dt.date | None = None
+    #: tells runs apart: each run gets its own engines (so its own secret shifts) even in one process
+    run_nonce: str = field(default_factory=lambda: secrets.token_hex(8), repr=False)
 
     def __post_init__(self):
         if self.replace not in REPLACE_METHODS:
             raise ValueError(f"replace must be one of {REPLACE_METHODS}, got {self.replace!r}")
+        if self.date_method not in DEID_DATE_METHODS:
+            raise ValueError(f"date_method must be one of {DEID_DATE_METHODS}, got {self.date_method!r}")
         if self.spans not in ("model", "input"):
             raise ValueError(f"spans must be 'model' or 'input', got {self.spans!r}")
 
     def surrogate_config(self):
         from ..surrogates import SurrogateConfig
+        from ..surrogates.release import SHIFT_MAX_DAYS, SHIFT_MIN_DAYS
 
         return SurrogateConfig(epsilon=self.epsilon, locale=self.locale, memo_scope=self.memo_scope,
-                               secure=self.seed is None)
+                               secure=self.seed is None, date_method=self.date_method,
+                               shift_min_days=SHIFT_MIN_DAYS, shift_max_days=SHIFT_MAX_DAYS, shift_key=self.shift_key,
+                               age_over_89=AGE_OVER_89, birth_over_89=BIRTH_OVER_89,
+                               release_date=self.release_date or _dt.date.today())
 
 
 @dataclass(frozen=True)
@@ -146,6 +174,8 @@ class DocResult:
     gold_mentions: int = 0
     surviving: list[str] = field(default_factory=list)  #: gold mentions found verbatim in the output
     records: list[dict] = field(default_factory=list)
+    surviving_types: list[str] = field(default_factory=list)  #: the category of each surviving gold mention
+    checks: dict = field(default_factory=dict)  #: counts of :func:`release_checks` (no PHI)
 
 
 def chunk_documents(docs: Sequence[Document], chunk_docs: int = CHUNK_DOCS) -> list[list[Document]]:
@@ -202,9 +232,14 @@ _WORD = "0-9A-Za-z\u00c0-\u024f"
 
 
 def surviving_gold(gold: Iterable[Span], text: str, original: str | None = None) -> list[str]:
-    """The gold PHI mentions whose text (stripped) occurs verbatim in ``text`` as a whole token
-    sequence: not inside a longer word or number ("12" does not survive in "2012"). One entry
-    per surviving gold mention.
+    """The text (stripped) of each gold mention of :func:`surviving_gold_spans`."""
+    return [s.text.strip() for s in surviving_gold_spans(gold, text, original)]
+
+
+def surviving_gold_spans(gold: Iterable[Span], text: str, original: str | None = None) -> list[Span]:
+    """The gold PHI mentions whose text (stripped) occurs verbatim in ``text`` (the released
+    note) as a whole token sequence: not inside a longer word or number ("12" does not survive
+    in "2012"). One entry per surviving gold mention.
 
     A gold span that sits inside a token of ``original`` (the annotated text; i2b2 has
     ``MWilliams`` with NAME = ``Williams``) needs no boundary on that side: such a mention
@@ -224,7 +259,53 @@ def surviving_gold(gold: Iterable[Span], text: str, original: str | None = None)
                             + ("" if glued_right else rf"(?![{_WORD}])"))
             cache[key] = rx.search(text) is not None
         if cache[key]:
-            out.append(t)
+            out.append(s)
+    return out
+
+
+def verbatim_survival(gold_docs: Sequence[Document], released_docs: Sequence[Document]) -> dict:
+    """Gold PHI mentions left verbatim in the *released* text (:func:`surviving_gold_spans`:
+    the mention's text still occurs there as a whole token sequence), whatever replaced the
+    tagged spans (surrogates, masks, a peer's redaction). Documents are paired by position;
+    ``gold_docs`` hold the original text and the gold spans. Returns ``{"mentions", "verbatim",
+    "fraction", "by_type": {category: {"mentions", "verbatim"}}}``."""
+    by: dict[str, dict[str, int]] = {}
+    for g, r in zip(gold_docs, released_docs, strict=True):
+        if g.id != r.id:
+            raise ValueError(f"documents out of step: gold {g.id!r}, released {r.id!r}")
+        for s in g.spans:
+            if s.text.strip():
+                by.setdefault(s.category, {"mentions": 0, "verbatim": 0})["mentions"] += 1
+        for s in surviving_gold_spans(g.spans, r.text, g.text):
+            by[s.category]["verbatim"] += 1
+    n, v = sum(x["mentions"] for x in by.values()), sum(x["verbatim"] for x in by.values())
+    return {"mentions": n, "verbatim": v, "fraction": v / n if n else 0.0, "by_type": dict(sorted(by.items()))}
+
+
+def release_checks(records: Iterable, *, dayfirst: bool = False, lang: str = "en") -> dict:
+    """Counts (no PHI) of what a run released, from its replacement records: ``replacements``;
+    ``equal_to_original``: surrogates that give their original away
+    (:func:`deidlib.surrogates.release.same_surrogate`; must be 0); ``dates_to_the_day``: dates
+    written to the day whose surrogate is one too, of which ``dates_unchanged`` kept the
+    day and ``dates_within_a_day`` moved by at most one day (what the d-private mechanism
+    leaves near the truth)."""
+    from ..surrogates.release import date_gap_days, same_surrogate
+
+    out = {"replacements": 0, "equal_to_original": 0, "dates_to_the_day": 0, "dates_unchanged": 0,
+           "dates_within_a_day": 0}
+    for r in records:
+        get = r.get if isinstance(r, dict) else (lambda k, r=r: getattr(r, k))
+        if get("method") == "none":
+            continue
+        cat, a, b = get("category"), get("original"), get("surrogate")
+        out["replacements"] += 1
+        out["equal_to_original"] += same_surrogate(cat, a, b, dayfirst=dayfirst, lang=lang)
+        if cat == "DATE":
+            gap = date_gap_days(a, b, dayfirst=dayfirst, lang=lang)
+            if gap is not None:
+                out["dates_to_the_day"] += 1
+                out["dates_unchanged"] += gap == 0
+                out["dates_within_a_day"] += gap <= 1
     return out
 
 
@@ -254,6 +335,7 @@ def _engine(options: DeidOptions):
     if cache is None:
         cache = _local.engines = {}
     if options not in cache:
+        cache.clear()  # one run's engine at a time (each run has its own secrets)
         cache[options] = SurrogateEngine(options.surrogate_config(), seed=options.seed)
     return cache[options]
 
@@ -271,21 +353,26 @@ def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[D
         tagged = predict_documents(_tagger(blob), [d.with_spans([]) for d in docs], batch_size=options.batch_size)
     else:
         tagged = [d.with_spans(disjoint(d.spans)) for d in docs]
+    checks = [{} for _ in docs]
     if options.replace == "mask":
         outs = [mask_document(t) for t in tagged]
         new_docs, recs = [o[0] for o in outs], [o[1] for o in outs]
+        checks = [release_checks(r) for r in recs]
     else:
-        new_docs, records = _engine(options).surrogate_documents(tagged)
+        engine = _engine(options)
+        new_docs, records = engine.surrogate_documents(tagged)
         recs = [[] for _ in docs]
         pos = {d.id: i for i, d in enumerate(docs)}
-        if options.audit:
-            for r in records:
-                recs[pos[r.document_id]].append(asdict(r))
+        for r in records:
+            recs[pos[r.document_id]].append(r)
+        checks = [release_checks(r, dayfirst=engine.config.is_dayfirst, lang=engine.config.lang) for r in recs]
+        recs = [[asdict(x) for x in r] for r in recs] if options.audit else [[] for _ in docs]
     results = []
-    for d, t, n, r in zip(docs, tagged, new_docs, recs):
-        surv = surviving_gold(d.spans, n.text, d.text)
-        results.append(DocResult(d.id, n, list(t.spans), len(d.spans), surv if options.audit else
-                                 [""] * len(surv), r if options.audit else []))
+    for d, t, n, r, c in zip(docs, tagged, new_docs, recs, checks):
+        surv = surviving_gold_spans(d.spans, n.text, d.text)
+        results.append(DocResult(d.id, n, list(t.spans), len(d.spans),
+                                 [s.text.strip() if options.audit else "" for s in surv], r if options.audit else [],
+                                 [s.category for s in surv], c))
     return results
 
 

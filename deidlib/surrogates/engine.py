@@ -36,6 +36,21 @@ surrogate birth date earlier than it is raised to it after (post-processing), so
 released birth date implies an age over 90 and all older patients share one input value.
 Birth dates are not used to infer the reference date.
 
+**No surrogate equals its original** (any method, any type): every surrogate passes
+:meth:`SurrogateEngine._unequal`, which redraws one that gives its original away
+(:func:`deidlib.surrogates.release.same_surrogate`) with the memo rolled back, at most
+:data:`~deidlib.surrogates.release.MAX_DRAWS` times, then writes the typed mask (``[DATE]``).
+A DATE or AGE the parser cannot read is masked with its type (never replaced digit by digit).
+Only ``date_method``/``age_method``/``location_method="none"`` (no replacement asked for) keep
+the original.
+
+**The release default of ``deidlib deidentify``** (``date_method="shift"`` with
+``shift_min_days=30``, a ``shift_key`` when the user has a key, ``age_over_89`` and
+``birth_over_89`` texts and the day of the run as ``release_date``): one secret shift per
+patient for every date (:mod:`deidlib.surrogates.release` says how month-only, year-only,
+weekday and date-time mentions move with it); ages over 89 and birth dates implying them are
+written as the aggregate texts, with no draw.
+
 **Locations.** At the default ε split over a note's values, the ``fixed`` mechanism's
 normalised distances give nearly a uniform draw over the candidate set (US table: the
 substitute is 1,800-2,200 km from the original on average depending on the city,
@@ -116,6 +131,7 @@ from .memo import Memo
 from .names import TITLES, surrogate_name, surrogate_username
 from .pools import Pools, get_pools, lang_of
 from .randomness import SeededRNG, SurrogateRNG, make_rng
+from .release import MAX_DRAWS, same_surrogate, shift_days, split_time, typed_mask
 
 __all__ = [
     "SurrogateConfig",
@@ -177,13 +193,16 @@ _COUNTRY_OF_LOCALE = {"en_us": ("US",), "fr_fr": ("FR",), "en_gb": ("GB",), "fr_
 NEARLY_UNCHANGED_EPSILON = 20.0
 
 
-def epsilon_warning(epsilon: float, scope: str = "document") -> str | None:
-    """A one-line warning when ``epsilon`` (per ``scope``) exceeds :data:`NEARLY_UNCHANGED_EPSILON`."""
+def epsilon_warning(epsilon: float, scope: str = "document", *, dates: bool = True) -> str | None:
+    """A one-line warning when ``epsilon`` (per ``scope``) exceeds :data:`NEARLY_UNCHANGED_EPSILON`
+    (``dates=False``: the dates are shifted, not released through ε)."""
     if not epsilon > NEARLY_UNCHANGED_EPSILON:
         return None
-    return (f"epsilon {epsilon:g} per {scope} is above {NEARLY_UNCHANGED_EPSILON:g}: dates, ages and cities are "
-            f"released nearly unchanged (with up to 4 distinct values per {scope}, a date or age keeps its exact "
-            "value with probability >= 0.987); only names and identifiers are really replaced")
+    what = "dates, ages and cities are" if dates else "ages and cities are"
+    return (f"epsilon {epsilon:g} per {scope} is above {NEARLY_UNCHANGED_EPSILON:g}: {what} "
+            f"released nearly unchanged (with up to 4 distinct values per {scope}, a draw keeps a date or age exactly "
+            "with probability >= 0.987; as no surrogate may equal its original, such values come out one unit off "
+            "or masked); only names and identifiers are really replaced")
 
 
 @dataclass
@@ -204,8 +223,17 @@ class SurrogateConfig:
     candidate_radius_km: float | None = None  #: radius around candidate_anchor
     candidate_min_population: int = 0  #: fixed/geoind/uniform: smallest candidate
     exp_factor: float = 0.5  #: fixed variant: exp(-factor ε d); 0.5 gives ε·d-privacy, 1.0 the paper's constant
-    shift_max_days: int = 365  #: shift baseline: per-patient shift uniform in ±1..shift_max_days
-    age_over_89: str | None = None  #: text for surrogate ages >= 90 (None: "90" in the original style)
+    shift_max_days: int = 365  #: shift: per-patient shift uniform in ±shift_min_days..shift_max_days
+    shift_min_days: int = 1  #: shift: smallest |shift| (the release default of ``deidentify`` is 30)
+    #: shift: the key the per-patient shift is derived from (HMAC; None: drawn at random)
+    shift_key: bytes | None = field(default=None, repr=False)
+    #: text for ages >= 90; when set, an age over 89 is released as this text with no draw
+    #: (HIPAA Safe Harbor aggregates them; None: "90" in the original style, after the mechanism)
+    age_over_89: str | None = None
+    #: text for a birth date implying an age over 89; None: the date of an age of exactly 90
+    birth_over_89: str | None = None
+    #: the day of the release: a birth date is capped against the later of it and the note's date
+    release_date: _dt.date | None = None
     hipaa_age_cap: bool = True  #: clamp ages (in years) to at most 90 before and after the mechanism
     reference_date: _dt.date | None = None
     dayfirst: bool | None = None  #: numeric dates day first (default: True for French locales)
@@ -221,8 +249,8 @@ class SurrogateConfig:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.k < 1 or self.max_km <= 0:
             raise ValueError("k must be >= 1 and max_km > 0")
-        if self.shift_max_days < 1:
-            raise ValueError("shift_max_days must be >= 1")
+        if self.shift_max_days < 1 or not 1 <= self.shift_min_days <= self.shift_max_days:
+            raise ValueError("shift_min_days and shift_max_days must satisfy 1 <= min <= max")
         if self.reference_date is not None and not isinstance(self.reference_date, _dt.date):
             raise TypeError("reference_date must be a datetime.date")
 
@@ -270,6 +298,11 @@ class _Plan:
     key: tuple | None = None  # DP entity key (None: no budget)
     expr: object = None
     floor: _dt.date | None = None  # birth dates: the HIPAA cap (no surrogate implies an age over 90)
+    wrap: tuple[str, str] = ("", "")  # a time of day written before / after the date, kept as written
+
+
+#: methods whose output does not change when drawn again (a memo hit, the patient's shift, ...)
+_DETERMINISTIC = frozenset({"memo", "shift", "hipaa_90", "city_state", "mask_unparsed"})
 
 
 def _hipaa_birth_floor(ref: _dt.date) -> _dt.date:
@@ -404,13 +437,23 @@ class SurrogateEngine:
         return guarantee_statement(self.config, seeded=not self.config.secure)
 
     def patient_shift(self, patient_id: str) -> int:
-        """The Stubbs et al. (2015) baseline: one uniform shift per patient in ±[1, shift_max_days] days."""
+        """One shift per patient (Stubbs et al. 2015), uniform over ±[shift_min_days,
+        shift_max_days] days without the multiples of 7 (:func:`deidlib.surrogates.release.shift_days`):
+        derived from ``shift_key`` when the config has one (the same in every run), else drawn
+        from the OS CSPRNG (seeded from ``(seed, patient)`` in studies)."""
         if patient_id not in self._shift_cache:
-            r = self._secure_rng or SeededRNG(derive_seed(self.seed, "shift", patient_id))
-            m = self.config.shift_max_days
-            s = 1 + r.randbelow(m)
-            self._shift_cache[patient_id] = s if r.randbelow(2) else -s
+            c = self.config
+            r = None if c.shift_key is not None else (
+                self._secure_rng or SeededRNG(derive_seed(self.seed, "shift", patient_id)))
+            self._shift_cache[patient_id] = shift_days(patient_id, key=c.shift_key, rng=r,
+                                                       min_days=c.shift_min_days, max_days=c.shift_max_days)
         return self._shift_cache[patient_id]
+
+    def birth_floor(self, ref: _dt.date) -> _dt.date:
+        """The earliest birth date that implies an age of at most 90, against the later of the
+        note's reference date and the config's ``release_date``."""
+        r = self.config.release_date
+        return _hipaa_birth_floor(max(ref, r) if r is not None else ref)
 
     def reference_for(self, doc: Document, reference_date: _dt.date | None = None) -> _dt.date:
         if reference_date is not None:
@@ -437,17 +480,24 @@ class SurrogateEngine:
         t = span.text.strip()
         if span.category == "DATE":
             e = parse_date(t, dayfirst=c.is_dayfirst, reference=ref, lang=c.lang)
+            wrap = ("", "")
+            if e is None and (parts := split_time(t)) is not None:  # "11/02/2019 0700": the time is kept
+                e = parse_date(parts[1], dayfirst=c.is_dayfirst, reference=ref, lang=c.lang)
+                wrap = (parts[0], parts[2])
             if e is not None:
                 floor = None
                 if birth and c.hipaa_age_cap and c.date_method != "none":
-                    # HIPAA Safe Harbor: a birth date implying an age over 89 is aggregated to
-                    # "90" (the date of an age of exactly 90) before the mechanism, like ages
-                    floor = _hipaa_birth_floor(ref)
+                    # HIPAA Safe Harbor: a birth date implying an age over 89 is aggregated: to
+                    # the birth_over_89 text, else to "90" (the date of an age of exactly 90)
+                    # before the mechanism, like ages
+                    floor = self.birth_floor(ref)
+                    if date_value(e.date, e.unit) <= date_value(floor, e.unit) and c.birth_over_89 is not None:
+                        return _Plan("aggregate", None, c.birth_over_89)
                     if date_value(e.date, e.unit) < date_value(floor, e.unit):
                         e = replace(e, date=floor)
                 kind = "birth" if floor is not None else "date"
                 key = (kind, e.unit, e.value) if c.date_method in ("dp", "ldp") else None
-                return _Plan("date", key, e, floor)
+                return _Plan("date", key, e, floor, wrap)
             q = parse_quantity(t, default_unit="day")
             if q is not None and q.unit_word:
                 key = ("qty", q.unit, q.value) if c.date_method in ("dp", "ldp") else None
@@ -455,6 +505,8 @@ class SurrogateEngine:
             return _Plan("other")
         if span.category == "AGE":
             q = parse_quantity(t, default_unit="year")
+            if q is not None and c.age_over_89 is not None and c.hipaa_age_cap and q.unit == "year" and q.value > 89:
+                return _Plan("aggregate", None, q.pre + c.age_over_89)  # "94 years old", "90s": the whole quantity
             if q is not None:
                 key = ("age", q.unit, self._age_in(q)) if c.age_method in ("dp", "ldp") else None
                 return _Plan("age", key, q)
@@ -480,8 +532,10 @@ class SurrogateEngine:
         if m == "none":
             return e.text, "none"
         if m == "shift":
-            new = e.date + _dt.timedelta(days=self.patient_shift(patient))
+            new = self._shifted_date(e, self.patient_shift(patient))
             if floor is not None and date_value(new, e.unit) < date_value(floor, e.unit):
+                if self.config.birth_over_89 is not None:
+                    return self.config.birth_over_89, "hipaa_90"
                 new = floor
             return format_date(e, new), "shift"
         key = ("birth" if floor is not None else "date", e.unit, e.value)
@@ -503,6 +557,24 @@ class SurrogateEngine:
         if floor is not None and date_value(new, e.unit) < date_value(floor, e.unit):
             new = floor  # post-processing: never a surrogate birth date implying an age over 90
         return format_date(e, new), ("memo" if hit else m)
+
+    @staticmethod
+    def _shifted_date(e: DateExpr, d: int) -> _dt.date:
+        """``e`` moved by the patient's shift of ``d`` days, at its resolution (the rules of
+        :mod:`deidlib.surrogates.release`): a day by ``d`` days; a month as its 15th does
+        (a bare month one further month when it would stay); a year by one year towards ``d``."""
+        if e.unit == "year":
+            y = min(max(e.date.year + (1 if d > 0 else -1), 1), 9999)
+            return e.date.replace(year=y, day=min(e.date.day, 28))
+        if e.unit == "month":
+            mid = e.date.replace(day=15) + _dt.timedelta(days=d)
+            if "y" not in e.fields and mid.month == e.date.month:
+                mid = (mid.replace(day=1) + _dt.timedelta(days=40 if d > 0 else -20)).replace(day=15)
+            return mid.replace(day=1)
+        try:
+            return e.date + _dt.timedelta(days=d)
+        except OverflowError:
+            return e.date - _dt.timedelta(days=d)
 
     def _qty(self, q: QuantityExpr, eps: float, rng: SurrogateRNG, method: str, ns: str, memo: Memo,
              is_age: bool):
@@ -618,7 +690,9 @@ class SurrogateEngine:
                 new = _match_case(new, core)
                 lead = text[: len(text) - len(text.lstrip())]
                 return lead + new + text[len(text.rstrip()):], "random_holiday"
-            return shape_replace(text, rng, memo, kind="id"), "unparsed_shape"
+            # never digit by digit ("11/02/2019 0700" is no "62/16/7085 7887"): the typed mask
+            lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+            return lead + typed_mask(cat) + trail, "mask_unparsed"
         return shape_replace(text, rng, memo, kind="id"), "random"
 
     # ------------------------------------------------------------------ documents
@@ -662,36 +736,21 @@ class SurrogateEngine:
         eps = epsilon_per_entity
         city_pos = [(s.start, i) for i, (s, p) in enumerate(zip(spans, plans))
                     if p.kind == "city" and p.expr is not None]
+        shift_scope = doc.patient_id or f"document:{doc.id}"
         done: list[tuple[str, str, str | None] | None] = []
         for s, p in zip(spans, plans):
-            lead = s.text[: len(s.text) - len(s.text.lstrip())]
-            trail = s.text[len(s.text.rstrip()):]
-            unit = None
-            if p.kind == "date":
-                core, method = self._date(p.expr, eps, rng, ref, doc.patient_id, memo, p.floor)
-                new, unit = lead + core + trail, p.expr.unit
-            elif p.kind == "qty_date":
-                core, method = self._qty(p.expr, eps, rng, self.config.date_method if self.config.date_method != "shift"
-                                         else "shift", "dp_qty", memo, is_age=False)
-                new, unit = lead + core + trail, p.expr.unit
-            elif p.kind == "age":
-                core, method = self._qty(p.expr, eps, rng, self.config.age_method, "dp_age", memo, is_age=True)
-                new, unit = lead + core + trail, p.expr.unit
-            elif p.kind == "city":
-                core, method = self._city(s.text, p.expr, eps, rng, memo)
-                core = _match_case(core, s.text.strip())
-                new = lead + core + trail
-            elif s.subtype == "STATE" and city_pos and self.config.location_method != "none":
+            if s.subtype == "STATE" and city_pos and self.config.location_method != "none" and p.kind == "other":
                 done.append(None)  # derived from the nearest surrogate city below (no draw)
                 continue
-            else:
-                new, method = self._other(s, rng, memo, doc.text[max(0, s.start - 20):s.start])
-            done.append((new, method, unit))
+            done.append(self._unequal(s, lambda s=s, p=p: self._draw(doc, s, p, eps, rng, ref, shift_scope, memo),
+                                      memo, ref))
         for i, d in enumerate(done):
             if d is None:
                 s = spans[i]
                 city = min(city_pos, key=lambda c: abs(c[0] - s.start))[1]
-                done[i] = self._state_of_city(s, spans[city], memo, rng)
+                derived = self._state_of_city(s, spans[city], memo, rng)
+                done[i] = derived if not self._same(s, derived[0], ref) else self._unequal(
+                    s, lambda s=s: (pool_replace(s.text, s.subtype, self.pools, rng, memo), "random", None), memo, ref)
         pieces: list[str] = []
         out_spans: list[Span] = []
         records: list[Replacement] = []
@@ -705,7 +764,7 @@ class SurrogateEngine:
             if not new.strip():
                 new = s.text if not s.text.strip() else "X"
             used = eps if (p.key is not None and method not in ("memo", "none", "shift", "uniform",
-                                                                  "fallback_uniform")) else 0.0
+                                                                  "fallback_uniform", "mask_equal")) else 0.0
             spent += used
             start = new_len
             pieces.append(new)
@@ -726,6 +785,54 @@ class SurrogateEngine:
         budget = {"epsilon": self.config.epsilon, "epsilon_per_entity": eps, "entities": sum(
             1 for r in records if r.epsilon > 0), "spent": spent, "reference_date": ref.isoformat()}
         return SurrogateResult(out, records, budget)
+
+    def _draw(self, doc: Document, s: Span, p: _Plan, eps: float, rng: SurrogateRNG, ref: _dt.date,
+              shift_scope: str, memo: Memo) -> tuple[str, str, str | None]:
+        """One surrogate of span ``s`` (planned as ``p``): ``(new text, method, unit)``."""
+        lead = s.text[: len(s.text) - len(s.text.lstrip())]
+        trail = s.text[len(s.text.rstrip()):]
+        unit = None
+        if p.kind == "aggregate":  # HIPAA Safe Harbor: an age over 89 or a birth date implying one
+            return lead + p.expr + trail, "hipaa_90", None
+        if p.kind == "date":
+            core, method = self._date(p.expr, eps, rng, ref, shift_scope, memo, p.floor)
+            if method != "hipaa_90":
+                core = p.wrap[0] + core + p.wrap[1]
+            return lead + core + trail, method, p.expr.unit
+        if p.kind == "qty_date":
+            core, method = self._qty(p.expr, eps, rng, self.config.date_method, "dp_qty", memo, is_age=False)
+            return lead + core + trail, method, p.expr.unit
+        if p.kind == "age":
+            core, method = self._qty(p.expr, eps, rng, self.config.age_method, "dp_age", memo, is_age=True)
+            return lead + core + trail, method, p.expr.unit
+        if p.kind == "city":
+            core, method = self._city(s.text, p.expr, eps, rng, memo)
+            return lead + _match_case(core, s.text.strip()) + trail, method, unit
+        new, method = self._other(s, rng, memo, doc.text[max(0, s.start - 20):s.start])
+        return new, method, unit
+
+    def _same(self, s: Span, new: str, ref: _dt.date) -> bool:
+        """Whether ``new`` gives the original of ``s`` away (:func:`~deidlib.surrogates.release.same_surrogate`)."""
+        return same_surrogate(s.category, s.text, new, dayfirst=self.config.is_dayfirst, lang=self.config.lang,
+                              reference=ref)
+
+    def _unequal(self, s: Span, draw, memo: Memo, ref: _dt.date) -> tuple[str, str, str | None]:
+        """``draw()`` until its surrogate differs from the original of ``s`` (the memo rolled
+        back after each refused draw), at most :data:`~deidlib.surrogates.release.MAX_DRAWS`
+        times; then the typed mask (``[DATE]``), with method ``"mask_equal"``. The one place
+        where every surrogate of the engine passes."""
+        mark = memo.mark()
+        for _ in range(MAX_DRAWS):
+            new, method, unit = draw()
+            if method == "none" or not self._same(s, new, ref):  # "none": the caller asked for no replacement
+                memo.commit()
+                return new, method, unit
+            memo.rollback(mark)
+            if method in _DETERMINISTIC:  # a redraw would give the same text
+                break
+        lead, trail = s.text[: len(s.text) - len(s.text.lstrip())], s.text[len(s.text.rstrip()):]
+        mask = typed_mask(s.category)
+        return lead + (mask if not self._same(s, mask, ref) else "[PHI]") + trail, "mask_equal", None
 
     def _in_memo(self, p: _Plan, memo: Memo) -> bool:
         k = p.key
@@ -814,12 +921,22 @@ def guarantee_statement(config: SurrogateConfig, *, seeded: bool) -> str:
     dp = [n for n, m in (("dates/durations", config.date_method), ("ages", config.age_method)) if m in ("dp", "ldp")]
     if config.location_method in ("fixed", "paper", "geoind"):
         dp.append("cities")
-    parts = [f"epsilon={config.epsilon:g} per {scope}, split evenly over the {scope}'s distinct values released "
-             f"through a DP mechanism ({', '.join(dp) or 'none'}): each distinct value is epsilon_v*d-private "
-             f"(epsilon_v = epsilon / number of distinct values). Equal values within a {scope} get the same "
-             f"surrogate (memo), so which values are equal is disclosed (two equal dates: equal surrogates with "
-             f"probability 1). Names, identifiers and contacts are random replacements (no DP parameter); "
-             f"{'documents of one patient compose (k notes: k*epsilon)' if scope == 'document' else 'one budget per patient'}."]
+    parts = []
+    if config.date_method == "shift":
+        how = ("derived from the pseudonym key (the same in every run with that key)" if config.shift_key is not None
+               else "drawn at random")
+        parts.append(f"Dates: every date of a {'patient' if scope == 'patient' else 'note'} is moved by one secret "
+                     f"shift of {config.shift_min_days}-{config.shift_max_days} days either way (never a multiple of "
+                     f"7), {how}; intervals between them are kept.")
+    if dp:
+        parts.append(f"epsilon={config.epsilon:g} per {scope}, split evenly over the {scope}'s distinct values "
+                     f"released through a DP mechanism ({', '.join(dp)}): each distinct value is epsilon_v*d-private "
+                     f"(epsilon_v = epsilon / number of distinct values). Equal values within a {scope} get the same "
+                     f"surrogate (memo), so which values are equal is disclosed (two equal dates: equal surrogates "
+                     f"with probability 1); "
+                     f"{'documents of one patient compose (k notes: k*epsilon)' if scope == 'document' else 'one budget per patient'}.")
+    parts.append("Names, identifiers and contacts are random replacements (no DP parameter). No surrogate equals its "
+                 "original (redrawn, else masked with its type), so a released value is never the original.")
     if seeded:
         parts.append("SEEDED run: the guarantee does not hold against anyone holding the seed (not for releases).")
     else:

@@ -21,6 +21,8 @@ from typing import Any
 
 __all__ = ["Memo", "normalise_key"]
 
+_UNSET = object()
+
 
 def normalise_key(s: str) -> str:
     """Case-, accent- and whitespace-insensitive key of a string."""
@@ -39,6 +41,8 @@ class Memo:
         self.misses = 0
         #: folded original name words of the scope: never drawn as surrogates (set by the engine)
         self.originals: set[str] = set()
+        #: (key, previous value or _UNSET) of every write, so that a draw can be undone (:meth:`rollback`)
+        self._journal: list[tuple[tuple[str, Hashable], Any]] = []
 
     def get(self, namespace: str, key: Hashable, default=None):
         return self._d.get((namespace, key), default)
@@ -47,7 +51,27 @@ class Memo:
         return nk in self._d
 
     def set(self, namespace: str, key: Hashable, value) -> None:
-        self._d[(namespace, key)] = value
+        k = (namespace, key)
+        self._journal.append((k, self._d.get(k, _UNSET)))
+        self._d[k] = value
+
+    def mark(self) -> int:
+        """A point to :meth:`rollback` to (the engine marks before each draw)."""
+        return len(self._journal)
+
+    def rollback(self, mark: int) -> None:
+        """Undo every write since ``mark``: a surrogate that was drawn and refused (it equalled
+        its original) leaves no trace in the memo, so the next draw is a fresh one."""
+        while len(self._journal) > mark:
+            k, old = self._journal.pop()
+            if old is _UNSET:
+                self._d.pop(k, None)
+            else:
+                self._d[k] = old
+
+    def commit(self) -> None:
+        """Forget the undo journal (nothing before this point can be rolled back)."""
+        self._journal.clear()
 
     def get_or_create(self, namespace: str, key: Hashable, factory: Callable[[], Any]):
         k = (namespace, key)
@@ -56,6 +80,7 @@ class Memo:
             return self._d[k]
         self.misses += 1
         v = factory()
+        self._journal.append((k, _UNSET))
         self._d[k] = v
         return v
 

@@ -5,6 +5,7 @@ count of gold PHI that survives."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 
 import pytest
@@ -344,3 +345,102 @@ def test_deidentify_warns_that_a_huge_epsilon_releases_values_nearly_unchanged(t
     assert main(["deidentify", str(src), str(tmp_path / "o3"), "--model", str(tiny_model), "--epsilon", "1e308",
                  "--replace", "mask", "--no-progress"]) == 0
     assert "WARNING" not in capsys.readouterr().err
+
+
+# ---- what the release keeps: surrogates never equal to their originals, dates shifted per patient ----
+
+def test_release_checks_and_verbatim_types_in_the_summary(tmp_path, capsys):
+    gold, docs = _planted(tmp_path)
+    assert main(["deidentify", str(gold), str(tmp_path / "o"), "--spans", "input", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    s = json.loads((tmp_path / "o" / SUMMARY).read_text())
+    n = sum(len(d.spans) for d in docs)
+    assert s["release_checks"]["replacements"] == n and s["release_checks"]["equal_to_original"] == 0
+    assert f"released: 0 of {n} replacements equal their original (must be 0)" in out
+    assert s["surrogates"]["date_method"] == "shift" and "30-365 days" in s["surrogates"]["guarantee"]
+    assert "dates (" not in out  # the within-a-day line is for the d-private mechanisms
+    by = s["gold"]["by_type"]
+    assert {t: v["mentions"] for t, v in by.items()} == {"DATE": 3, "LOCATION": 1, "NAME": 3}
+    assert all(v["verbatim"] == 0 and v["token_recall"] == 1 for v in by.values())
+    assert "gold mentions left verbatim by type: none" in out
+
+
+def test_missed_mentions_are_listed_by_type(blind_model, tmp_path, capsys):
+    gold, docs = _planted(tmp_path)
+    assert main(["deidentify", str(gold), str(tmp_path / "b"), "--model", str(blind_model), "--no-progress"]) == 0
+    by = json.loads((tmp_path / "b" / SUMMARY).read_text())["gold"]["by_type"]
+    assert {t: v["verbatim"] for t, v in by.items()} == {"DATE": 3, "LOCATION": 1, "NAME": 3}
+    assert all(v["token_recall"] == 0 for v in by.values())
+    assert "gold mentions left verbatim by type: DATE 3, LOCATION 1, NAME 3" in capsys.readouterr().out
+
+
+def _dates(out_dir):
+    return sorted(s.text for d in read_i2b2_dir(out_dir) for s in d.spans if s.category == "DATE")
+
+
+def test_date_shift_follows_the_pseudonym_key_and_dp_reports_dates_near_the_truth(tmp_path, capsys):
+    gold, _ = _planted(tmp_path)
+    (tmp_path / "key").write_text("0123456789abcdef0123")
+    runs = []
+    for k in range(2):
+        assert main(["deidentify", str(gold), str(tmp_path / f"k{k}"), "--spans", "input", "--no-progress",
+                     "--pseudonym-key-file", str(tmp_path / "key")]) == 0
+        runs.append(_dates(tmp_path / f"k{k}"))
+    assert runs[0] == runs[1]  # no seed, same key: the same shifted dates (no averaging across releases)
+    fresh = []
+    for k in range(3):
+        assert main(["deidentify", str(gold), str(tmp_path / f"f{k}"), "--spans", "input", "--no-progress"]) == 0
+        fresh.append(_dates(tmp_path / f"f{k}"))
+    assert fresh[0] != fresh[1] or fresh[1] != fresh[2]  # without a key: a fresh secret shift per run
+    for r in runs + fresh:  # no released date lies within 30 days of a true one
+        assert all(abs((dt.datetime.strptime(t, "%m/%d/%Y").date() - y).days) >= 30 for t in r
+                   for y in (dt.date(2020, 12, 2), dt.date(2020, 12, 3)))
+    capsys.readouterr()
+    assert main(["deidentify", str(gold), str(tmp_path / "dp"), "--spans", "input", "--no-progress",
+                 "--date-method", "dp"]) == 0
+    out = capsys.readouterr().out
+    s = json.loads((tmp_path / "dp" / SUMMARY).read_text())
+    c = s["release_checks"]
+    assert c["equal_to_original"] == 0 and c["dates_unchanged"] == 0 and c["dates_to_the_day"] == 3
+    assert (f"dates (dp, measured): {c['dates_within_a_day']} of 3 dates written to the day were released "
+            "unchanged or within a day") in out
+
+
+def test_verbatim_survival_judges_the_released_text():
+    from deidlib.pipeline.run import mask_document, verbatim_survival
+
+    t = "Dr. Brown saw Ann Lee on 03/04/2019 in Boston; Brown again 03/05/2019."
+    spans = [Span.of(t, 4, 9, "DOCTOR"), Span.of(t, 14, 21, "PATIENT"), Span.of(t, 25, 35, "DATE"),
+             Span.of(t, 39, 45, "CITY"), Span.of(t, 47, 52, "DOCTOR"), Span.of(t, 59, 69, "DATE")]
+    gold = Document("n1", t, spans, "p1")
+    # everything tagged and masked: nothing survives
+    masked = mask_document(gold)[0]
+    v = verbatim_survival([gold], [masked])
+    assert (v["mentions"], v["verbatim"]) == (6, 0)
+    # a tagger that missed the second "Brown": the first is masked, yet "Brown" is still in the
+    # released text, so both mentions of Brown survive; the missed date survives too
+    missed = mask_document(gold.with_spans([s for i, s in enumerate(spans) if i not in (4, 5)]))[0]
+    v = verbatim_survival([gold], [missed])
+    assert v["verbatim"] == 3 and v["by_type"]["NAME"] == {"mentions": 3, "verbatim": 2}
+    assert v["by_type"]["DATE"] == {"mentions": 2, "verbatim": 1} and v["fraction"] == 0.5
+    # a surrogate equal to its original survives as well (judged on the text, not on the tags)
+    same = Document("n1", t.replace("Ann Lee", "Ada Lin"), [], "p1")
+    assert verbatim_survival([gold], [same])["verbatim"] == 5
+    with pytest.raises(ValueError):
+        verbatim_survival([gold], [Document("n2", t, [], "p1")])
+
+
+def test_the_peer_benchmark_releases_surrogates_for_ours_and_masks_for_peers():
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location(
+        "deid_peers", pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "deid_peers.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    t = "Seen 03/04/2019 by Dr. Brown."
+    gold = Document("n1", t, [Span.of(t, 5, 15, "DATE"), Span.of(t, 23, 28, "DOCTOR")], "p1")
+    ours = bench.released_text("default", [gold], [gold])[0]
+    assert "03/04/2019" not in ours.text and "Brown" not in ours.text and "[" not in ours.text
+    peer = bench.released_text("philter", [gold], [gold.with_spans([Span.of(t, 5, 15, "OTHER")])])[0]
+    assert peer.text == "Seen [OTHER] by Dr. Brown."

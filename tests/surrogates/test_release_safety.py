@@ -61,10 +61,12 @@ def test_birth_dates_implying_age_over_89_are_aggregated_to_90():
             assert d >= floor, f"surrogate DOB {new} implies an age over 90"
             out.append(new)
     assert out_1918 == out_1900  # aggregated: the mechanism saw the same value (the cap)
-    # an ordinary (non-birth) date of 1918 is not capped: it stays near 1918 at this ε
+    # an ordinary (non-birth) date of 1918 is not capped: at this ε it comes out a day or so off
+    # 05/03/1918 (never on it), or masked when every draw hit the original
     doc = doc_of("Seen 06/01/2010. Surgery 05/03/1918.", [("DATE", "DATE", "06/01/2010"), ("DATE", "DATE", "05/03/1918")])
-    years = {surrogates_of(doc, s, epsilon=20.0)[1][-4:] for s in range(20)}
-    assert years == {"1918"}
+    outs = [surrogates_of(doc, s, epsilon=20.0)[1] for s in range(20)]
+    assert "05/03/1918" not in outs
+    assert all(o == "[DATE]" or o.endswith("1918") for o in outs)
 
 
 def test_birth_date_detection():
@@ -247,6 +249,14 @@ def test_at_the_warning_threshold_dates_are_indeed_released_nearly_unchanged():
     # the warning's claim: 4 distinct dates at ε = 20 per document keep their value with p >= 0.987
     dates = ["03/04/2009", "05/06/2009", "07/08/2009", "09/10/2009"]
     doc = doc_of("Seen " + ", ".join(dates), [("DATE", "DATE", d) for d in dates])
-    kept = [t == d for seed in SEEDS for t, d in zip(surrogates_of(doc, seed, epsilon=NEARLY_UNCHANGED_EPSILON), dates)]
-    assert np.mean(kept) > 0.95  # expected 0.987 over 800 dates
+    # since no surrogate may equal its original, such a date comes out one day off or masked
+    outs = [(t, d) for seed in SEEDS for t, d in zip(surrogates_of(doc, seed, epsilon=NEARLY_UNCHANGED_EPSILON), dates)]
+    assert not any(t == d for t, d in outs)
+
+    def near(t, d):
+        if t == "[DATE]":
+            return True
+        return abs((parse_date(t, reference=REF).date - parse_date(d, reference=REF).date).days) <= 1
+
+    assert np.mean([near(t, d) for t, d in outs]) > 0.95  # expected 0.987 over 800 dates
     assert epsilon_warning(NEARLY_UNCHANGED_EPSILON) is None and epsilon_warning(1.0) is None
