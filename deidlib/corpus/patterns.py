@@ -55,7 +55,8 @@ from collections.abc import Iterable, Sequence
 
 from .document import Span
 
-__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "pattern_spans", "merge_spans", "drop_measurements", "drop_generic_places"]
+__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "LABEL_WORDS", "pattern_spans", "merge_spans", "drop_measurements",
+           "drop_generic_places", "trim_label_words"]
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -73,6 +74,32 @@ _CREDENTIALS = r"(?:rn|md|np|pa|pa-c|rrt|lcsw|msw|pharmd|bsn|crnp|lpn|fnp|cnm|cr
 #: past events of a medical history that notes date by a bare year ("CABG 98", "MI '02", "dx'd 97")
 _EVENTS = (r"(?:cabg|ptca|pci|nqwmi|nstemi|stemi|imi|ami|mi|stent(?:ed|s)?|cva|tia|avr|mvr|ppm|aicd|icd|cath|surgery"
            r"|dx|dx'd|diagnosed|repair|resection|replacement|transplant|lobectomy|mastectomy|colectomy)")
+#: number words of an age over 89 ("ninety-four", "one hundred and two"): PHI under Safe Harbor
+_UNITS_W = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_TEENS_W = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_AGE_WORDS = (r"(?:ninety(?:[\s-]" + _UNITS_W + r")?|one[\s-]hundred(?:(?:\s+and)?[\s-](?:" + _TEENS_W + "|"
+              + _UNITS_W + r"))?)")
+#: an age word after the number ("ninety-four-year-old", "ninety four yo")
+_AGE_AFTER = r"(?=\s*(?:-\s*)?(?:yo\b|y/o\b|y\.o\.|yr|year|y\s*old))"
+#: the nouns an ordinal counts rather than dates ("the 5th digit", "on the 3rd attempt")
+_NOT_DAY_NOUN = (r"(?!\s+(?:of\s+(?:the|his|her|a|\d)|digit|finger|toe|rib|ics|intercostal|ventricle|nerve|cranial|lumbar"
+                 r"|metatarsal|metacarpal|vertebra|percentile|grade|degree|time|times|try|attempt|dose|day|week|month"
+                 r"|year|hour|floor|generation|cycle|line|round|unit|bag|liter|litre|pod|postop|session)\b)")
+#: one IPv6 group and the full and compressed ("::") forms (RFC 4291 §2.2); a time has no "::"
+#: and never 7 colons, so these never match a clock time
+_H16 = r"[0-9a-f]{1,4}"
+_IPV6 = (r"(?<![\w:.])(?:(?:" + _H16 + r":){7}" + _H16 + r"|(?:" + _H16 + r":){1,7}:(?:" + _H16 + r"(?::" + _H16
+         + r"){0,6})?|::(?:" + _H16 + r"(?::" + _H16 + r"){0,6}))(?![\w:])")
+#: label words written before an identifier, a date or a number: never part of its PHI span
+LABEL_WORDS = (r"(?:ssn|soc(?:ial)?\s+sec(?:urity)?(?:\s+(?:no|number|#))?|mrn|mr\s?#|med(?:ical)?\s+rec(?:ord)?"
+               r"(?:\s+(?:no|number|#))?|unit\s+(?:no|number)|acct|account(?:\s+(?:no|number))?|dob|d\.o\.b\.?"
+               r"|date\s+of\s+birth|tel|telephone|phone|ph|cell|fax|pager|beeper|e-?mail|s/n|sn|serial(?:\s+(?:no|number|#))?"
+               r"|lic(?:ense)?(?:\s+(?:no|number|#))?|ip|id|user(?:name)?|job\s+(?:no|#)|dd|dt|td)\.?")
+#: section keys of clinical notes written "KEY:text" ("CV:hr 80s"): never a dictator's initials
+_SECTION_KEYS = (r"(?:CV|GI|GU|ID|HEENT|NEURO|RESP|PMH|HPI|ROS|ABD|EXT|SKIN|PLAN|MS|ENDO|HEME|LUNGS|PULM|RENAL|ACCESS"
+                 r"|SOCIAL|DISPO|CODE|ALLERGIES|MEDS|LABS|ASSESSMENT|PT|RN|MD|CC|DX|RX|HR|BP|RR|SAT|TEMP|IV)")
+#: a dictation line ends, or goes on with the dictated / transcribed date key
+_DICTATION_END = r"(?=[ \t]*(?:$|(?-i:DD|DT|TD|D|T|Job|cc)\b))"
 _HOLIDAYS = (r"christmas(?: eve)?|thanksgiving|new year'?s(?: eve| day)?|easter|memorial day|labor day"
              r"|independence day|halloween|valentine'?s day")
 
@@ -81,7 +108,10 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     ("EMAIL", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
     ("URL", r"\b(?:https?://|www\.)[^\s<>\"]+[\w/]"),
     ("IPADDR", _NB + r"(?:\d{1,3}\.){3}\d{1,3}" + _NA),
+    ("IPADDR", _IPV6),
     ("SSN", _NB + r"\d{3}-\d{2}-\d{4}" + _NA),
+    ("SSN", r"\b(?:ssn|soc(?:ial)?\s+sec(?:urity)?(?:\s+(?:no\.?|number|#))?)\s*[:#]*\s*(?P<phi>\d{3}[\s-]?\d{2}[\s-]?\d{4})"
+            + _NA),
     ("PHONE", _NB + r"(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?:\s?(?:x|ext\.?)\s?\d{1,5})?" + _NA),
     ("PHONE", r"\b(?:call|phone|ph|tel|telephone|pager|beeper|page|cell|fax|contact|number|no\.?)[:#.]?\s*(?:at\s)?"
               r"(?P<phi>\d{3}-\d{4})" + _NA),
@@ -93,6 +123,8 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     ("DATE", _NB + _MON + r"/(?:19|20)\d{2}" + _NA),
     ("DATE", _NB + _MON + r"/(?:3[2-9]|[4-9]\d)" + _NA),  # month/2-digit year that cannot be a day
     ("DATE", r"(?<![\w'])'(?P<phi>\d{2})(?![\w'])"),  # '98
+    ("DATE", r"\b(?:on|since|until|till|by|from|after|before|through|thru|seen|admitted|discharged|returns?|due)"
+             r"\s+the\s+(?P<phi>(?:[12]?1st|[12]?2nd|[12]?3rd|(?:[12]?[4-9]|1[0-3]|20|30)th|31st))\b" + _NOT_DAY_NOUN),
     # years: 1960-1999 cannot be a clock time (minutes < 60); any year after a time word or a past event
     ("DATE", r"(?<![\w/.#$:'+-])19[6-9]\d" + _NA + _NOT_AMOUNT),
     ("DATE", r"\b(?:in|since|year|yr|until|during|of|summer|winter|spring|fall|autumn)\s+(?P<phi>(?:19|20)\d{2})"
@@ -107,13 +139,39 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     # ages over 89 with an age word
     ("AGE", r"\b(?:9\d|1[01]\d)(?=\s*(?:-\s*)?(?:yo\b|y/o\b|y\.o\.|yr|year|y\s*old))"),
     ("AGE", r"\bage\s(?P<phi>9\d|1[01]\d)\b"),
+    ("AGE", r"\b" + _AGE_WORDS + r"\b" + _AGE_AFTER),
+    ("AGE", r"\baged?[:\s]\s*(?P<phi>" + _AGE_WORDS + r")\b"),
     # staff signatures: an initial and a surname before a credential ("J. Smith RN", "--K. Lee, PA-C")
     ("DOCTOR", r"(?<![\w.])(?-i:[A-Z]\.\s?[A-Z][A-Za-z'-]+)(?=,?\s+" + _CREDENTIALS + r"\b)"),
+    # signature blocks: a full name in capitals (or capitalised) before a physician's credential
+    # after a comma ("JOHN A. SMITH, M.D.", "Mary Jones, MD")
+    ("DOCTOR", r"(?-i:(?<![\w.])(?P<phi>[A-Z][A-Za-z'-]+(?:\s+[A-Z]\.?)?\s+[A-Z][A-Za-z'-]+)),\s*"
+               r"(?=(?:M\.D\.|MD\b|D\.O\.|DO\b|Ph\.?D\.?|FACP|FACS|NP\b|PA-C\b))"),
+    # "LAST,FIRST" (with or without a space) after a name label ("Name: SMITH,JOHN")
+    ("PATIENT", r"\b(?:name|patient(?:\s+name)?|pt\s+name|re)\s*[:#]\s*"
+                r"(?P<phi>(?-i:[A-Z][A-Za-z'-]+,\s?[A-Z][A-Za-z'-]+(?:\s[A-Z]\b\.?)?))"),
+    # dictation line: the dictator's initials and the transcriber's lower-case name ("JAS:smith"),
+    # at the end of a line or before the dictation / transcription date key
+    ("DOCTOR", r"(?m)(?-i:(?<![\w:/])(?!" + _SECTION_KEYS + r":)(?P<phi>[A-Z]{2,4}):[a-z]{2,12})" + _DICTATION_END),
+    ("DOCTOR", r"(?m)(?-i:(?<![\w:/])(?!" + _SECTION_KEYS + r":)[A-Z]{2,4}:(?P<phi>[a-z]{2,12}))" + _DICTATION_END),
+    # staff user names (letters and digits, lower-case) after a user word or in brackets
+    ("USERNAME", r"\b(?:user(?:name)?|login|entered\s+by|transcribed\s+by|transcriptionist|signed\s+by|rn:|nurse:)\s*[:#]?\s*"
+                 r"(?P<phi>(?-i:[a-z]{2,3}\d{1,4}))\b"),
+    ("USERNAME", r"\[(?P<phi>(?-i:[a-z]{2,8}\d{0,4}))\]"),
+    # device identifiers and serial numbers: after a serial word, or a capitalised code of dash
+    # groups with letters and at least four digits ("PMX-55321-A", "7GH2-9981-KL")
+    ("DEVICE", r"\b(?:s/n|sn:|serial(?:\s+(?:number|no\.?|num|#))?|device\s+(?:id|#|number|serial)|model\s+(?:#|no\.?))"
+               r"[:#]?\s*(?P<phi>[a-z0-9]*\d[a-z0-9-]*[a-z0-9])"),
+    ("DEVICE", r"(?-i:(?<![\w/.-])(?=[A-Z0-9-]*\d{4})(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{1,6}){2,3})" + _NA),
     # identifiers
     ("MEDICALRECORD", r"\b(?:mrn|mr\s?#|medical record(?: number| no\.?)?)[:#]?\s*(?P<phi>[\w-]*\d[\w-]*)"),
     ("ACCOUNT", r"\b(?:acct|account)(?: number| no\.?)?[:#]?\s*#?\s*(?P<phi>\d[\w-]*)"),
     ("IDNUM", r"#\s?(?P<phi>\d{4,})" + _NA),
     ("IDNUM", _NB + r"\d{6,}" + _NA),
+    # record numbers written in dash groups of unequal lengths ("123-45-67", "12-345-678"; "120-130-140"
+    # is a range): after the date and phone forms above, so a date or a phone number keeps its type
+    ("MEDICALRECORD", _NB + r"(?!(?:\d{2}-){2,3}\d{2}(?![\d-])|(?:\d{3}-){2,3}\d{3}(?![\d-])|(?:\d{4}-){2,3}\d{4}(?![\d-]))"
+                      r"\d{2,4}(?:-\d{1,4}){2,3}" + _NA),
 ))
 
 #: words after which a number pair is a measurement, not a date ("PSV 10/5", "CPAP 5/5/40",
@@ -220,3 +278,28 @@ def drop_generic_places(spans: Sequence[Span]) -> list[Span]:
     is a kind of unit or facility (:data:`GENERIC_PLACES`: "MICU", "cath lab", "OSH")."""
     return [s for s in spans
             if not (s.subtype in _PLACE_TYPES and " ".join(s.text.lower().replace(".", " ").split()) in GENERIC_PLACES)]
+
+
+_LABEL_PREFIX = re.compile(r"(?:" + LABEL_WORDS + r")(?![a-z])[\s:#.=-]*", re.IGNORECASE)
+
+
+def trim_label_words(text: str, spans: Sequence[Span]) -> list[Span]:
+    """``spans`` with a leading label word cut off (``SSN 123-45-6789`` -> ``123-45-6789``, ``MRN#1234``
+    -> ``1234``, ``DOB 05/22/1950`` -> ``05/22/1950``): the i2b2 2014 guidelines tag the value, not
+    its label, and a replaced label tells nothing but garbles the note. A span is trimmed only where
+    what follows the label holds a digit (so ``Tel Aviv`` stays whole); a span that is only a label
+    word is dropped."""
+    out = []
+    for sp in spans:
+        m = _LABEL_PREFIX.match(text, sp.start, sp.end)
+        if m is None:
+            out.append(sp)
+            continue
+        rest = text[m.end():sp.end]
+        if not rest.strip(" :#.=-"):
+            continue
+        if m.end() > sp.start and any(c.isdigit() for c in rest):
+            out.append(Span.of(text, m.end(), sp.end, sp.subtype))
+        else:
+            out.append(sp)
+    return out
