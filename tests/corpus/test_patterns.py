@@ -175,3 +175,12 @@ def test_a_span_that_is_only_a_label_word_is_dropped():
 
     text = "MRN: 1234567"
     assert trim_label_words(text, [Span.of(text, 0, 3, "MEDICALRECORD")]) == []
+
+
+@pytest.mark.parametrize("text", [
+    "EXPLAIN TO PT RE: ILEUS, NPO", "imv w/rate 10-600-50%, am abg", "CATH LAB-SERIAL 90% LCX",
+    "RETURNED FROM OR, NP TALKED WITH", "LOPRESSOR HELD TODAY, MD AWARE.", "PATIENT WITH APHASIA, MD CALLED NEURO",
+])
+def test_nursing_note_look_alikes_of_the_new_forms_are_not_phi(text):
+    """Shapes of the nursing notes' train split that the first version of these patterns tagged."""
+    assert pattern_spans(text) == []
