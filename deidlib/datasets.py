@@ -61,21 +61,23 @@ def _copy(d: Document) -> Document:
 
 @lru_cache(maxsize=8)
 def _synthetic(patients: int, sites: int, seed: int, note_scale: tuple = (),
-               heterogeneity: float = DEFAULT_HETEROGENEITY) -> tuple[Document, ...]:
+               heterogeneity: float = DEFAULT_HETEROGENEITY, extra_note_types: tuple = ()) -> tuple[Document, ...]:
     return tuple(generate(patients=patients, sites=sites, seed=seed, note_scale=dict(note_scale) or None,
-                          heterogeneity=heterogeneity))
+                          heterogeneity=heterogeneity, extra_note_types=dict(extra_note_types) or None))
 
 
 def synthetic_documents(
     profile: str = "smoke", seed: int = 0, patients: int | None = None, sites: int | None = None,
     note_scale: dict[str, float] | None = None, heterogeneity: float | None = None,
+    extra_note_types: dict[str, float] | None = None,
 ) -> list[Document]:
-    """The synthetic corpus of a profile (sizes, note-type weights and site heterogeneity
-    overridable, see :func:`deidlib.synthetic.generate`), memoized in-process."""
+    """The synthetic corpus of a profile (sizes, note-type weights, extra note types and site
+    heterogeneity overridable, see :func:`deidlib.synthetic.generate`), memoized in-process."""
     p = get_profile(profile)
     scale = tuple(sorted((note_scale or {}).items()))
+    extra = tuple(sorted((extra_note_types or {}).items()))
     h = DEFAULT_HETEROGENEITY if heterogeneity is None else float(heterogeneity)
-    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed), scale, h)]
+    return [_copy(d) for d in _synthetic(patients or p.patients, sites or p.sites, int(seed), scale, h, extra)]
 
 
 @lru_cache(maxsize=2)
@@ -93,6 +95,7 @@ def load_corpus(
     sites: int | None = None,
     note_scale: dict[str, float] | None = None,
     heterogeneity: float | None = None,
+    extra_note_types: dict[str, float] | None = None,
 ) -> CorpusSplits:
     """Train/dev/test documents of ``corpus``.
 
@@ -109,6 +112,9 @@ def load_corpus(
             (``{"icu_nursing_note": 3}``); ignored for real corpora.
         heterogeneity: synthetic only: how different the sites are, in [0, 1]
             (``None``: :data:`deidlib.synthetic.DEFAULT_HETEROGENEITY`); ignored for real corpora.
+        extra_note_types: synthetic only: note types no site writes by default, with their weights
+            (``{"dictated_discharge": 0.3}``, :data:`deidlib.synthetic.GUIDELINE_NOTE_TYPES`); ignored
+            for real corpora.
 
     Raises:
         ValueError: unknown corpus or split.
@@ -119,7 +125,7 @@ def load_corpus(
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     if corpus == "synthetic":
-        docs = synthetic_documents(profile, seed, patients, sites, note_scale, heterogeneity)
+        docs = synthetic_documents(profile, seed, patients, sites, note_scale, heterogeneity, extra_note_types)
         if split == "document":
             return split_by_document(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")
         return split_by_patient(docs, DEFAULT_FRACTIONS, seed=seed, name="synthetic")

@@ -8,15 +8,27 @@ are read from the guidelines' definitions and examples, not from a corpus: dates
 such as ``'98``; a bare year where it cannot be a clock time or an amount: 1960–1999 (its last
 two digits are no minutes), any year after a time word (``in 2004``, ``since 1999``) and a
 two-digit year after a past event of a medical history (``CABG 98``, ``MI x2 02``), never
-before a unit (``1980 ml``); month names with or without day and year, ordinal days), phone
+before a unit (``1980 ml``); month names with or without day and year, ordinal days, a day
+alone after a preposition, ``on the 5th``, unless a noun it counts follows), phone
 and fax numbers (with area code, optionally an extension; 7-digit numbers only after a word
-such as "call", "pager" or "phone"), e-mail addresses, URLs, IP
-addresses, social security numbers, labelled identifiers (``MRN``, ``MR#``, ``acct``, ``#``
-followed by 4 digits or more), long digit runs (6 digits or more: record, account and device numbers),
-ages over 89 written with an age word (``91 yo``, ``92-year-old``, ``age 95``) and staff
-signatures written as an initial, a capitalised surname and a credential (``J. Smith RN``,
-``K. Lee, PA-C``). Not covered: other names, places and organisations (no shape: the model's
-work) and ages ≤ 89 (not PHI under Safe Harbor).
+such as "call", "pager" or "phone"), e-mail addresses, URLs, IPv4 and IPv6 addresses (the whole
+IPv6 address, full or with ``::``, tried before the dates so its first group is no year), social
+security numbers (dashed, or spaced after ``SSN``), labelled identifiers (``MRN``, ``MR#``,
+``acct``, ``#`` followed by 4 digits or more), long digit runs (6 digits or more: record, account
+and device numbers), record numbers in dash groups of unequal lengths (``123-45-67``), device
+serials (after ``S/N``, ``serial #``, ``device ID``, or capitals and digits in dash groups with a
+run of four digits: ``PMX-55321-A``), ages over 89 written with an age word (``91 yo``,
+``92-year-old``, ``age 95``), in digits or spelled out (``ninety-four year old``, ``aged one
+hundred``), staff signatures written as an initial, a capitalised surname and a credential
+(``J. Smith RN``, ``K. Lee, PA-C``) or as a full name (often in capitals) with a credential that
+ends the line (``JOHN A. SMITH, M.D.``), ``LAST,FIRST`` after a name label, dictation lines
+(``JAS:smith``: the initials and the lower-case name, two spans) and staff user names of letters
+and digits after a user word or in brackets (``[js45]``). Not covered: other names, places and
+organisations (no shape: the model's work) and ages ≤ 89 (not PHI under Safe Harbor).
+
+Label words stay outside. The guideline tags a value, not its label: a span that starts with a
+label word (``SSN``, ``MRN``, ``DOB``, ``Tel``, ``S/N``...) followed by a value with a digit is cut
+to the value (:func:`trim_label_words`, applied to the merged spans of the hybrid model).
 
 Ambiguous shapes. A month/day date without year (``3/12``) is written like a fraction or a
 grade: the forms that are common clinical fractions (``1/2``, ``3/4``, ``1/8``...) and muscle
@@ -31,7 +43,12 @@ before 7-digit numbers (time ranges such as ``900-1100``) and to 4 digits after 
 sizes such as ``#20g``), and, for the measurement words, month/year and ranges, to counts by word
 shape of the hybrid model's errors on the train split (ventilator settings were the largest group
 of false dates; ranges, month/year forms, bare years and signatures of missed PHI; the bare-year
-and signature forms hit one train-split token outside a gold span); the test split was not used.
+and signature forms hit one train-split token outside a gold span); the forms of dictated and
+emergency notes (IPv6 to user names above) are rare in the nursing notes: their first version
+tagged 3 more gold tokens and 10 more non-PHI tokens of the train split (5 and 7 of the dev
+split; ``RE: ILEUS, NPO``,
+``rate 10-600-50``, ``HELD TODAY, MD AWARE``), which led to the line-end rule of the full-name
+signature, the dash-group measurement rule and the 5-character serial; the test split was not used.
 
 Not PHI, whoever tags it. Two rules drop a tagger's spans before the patterns' are added
 (:func:`drop_measurements`: a DATE in a number pair written as a measurement, by the rule above;
@@ -55,7 +72,8 @@ from collections.abc import Iterable, Sequence
 
 from .document import Span
 
-__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "pattern_spans", "merge_spans", "drop_measurements", "drop_generic_places"]
+__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "LABEL_WORDS", "pattern_spans", "merge_spans", "drop_measurements",
+           "drop_generic_places", "trim_label_words"]
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -73,6 +91,32 @@ _CREDENTIALS = r"(?:rn|md|np|pa|pa-c|rrt|lcsw|msw|pharmd|bsn|crnp|lpn|fnp|cnm|cr
 #: past events of a medical history that notes date by a bare year ("CABG 98", "MI '02", "dx'd 97")
 _EVENTS = (r"(?:cabg|ptca|pci|nqwmi|nstemi|stemi|imi|ami|mi|stent(?:ed|s)?|cva|tia|avr|mvr|ppm|aicd|icd|cath|surgery"
            r"|dx|dx'd|diagnosed|repair|resection|replacement|transplant|lobectomy|mastectomy|colectomy)")
+#: number words of an age over 89 ("ninety-four", "one hundred and two"): PHI under Safe Harbor
+_UNITS_W = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_TEENS_W = r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_AGE_WORDS = (r"(?:ninety(?:[\s-]" + _UNITS_W + r")?|one[\s-]hundred(?:(?:\s+and)?[\s-](?:" + _TEENS_W + "|"
+              + _UNITS_W + r"))?)")
+#: an age word after the number ("ninety-four-year-old", "ninety four yo")
+_AGE_AFTER = r"(?=\s*(?:-\s*)?(?:yo\b|y/o\b|y\.o\.|yr|year|y\s*old))"
+#: the nouns an ordinal counts rather than dates ("the 5th digit", "on the 3rd attempt")
+_NOT_DAY_NOUN = (r"(?!\s+(?:of\s+(?:the|his|her|a|\d)|digit|finger|toe|rib|ics|intercostal|ventricle|nerve|cranial|lumbar"
+                 r"|metatarsal|metacarpal|vertebra|percentile|grade|degree|time|times|try|attempt|dose|day|week|month"
+                 r"|year|hour|floor|generation|cycle|line|round|unit|bag|liter|litre|pod|postop|session)\b)")
+#: one IPv6 group and the full and compressed ("::") forms (RFC 4291 §2.2); a time has no "::"
+#: and never 7 colons, so these never match a clock time
+_H16 = r"[0-9a-f]{1,4}"
+_IPV6 = (r"(?<![\w:.])(?:(?:" + _H16 + r":){7}" + _H16 + r"|(?:" + _H16 + r":){1,7}:(?:" + _H16 + r"(?::" + _H16
+         + r"){0,6})?|::(?:" + _H16 + r"(?::" + _H16 + r"){0,6}))(?![\w:])")
+#: label words written before an identifier, a date or a number: never part of its PHI span
+LABEL_WORDS = (r"(?:ssn|soc(?:ial)?\s+sec(?:urity)?(?:\s+(?:no|number|#))?|mrn|mr\s?#|med(?:ical)?\s+rec(?:ord)?"
+               r"(?:\s+(?:no|number|#))?|unit\s+(?:no|number)|acct|account(?:\s+(?:no|number))?|dob|d\.o\.b\.?"
+               r"|date\s+of\s+birth|tel|telephone|phone|ph|cell|fax|pager|beeper|e-?mail|s/n|sn|serial(?:\s+(?:no|number|#))?"
+               r"|lic(?:ense)?(?:\s+(?:no|number|#))?|ip|id|user(?:name)?|job\s+(?:no|#)|dd|dt|td)\.?")
+#: section keys of clinical notes written "KEY:text" ("CV:hr 80s"): never a dictator's initials
+_SECTION_KEYS = (r"(?:CV|GI|GU|ID|HEENT|NEURO|RESP|PMH|HPI|ROS|ABD|EXT|SKIN|PLAN|MS|ENDO|HEME|LUNGS|PULM|RENAL|ACCESS"
+                 r"|SOCIAL|DISPO|CODE|ALLERGIES|MEDS|LABS|ASSESSMENT|PT|RN|MD|CC|DX|RX|HR|BP|RR|SAT|TEMP|IV)")
+#: a dictation line ends, or goes on with the dictated / transcribed date key
+_DICTATION_END = r"(?=[ \t]*(?:$|(?-i:DD|DT|TD|D|T|Job|cc)\b))"
 _HOLIDAYS = (r"christmas(?: eve)?|thanksgiving|new year'?s(?: eve| day)?|easter|memorial day|labor day"
              r"|independence day|halloween|valentine'?s day")
 
@@ -81,7 +125,10 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     ("EMAIL", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
     ("URL", r"\b(?:https?://|www\.)[^\s<>\"]+[\w/]"),
     ("IPADDR", _NB + r"(?:\d{1,3}\.){3}\d{1,3}" + _NA),
+    ("IPADDR", _IPV6),
     ("SSN", _NB + r"\d{3}-\d{2}-\d{4}" + _NA),
+    ("SSN", r"\b(?:ssn|soc(?:ial)?\s+sec(?:urity)?(?:\s+(?:no\.?|number|#))?)\s*[:#]*\s*(?P<phi>\d{3}[\s-]?\d{2}[\s-]?\d{4})"
+            + _NA),
     ("PHONE", _NB + r"(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?:\s?(?:x|ext\.?)\s?\d{1,5})?" + _NA),
     ("PHONE", r"\b(?:call|phone|ph|tel|telephone|pager|beeper|page|cell|fax|contact|number|no\.?)[:#.]?\s*(?:at\s)?"
               r"(?P<phi>\d{3}-\d{4})" + _NA),
@@ -93,6 +140,8 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     ("DATE", _NB + _MON + r"/(?:19|20)\d{2}" + _NA),
     ("DATE", _NB + _MON + r"/(?:3[2-9]|[4-9]\d)" + _NA),  # month/2-digit year that cannot be a day
     ("DATE", r"(?<![\w'])'(?P<phi>\d{2})(?![\w'])"),  # '98
+    ("DATE", r"\b(?:on|since|until|till|by|from|after|before|through|thru|seen|admitted|discharged|returns?|due)"
+             r"\s+the\s+(?P<phi>(?:[12]?1st|[12]?2nd|[12]?3rd|(?:[12]?[4-9]|1[0-3]|20|30)th|31st))\b" + _NOT_DAY_NOUN),
     # years: 1960-1999 cannot be a clock time (minutes < 60); any year after a time word or a past event
     ("DATE", r"(?<![\w/.#$:'+-])19[6-9]\d" + _NA + _NOT_AMOUNT),
     ("DATE", r"\b(?:in|since|year|yr|until|during|of|summer|winter|spring|fall|autumn)\s+(?P<phi>(?:19|20)\d{2})"
@@ -107,20 +156,49 @@ _GUIDELINE: tuple[tuple[str, re.Pattern[str]], ...] = tuple((t, re.compile(p, re
     # ages over 89 with an age word
     ("AGE", r"\b(?:9\d|1[01]\d)(?=\s*(?:-\s*)?(?:yo\b|y/o\b|y\.o\.|yr|year|y\s*old))"),
     ("AGE", r"\bage\s(?P<phi>9\d|1[01]\d)\b"),
+    ("AGE", r"\b" + _AGE_WORDS + r"\b" + _AGE_AFTER),
+    ("AGE", r"\baged?[:\s]\s*(?P<phi>" + _AGE_WORDS + r")\b"),
     # staff signatures: an initial and a surname before a credential ("J. Smith RN", "--K. Lee, PA-C")
     ("DOCTOR", r"(?<![\w.])(?-i:[A-Z]\.\s?[A-Z][A-Za-z'-]+)(?=,?\s+" + _CREDENTIALS + r"\b)"),
+    # signature blocks: a full name in capitals (or capitalised) before a physician's credential
+    # after a comma that ends the line or the sentence ("JOHN A. SMITH, M.D.", "Mary Jones, MD";
+    # not "HELD TODAY, MD AWARE")
+    ("DOCTOR", r"(?m)(?-i:(?<![\w.])(?P<phi>[A-Z][A-Za-z'-]+(?:\s+[A-Z]\.?)?\s+[A-Z][A-Za-z'-]+)),\s*"
+               r"(?=(?:M\.D\.|MD|D\.O\.|DO|Ph\.?D\.?|FACP|FACS|NP|PA-C)(?:,\s*(?:M\.D\.|Ph\.?D\.?|FACP|FACS))?"
+               r"[ \t]*(?:$|\.(?:\s|$)|\[))"),
+    # "LAST,FIRST" (with or without a space) after a name label ("Name: SMITH,JOHN")
+    ("PATIENT", r"\b(?:name|patient(?:\s+name)?|pt\s+name)\s*[:#]\s*"
+                r"(?P<phi>(?-i:[A-Z][A-Za-z'-]+,\s?[A-Z][A-Za-z'-]+(?:\s[A-Z]\b\.?)?))"),
+    # dictation line: the dictator's initials and the transcriber's lower-case name ("JAS:smith"),
+    # at the end of a line or before the dictation / transcription date key
+    ("DOCTOR", r"(?m)(?-i:(?<![\w:/])(?!" + _SECTION_KEYS + r":)(?P<phi>[A-Z]{2,4}):[a-z]{2,12})" + _DICTATION_END),
+    ("DOCTOR", r"(?m)(?-i:(?<![\w:/])(?!" + _SECTION_KEYS + r":)[A-Z]{2,4}:(?P<phi>[a-z]{2,12}))" + _DICTATION_END),
+    # staff user names (letters and digits, lower-case) after a user word or in brackets
+    ("USERNAME", r"\b(?:user(?:name)?|login|entered\s+by|transcribed\s+by|transcriptionist|signed\s+by|rn:|nurse:)\s*[:#]?\s*"
+                 r"(?P<phi>(?-i:[a-z]{2,3}\d{1,4}))\b"),
+    ("USERNAME", r"\[(?P<phi>(?-i:[a-z]{2,8}\d{0,4}))\]"),
+    # device identifiers and serial numbers: after a serial word, or a capitalised code of dash
+    # groups with letters and at least four digits ("PMX-55321-A", "7GH2-9981-KL")
+    ("DEVICE", r"(?<![\w-])(?:s/n|sn:|serial(?:\s+(?:number|no\.?|num|#))?|device\s+(?:id|#|number|serial)|model\s+(?:#|no\.?))"
+               r"[:#]?\s*(?P<phi>(?=[a-z0-9-]{5})[a-z0-9]*\d[a-z0-9-]*[a-z0-9])" + _NA + r"(?!%)"),
+    ("DEVICE", r"(?-i:(?<![\w/.-])(?=[A-Z0-9-]*\d{4})(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{1,6}){2,3})" + _NA),
     # identifiers
     ("MEDICALRECORD", r"\b(?:mrn|mr\s?#|medical record(?: number| no\.?)?)[:#]?\s*(?P<phi>[\w-]*\d[\w-]*)"),
     ("ACCOUNT", r"\b(?:acct|account)(?: number| no\.?)?[:#]?\s*#?\s*(?P<phi>\d[\w-]*)"),
     ("IDNUM", r"#\s?(?P<phi>\d{4,})" + _NA),
     ("IDNUM", _NB + r"\d{6,}" + _NA),
+    # record numbers written in dash groups of unequal lengths ("123-45-67", "12-345-678"; "120-130-140"
+    # is a range): after the date and phone forms above, so a date or a phone number keeps its type
+    ("MEDICALRECORD", _NB + r"(?!(?:\d{2}-){2,3}\d{2}(?![\d-])|(?:\d{3}-){2,3}\d{3}(?![\d-])|(?:\d{4}-){2,3}\d{4}(?![\d-]))"
+                      r"\d{2,4}(?:-\d{1,4}){2,3}" + _NA),
 ))
 
-#: words after which a number pair is a measurement, not a date ("PSV 10/5", "CPAP 5/5/40",
-#: "pain 3/10"): ventilator modes and settings, pain and strength scores, murmur grades
+#: words after which a number pair (or a dash-grouped number) is a measurement, not a date or a
+#: record number ("PSV 10/5", "CPAP 5/5/40", "pain 3/10", "rate 10-600-50"): ventilator modes and
+#: settings, pain and strength scores, murmur grades
 _MEASURE_BEFORE = frozenset((
     "ps", "psv", "cpap", "bipap", "peep", "simv", "imv", "ac", "cmv", "prvc", "aprv", "vent", "vented", "settings",
-    "setting", "ventilation", "ventilator", "flowby", "pain", "strength", "grade", "murmur", "sem",
+    "setting", "ventilation", "ventilator", "flowby", "pain", "strength", "grade", "murmur", "sem", "rate",
 ))
 #: words before which a number pair is a grade ("2/6 SEM", "3/6 holosystolic murmur")
 _MEASURE_AFTER = frozenset(("sem", "hsm", "murmur", "systolic", "diastolic", "holosystolic", "sm", "dm"))
@@ -159,7 +237,7 @@ def pattern_spans(text: str, patterns: str = "guideline") -> list[Span]:
                 e -= 1
             if e <= s or any(s < b and a < e for a, b in taken):
                 continue
-            if typ == "DATE" and _is_measurement(text, s, e):
+            if typ in ("DATE", "MEDICALRECORD") and _is_measurement(text, s, e):
                 continue
             taken.append((s, e))
             out.append(Span.of(text, s, e, typ))
@@ -220,3 +298,28 @@ def drop_generic_places(spans: Sequence[Span]) -> list[Span]:
     is a kind of unit or facility (:data:`GENERIC_PLACES`: "MICU", "cath lab", "OSH")."""
     return [s for s in spans
             if not (s.subtype in _PLACE_TYPES and " ".join(s.text.lower().replace(".", " ").split()) in GENERIC_PLACES)]
+
+
+_LABEL_PREFIX = re.compile(r"(?:" + LABEL_WORDS + r")(?![a-z])[\s:#.=-]*", re.IGNORECASE)
+
+
+def trim_label_words(text: str, spans: Sequence[Span]) -> list[Span]:
+    """``spans`` with a leading label word cut off (``SSN 123-45-6789`` -> ``123-45-6789``, ``MRN#1234``
+    -> ``1234``, ``DOB 05/22/1950`` -> ``05/22/1950``): the i2b2 2014 guidelines tag the value, not
+    its label, and a replaced label tells nothing but garbles the note. A span is trimmed only where
+    what follows the label holds a digit (so ``Tel Aviv`` stays whole); a span that is only a label
+    word is dropped."""
+    out = []
+    for sp in spans:
+        m = _LABEL_PREFIX.match(text, sp.start, sp.end)
+        if m is None:
+            out.append(sp)
+            continue
+        rest = text[m.end():sp.end]
+        if not rest.strip(" :#.=-"):
+            continue
+        if m.end() > sp.start and any(c.isdigit() for c in rest):
+            out.append(Span.of(text, m.end(), sp.end, sp.subtype))
+        else:
+            out.append(sp)
+    return out

@@ -85,7 +85,10 @@ GRU_MODEL_RECIPE: dict = {
 #:   (:mod:`deidlib.studies.dp_recipes`); only the head (about 0.2M parameters) trains: 3 epochs
 #:   of Adam at lr 1e-3, decay 0.15, batch 16.
 #: - Training text: the embedded synthetic corpus (cpu profile, seed 0, ICU nursing notes weighted
-#:   3, as the transfer study's public corpus) with its spans aligned to the HIPAA Safe Harbor list
+#:   3, as the transfer study's public corpus, plus the two guideline note types at weight 0.15
+#:   each, ``extra_note_types``: dictated discharge summaries and emergency visits that write PHI in
+#:   the i2b2 guideline's forms the other types rarely write, :mod:`deidlib.synthetic.notes.guideline`)
+#:   with its spans aligned to the HIPAA Safe Harbor list
 #:   (``guideline="physionet"`` of :func:`deidlib.corpus.conventions.align_spans`: ages ≤ 89,
 #:   departments, professions and rooms are not PHI under Safe Harbor), plus a lower-case copy of
 #:   half of its sentences (``lowercase_copies``, drawn with the recipe's seed): the encoder is
@@ -144,6 +147,7 @@ DEFAULT_MODEL_RECIPE: dict = {
     "batch_size": 16,
     "hparams": {"finetune_layers": 0, "layers": [2, 3, 4], "hidden": 64, "casing": True},
     "note_scale": {"icu_nursing_note": 3.0},
+    "extra_note_types": {"dictated_discharge": 0.15, "emergency_visit": 0.15},
     "guideline": "physionet",
     "lowercase_copies": 0.5,
     "patterns": "guideline",
@@ -214,6 +218,7 @@ def _recipe(recipe: dict | None) -> dict:
     """The full recipe: a complete one (it names its ``model``) as given, a partial one (or None)
     on top of :data:`DEFAULT_MODEL_RECIPE`; keys an older recipe lacks get their neutral value."""
     base = {"guideline": "i2b2", "patterns": None, "target_recall": None, "lr": None, "note_scale": None,
+            "extra_note_types": None,
             "phi_threshold": None, "embeddings": None, "hparams": {}, "lowercase_copies": 0.0}
     full = recipe if recipe is not None and "model" in recipe else {**DEFAULT_MODEL_RECIPE, **(recipe or {})}
     return {**base, **full}
@@ -234,7 +239,8 @@ def build_default_model(dest: str | os.PathLike, recipe: dict | None = None, *, 
     if r["corpus"] != "synthetic":
         raise ValueError("the default model is trained on the synthetic corpus only (it must contain no real data)")
     t0 = time.perf_counter()
-    splits = load_corpus("synthetic", profile=r["profile"], seed=r["seed"], note_scale=r.get("note_scale"))
+    splits = load_corpus("synthetic", profile=r["profile"], seed=r["seed"], note_scale=r.get("note_scale"),
+                         extra_note_types=r.get("extra_note_types"))
     train_docs, dev_docs, test_docs = (align_spans(x, r["guideline"]) for x in (splits.train, splits.dev, splits.test))
     sents, tagger = prepare_tagger(r["model"], train_docs, scheme=r["scheme"], encoding=r["encoding"],
                                    tokenizer=r["tokenizer"], embeddings=r["embeddings"], seed=r["seed"],

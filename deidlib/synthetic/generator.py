@@ -27,10 +27,17 @@ from ..rng import derive_seed
 from .identities import SitePools, build_site_pools, make_patient, styled_pools
 from .notes import NoteContext, render_note
 from .notes.icu import icu_casing
-from .styles import DEFAULT_HETEROGENEITY, NOTE_TYPES, check_heterogeneity, site_names, site_style
+from .styles import DEFAULT_HETEROGENEITY, GUIDELINE_NOTE_TYPES, NOTE_TYPES, check_heterogeneity, site_names, site_style
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["generate", "generate_iter", "site_names", "DIAGNOSIS_LABELS", "NOTE_TYPES"]
+__all__ = ["generate", "generate_iter", "site_names", "DIAGNOSIS_LABELS", "NOTE_TYPES", "GUIDELINE_NOTE_TYPES"]
+
+
+def _check_extra(extra_note_types):
+    if extra_note_types is not None and (set(extra_note_types) - set(GUIDELINE_NOTE_TYPES)
+                                         or any(not w >= 0 for w in extra_note_types.values())):
+        raise ValueError(f"extra_note_types must map some of {GUIDELINE_NOTE_TYPES} to weights >= 0, "
+                         f"got {extra_note_types!r}")
 
 
 def _check(patients, sites, notes_per_patient, note_mix, diagnosis_weights):
@@ -64,6 +71,7 @@ def generate_iter(
     *,
     note_mix: dict[str, float] | None = None,
     note_scale: dict[str, float] | None = None,
+    extra_note_types: dict[str, float] | None = None,
     diagnosis_weights: dict[str, float] | None = None,
     site_weights: list[float] | None = None,
     start_year: int = 2004,
@@ -79,6 +87,7 @@ def generate_iter(
     lo, hi = _check(patients, sites, notes_per_patient, note_mix, diagnosis_weights)
     if note_scale is not None and (set(note_scale) - set(NOTE_TYPES) or any(f < 0 for f in note_scale.values())):
         raise ValueError(f"note_scale must map some of {NOTE_TYPES} to factors >= 0, got {note_scale!r}")
+    _check_extra(extra_note_types)
     heterogeneity = check_heterogeneity(heterogeneity)
     names = site_names(sites)
     styles = [site_style(i, seed, heterogeneity) for i in range(sites)]
@@ -106,6 +115,8 @@ def generate_iter(
         for k, f in (note_scale or {}).items():
             if k in mix:
                 mix[k] *= f
+        for k, w in (extra_note_types or {}).items():  # after the site's own: without them, no draw changes
+            mix[k] = w
         if pt.diagnosis != "cancer":
             mix.pop("pathology_report", None)
         types = [k for k, v in mix.items() if v > 0]
@@ -173,6 +184,11 @@ def generate(
             for a registry corpus (then every patient is a cancer patient).
         note_scale: multiply every site's weight of these note types, keeping the sites'
             differences, e.g. ``{"icu_nursing_note": 3}`` (the transfer study's training notes).
+        extra_note_types: add note types that no site writes by default, with these weights
+            (keys: ``GUIDELINE_NOTE_TYPES``, :mod:`.notes.guideline`: dictated discharge summaries
+            and emergency visits with PHI in the i2b2 guideline's forms), e.g.
+            ``{"dictated_discharge": 0.3, "emergency_visit": 0.3}`` (the default model's training
+            notes). ``None`` (the default) leaves every draw, and so the corpus, as it was.
         diagnosis_weights: override every site's diagnosis weights (keys: ``DIAGNOSIS_LABELS``).
         site_weights: relative number of patients per site.
         start_year, end_year: range of first-visit years.

@@ -28,6 +28,12 @@ __all__ = [
     "site_id",
     "ID_SHAPES",
     "month_names",
+    "ordinal",
+    "ipv6_address",
+    "dash_grouped_id",
+    "device_serial",
+    "staff_user",
+    "dictation_initials",
 ]
 
 _MONTHS = {
@@ -241,3 +247,48 @@ def site_id(style, kind: str, rng: random.Random) -> str:
     """An identifier of ``kind`` in one of the site's shapes (``style.id_shapes``), else a shared shape."""
     table = (getattr(style, "id_shapes", None) or {}).get(kind)
     return random_id(kind, rng, _weighted(table, rng) if table else None)
+
+
+# --- forms of dictated and emergency notes (i2b2 2014 guideline, Stubbs & Uzuner 2015 §§ 2-3) ---
+
+def ordinal(n: int) -> str:
+    """``n`` with its English ordinal suffix: 1st, 2nd, 3rd, 4th, 11th, 21st (a day-only date: "the 5th")."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def ipv6_address(rng: random.Random) -> str:
+    """A random IPv6 address (RFC 4291 §2.2), full or with one run of zero groups written ``::``."""
+    groups = [f"{rng.randrange(1, 0x10000):x}" for _ in range(8)]
+    if rng.random() < 0.5:
+        groups[0] = rng.choice(("fe80", "2001", "2600", "fd00"))
+        return ":".join(groups)
+    i = rng.randint(1, 5)
+    j = rng.randint(i + 1, 7)
+    return ":".join(groups[:i]) + "::" + ":".join(groups[j:])
+
+
+def dash_grouped_id(rng: random.Random) -> str:
+    """A record number written in dash groups ("123-45-67", "12-345-678", "0012-3456-78"), not shaped
+    like a date or a US phone or social security number."""
+    shape = rng.choice(("###-##-##", "##-###-###", "####-####-##", "##-##-###-#", "###-###-##"))
+    return random_id("MEDICALRECORD", rng, shape)
+
+
+def device_serial(rng: random.Random) -> str:
+    """A device identifier or serial number: capitals and digits in dash groups ("PMX-55321-A",
+    "7GH2-9981-KL") or a serial code ("SN4471902")."""
+    shape = rng.choice(("AAA-#####-A", "#AA#-####-AA", "AA-####-###", "AAA#-####-#A", "SN#######", "AA######"))
+    return random_id("DEVICE", rng, shape)
+
+
+def staff_user(first: str, last: str, rng: random.Random) -> str:
+    """A staff user name of two letters and digits ("js45"), as sign-in and transcription systems
+    write them."""
+    return f"{first[:1]}{last[:1]}".lower() + str(rng.randint(1, 999))
+
+
+def dictation_initials(first: str, middle: str, last: str) -> str:
+    """A dictator's initials as a dictation line writes them ("JAS" of John A. Smith)."""
+    return f"{first[:1]}{middle[:1]}{last[:1]}".upper()

@@ -66,13 +66,15 @@ def _with_patterns(docs: Sequence[Document], t: dict) -> list[Document]:
     (``task["patterns"]``, :mod:`deidlib.corpus.patterns`: the hybrid default model), after the
     model's DATE spans in number pairs written as measurements (``PSV 10/5``,
     :func:`deidlib.corpus.patterns.drop_measurements`) and its place spans that only name a kind
-    of unit (``MICU``, :func:`deidlib.corpus.patterns.drop_generic_places`) are dropped."""
+    of unit (``MICU``, :func:`deidlib.corpus.patterns.drop_generic_places`) are dropped; a label word
+    at the start of a merged span (``SSN 123-45-6789``) is cut off
+    (:func:`deidlib.corpus.patterns.trim_label_words`)."""
     if not t.get("patterns"):
         return list(docs)
-    from ..corpus.patterns import drop_generic_places, drop_measurements, merge_spans, pattern_spans
+    from ..corpus.patterns import drop_generic_places, drop_measurements, merge_spans, pattern_spans, trim_label_words
 
-    return [d.with_spans(merge_spans(d.text, drop_generic_places(drop_measurements(d.text, d.spans)),
-                                     pattern_spans(d.text, t["patterns"])))
+    return [d.with_spans(trim_label_words(d.text, merge_spans(
+                d.text, drop_generic_places(drop_measurements(d.text, d.spans)), pattern_spans(d.text, t["patterns"]))))
             for d in docs]
 
 

@@ -102,3 +102,85 @@ def test_place_spans_that_only_name_a_kind_of_unit_are_dropped_and_hospitals_kep
              Span.of(text, 28, 45, "HOSPITAL"), Span.of(text, 50, 54, "DOCTOR")]
     kept = drop_generic_places(spans)
     assert [(s.text, s.subtype) for s in kept] == [("Sacred Heart MICU", "HOSPITAL"), ("Home", "DOCTOR")]
+
+
+@pytest.mark.parametrize("text, found, typ", [
+    ("SSN: 341 04 0433 on file", "341 04 0433", "SSN"),
+    ("S/N 7GH2-9981-KL", "7GH2-9981-KL", "DEVICE"),
+    ("pacemaker PMX-55321-A placed", "PMX-55321-A", "DEVICE"),
+    ("pump serial number: AB123456 checked", "AB123456", "DEVICE"),
+    ("she is ninety-four years old", "ninety-four", "AGE"),
+    ("a ninety four yo man", "ninety four", "AGE"),
+    ("aged one hundred and two", "one hundred and two", "AGE"),
+    ("unwell since the 5th, worse", "5th", "DATE"),
+    ("admitted on the 21st", "21st", "DATE"),
+    ("from fe80::1ff:fe23:4567:890a today", "fe80::1ff:fe23:4567:890a", "IPADDR"),
+    ("IP 2001:0db8:85a3:0000:0000:8a2e:0370:7334", "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "IPADDR"),
+    ("JOHN A. SMITH, M.D.\n", "JOHN A. SMITH", "DOCTOR"),
+    ("Mary Jones, MD", "Mary Jones", "DOCTOR"),
+    ("NAME: SMITH,JOHN\n", "SMITH,JOHN", "PATIENT"),
+    ("Patient: Smith, John A\n", "Smith, John A", "PATIENT"),
+    ("Triage RN: jm415\n", "jm415", "USERNAME"),
+    ("Signed [ab12]", "ab12", "USERNAME"),
+    ("UNIT NO: 94-89-275-6\n", "94-89-275-6", "MEDICALRECORD"),
+    ("record 123-45-67 reviewed", "123-45-67", "MEDICALRECORD"),
+])
+def test_guideline_forms_of_dictated_and_emergency_notes_are_found(text, found, typ):
+    spans = pattern_spans(text)
+    assert [(s.text, s.subtype) for s in spans] == [(found, typ)]
+
+
+def test_dictation_initials_and_lower_case_name_are_two_spans():
+    text = "JAS:smith  DD: 03/09/19 14:22\nKL:jones\n"
+    assert [(s.text, s.subtype) for s in pattern_spans(text)] == [
+        ("JAS", "DOCTOR"), ("smith", "DOCTOR"), ("03/09/19", "DATE"), ("KL", "DOCTOR"), ("jones", "DOCTOR")]
+
+
+def test_an_ipv6_address_is_one_span_not_a_year():
+    text = "seen from 2001:db8::8a2e:370:7334 in 2019"
+    assert [(s.text, s.subtype) for s in pattern_spans(text)] == [
+        ("2001:db8::8a2e:370:7334", "IPADDR"), ("2019", "DATE")]
+
+
+@pytest.mark.parametrize("text", [
+    "NEURO:alert and oriented", "CV:hr 80s, nsr", "GI:abd soft", "RESP:ls clear\n", "ID:afebrile\n",
+    "the 5th digit is swollen", "on the 3rd attempt", "the 4th ventricle", "for the 2nd time", "on the 2nd dose",
+    "ninety percent of the time", "ninety-four beats", "at 12:30 and 14:45:10", "ratio 1:2:3",
+    "VSS,AFEBRILE", "NEURO:ALERT,ORIENTED", "ICU RN", "MICU RN aware", "BP 120-130-140 range", "bp120 hr80",
+    "by rr20", "PS-5-10", "D5-1/2NS at 75", "SIMV-500-12",
+])
+def test_look_alikes_of_the_new_forms_are_not_phi(text):
+    assert pattern_spans(text) == []
+
+
+@pytest.mark.parametrize("text, span, kept", [
+    ("SSN 123-45-6789", (0, 15), "123-45-6789"),
+    ("MRN#1234567 ok", (0, 11), "1234567"),
+    ("DOB: 05/22/1950", (0, 15), "05/22/1950"),
+    ("Tel (617) 555-1234", (0, 18), "(617) 555-1234"),
+    ("S/N 7GH2-9981-KL", (0, 16), "7GH2-9981-KL"),
+    ("Tel Aviv", (0, 8), "Tel Aviv"),
+    ("Phoebe 22", (0, 9), "Phoebe 22"),
+])
+def test_label_words_are_cut_off_the_start_of_a_span(text, span, kept):
+    from deidlib.corpus.patterns import trim_label_words
+
+    out = trim_label_words(text, [Span.of(text, *span, "IDNUM")])
+    assert [s.text for s in out] == [kept]
+    assert all(text[s.start:s.end] == s.text for s in out)
+
+
+def test_a_span_that_is_only_a_label_word_is_dropped():
+    from deidlib.corpus.patterns import trim_label_words
+
+    text = "MRN: 1234567"
+    assert trim_label_words(text, [Span.of(text, 0, 3, "MEDICALRECORD")]) == []
+
+
+@pytest.mark.parametrize("text", [
+    "EXPLAIN TO PT RE: ILEUS, NPO", "imv w/rate 10-600-50%, am abg", "CATH LAB-SERIAL 90% LCX",
+    "RETURNED FROM OR, NP TALKED WITH", "LOPRESSOR HELD TODAY, MD AWARE.", "PATIENT WITH APHASIA, MD CALLED NEURO",
+])
+def test_nursing_note_look_alikes_of_the_new_forms_are_not_phi(text):
+    """Shapes of the nursing notes' train split that the first version of these patterns tagged."""
+    assert pattern_spans(text) == []

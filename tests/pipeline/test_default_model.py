@@ -65,6 +65,7 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
     ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes."""
     from deidlib import datasets
     from deidlib.corpus.conventions import align_spans
+    from deidlib.synthetic import GUIDELINE_NOTE_TYPES
     from deidlib.training import choose_threshold, load_tagger
 
     seen = []
@@ -72,17 +73,24 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
 
     def spy(corpus="synthetic", *a, **kw):
         seen.append(corpus)
+        kwargs.append(kw)
         return real_load(corpus, *a, **kw)
+
+    kwargs = []
 
     monkeypatch.setattr(datasets, "load_corpus", spy)
     info = dm.build_default_model(tmp_path / "m", TINY_RECIPE, progress=False)
     assert seen == ["synthetic"]
+    # the guideline note types are in the training notes, as the recipe says
+    assert kwargs[0]["extra_note_types"] == TINY_RECIPE["extra_note_types"]
+    assert set(TINY_RECIPE["extra_note_types"]) == set(GUIDELINE_NOTE_TYPES)
     tagger = load_tagger(tmp_path / "m")
     saved = tagger.task["phi_threshold"]
     assert tagger.task["patterns"] == "guideline"
     assert saved == info["phi_threshold"] and "synthetic dev" in info["threshold_rule"]
-    dev = align_spans(real_load("synthetic", profile="smoke", seed=0, note_scale=TINY_RECIPE["note_scale"]).dev,
-                      TINY_RECIPE["guideline"])
+    dev = align_spans(real_load("synthetic", profile="smoke", seed=0, note_scale=TINY_RECIPE["note_scale"],
+                                extra_note_types=TINY_RECIPE["extra_note_types"]).dev, TINY_RECIPE["guideline"])
+    assert {d.metadata["note_type"] for d in dev} & set(GUIDELINE_NOTE_TYPES)
     again, curve = choose_threshold(tagger, dev, TINY_RECIPE["target_recall"])
     assert saved == pytest.approx(again)
     # the rule, read off the dev curve: the saved threshold reaches the target, no higher grid value does

@@ -5,6 +5,8 @@
 * :mod:`.context`: :class:`NoteContext`, one note's patient, site, dates and writing helpers;
 * :mod:`.slots`: one function per template slot, and template rendering;
 * :mod:`.icu`: the ICU nursing note, system by system and PHI-sparse;
+* :mod:`.guideline`: dictated discharge summaries and emergency visits, PHI in the i2b2 guideline's
+  forms (added only on request: ``generate(extra_note_types=...)``);
 * :mod:`.note_types`: the five note types and :func:`render_note`.
 """
 

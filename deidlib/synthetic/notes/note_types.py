@@ -1,6 +1,8 @@
 """The five note types: discharge summary, progress note, nursing note, pathology report
 (the latter with primary-site / subsite content for the registry study), built from a
-shared header and sections, and the ICU nursing note (:mod:`.icu`); :func:`render_note` picks the renderer of ``ctx.note_type``.
+shared header and sections, and the ICU nursing note (:mod:`.icu`); plus the two guideline
+note types that only ``extra_note_types`` adds (:mod:`.guideline`: dictated discharge summary,
+emergency visit); :func:`render_note` picks the renderer of ``ctx.note_type``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from ...corpus.document import Span
 from ..phi_forms import format_age, format_date
 from ..vocab import PRIMARY_SITES
 from .context import NoteContext
+from .guideline import GUIDELINE_RENDERERS
 from .icu import render_icu_nursing
 from .slots import SLOTS, lab_value, render_many, render_template, site_templates
 from .templates import (
@@ -462,6 +465,7 @@ RENDERERS = {
     "nursing_note": _nursing,
     "pathology_report": _pathology,
     "icu_nursing_note": render_icu_nursing,
+    **GUIDELINE_RENDERERS,
 }
 
 
