@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import secrets
 
 import pytest
 
@@ -380,7 +381,8 @@ def _dates(out_dir):
 
 def test_date_shift_follows_the_pseudonym_key_and_dp_reports_dates_near_the_truth(tmp_path, capsys):
     gold, _ = _planted(tmp_path)
-    (tmp_path / "key").write_text("0123456789abcdef0123")
+    (tmp_path / "key").write_text(secrets.token_hex(32))
+    (tmp_path / "key").chmod(0o600)
     runs = []
     for k in range(2):
         assert main(["deidentify", str(gold), str(tmp_path / f"k{k}"), "--spans", "input", "--no-progress",
