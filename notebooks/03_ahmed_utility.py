@@ -43,10 +43,17 @@ pseudonym_n = None  # None: the profile's neighbour counts N of the pseudonymiza
 max_abstracts = None  # None: the profile's (cpu: all 2,888 if found; smoke: 0, i.e. skip)
 
 # %%
-from pathlib import Path
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, to_markdown, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    to_markdown,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import ahmed_utility as au
 from deidlib.studies import claims as paper_claims
 
@@ -130,7 +137,7 @@ if res["abstracts"] is not None:
 # On synthetic notes the tagger misses few PHI, so Ours and GT differ little: a BLEU row that does not reproduce the thesis' gain says the gain came from the thesis tagger's misses, not from better text.
 
 # %%
-claims = paper_claims.ahmed_utility(res["bleu"], res["topics"], res["classification"])
+claims = claims_for_profile(paper_claims.ahmed_utility(res["bleu"], res["topics"], res["classification"]), profile)
 write_table(claims, "ahmed_utility_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

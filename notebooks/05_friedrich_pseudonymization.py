@@ -53,12 +53,18 @@ max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
 negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
 
 # %%
-from pathlib import Path
 
 import torch
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import pseudonymization as fp
 
@@ -129,7 +135,7 @@ res["subword"].round(2)
 # Table 2 rows are differences to the same embedding's non-private model, so they hold or fail independently of the corpus' absolute F1.
 
 # %%
-claims = friedrich.pseudo_paper_vs_ours(res["table2"], checks, res["subword"])
+claims = claims_for_profile(friedrich.pseudo_paper_vs_ours(res["table2"], checks, res["subword"]), profile)
 write_table(claims, "friedrich_pseudo_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

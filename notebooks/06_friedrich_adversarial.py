@@ -53,12 +53,18 @@ attack_heldout = None  # None: the profile's PHI test sentences whose held-out p
 negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
 
 # %%
-from pathlib import Path
 
 import torch
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import adversarial as fa
 
@@ -123,7 +129,7 @@ checks.round(3)
 # otherwise the attack, not the representation, is what stays at chance.
 
 # %%
-claims = friedrich.adv_paper_vs_ours(checks)
+claims = claims_for_profile(friedrich.adv_paper_vs_ours(checks), profile)
 write_table(claims, "friedrich_adv_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

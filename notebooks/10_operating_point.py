@@ -50,7 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_result, write_table
+from deidlib.reporting import claims_for_profile, run_folder, verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import operating_point as op
 
@@ -110,7 +110,7 @@ summary.round(4)
 # notes at this profile).
 
 # %%
-claims = paper_claims.operating_point(summary, params.target_recall)
+claims = claims_for_profile(paper_claims.operating_point(summary, params.target_recall), profile)
 write_table(claims, "operating_point_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

@@ -10,8 +10,8 @@ import pytest
 
 from deidlib.corpus.document import Document, Span
 from deidlib.reporting import (
-    VERDICTS,
     UNMEASURED_PROFILES,
+    VERDICTS,
     Claim,
     annotated_html,
     claims_for_profile,
