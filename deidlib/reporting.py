@@ -273,8 +273,9 @@ def verdict(c: Claim) -> str:
     1. ``ours`` or ``paper`` missing → ``not measured`` (a profile too small to measure gives it
        on every row: :func:`claims_for_profile`).
     2. A claimed effect (:func:`effect_null` not ``None``; the paper on side ``s`` of the null)
-       with an interval that excludes the null on the side opposite ``s`` → ``contradicts``,
-       whatever the tolerance.
+       whose estimate lies on the side opposite ``s`` and whose interval excludes the paper's
+       effect → ``contradicts``, whatever the tolerance (so does an interval wholly on the
+       opposite side of the null).
     3. Otherwise the comparison rule of :class:`Claim` (``_rule_verdict``), except that an
        interval containing the null of a claimed effect is never ``faithful`` (at most
        ``partial``).
@@ -293,8 +294,8 @@ def verdict(c: Claim) -> str:
     n = effect_null(c)
     if n is not None and p != n:
         s = 1.0 if p > n else -1.0
-        if has_interval and s * (hi - n if s > 0 else lo - n) < 0:
-            return "contradicts"  # the whole interval on the other side of no effect
+        if has_interval and (s * (hi - n if s > 0 else lo - n) < 0 or (s * (x - n) < 0 and not lo <= p <= hi)):
+            return "contradicts"  # the other side of no effect, the paper's effect excluded
         v = _rule_verdict(c, x, lo, hi)
         return "partial" if v == "faithful" and lo <= n <= hi else v
     return _rule_verdict(c, x, lo, hi)

@@ -99,7 +99,9 @@ def test_interval_that_reaches_the_claim_downgrades_contradicts_to_partial():
     assert verdict(Claim("c", 0.5, 0.8, "close", 0.05)) == "contradicts"
     assert verdict(Claim("c", 0.5, 0.8, "close", 0.05, interval=(0.52, 0.9))) == "partial"
     assert verdict(Claim("c", 0.8, 0.6, "at_least", 0.05, interval=(0.5, 0.85))) == "partial"
-    assert verdict(Claim("A − B", 0.05, -0.03, "same_sign", 0.01, interval=(-0.05, 0.04))) == "partial"
+    # an opposite-sign estimate is partial only while its interval still reaches the paper's effect
+    assert verdict(Claim("A − B", 0.05, -0.03, "same_sign", 0.01, interval=(-0.05, 0.06))) == "partial"
+    assert verdict(Claim("A − B", 0.05, -0.03, "same_sign", 0.01, interval=(-0.05, 0.04))) == "contradicts"
 
 
 def test_exact_value_meeting_its_bound_up_to_rounding_is_faithful():
@@ -164,7 +166,12 @@ def test_opposite_sign_interval_contradicts_where_the_tolerance_alone_said_parti
     # interval excludes the thesis' +1 and zero, so the thesis' effect is contradicted
     assert verdict(Claim("dropout", 1.0, -0.3, "same_sign", 0.5)) == "partial"  # no interval: no spread
     assert verdict(Claim("dropout", 1.0, -0.3, "same_sign", 0.5, (-0.45, -0.15))) == "contradicts"
-    assert verdict(Claim("δ_p", 0.4, -0.1, "same_sign", 0.2, (-0.2, 0.05))) == "partial"
+    # the thesis' dropout and δ_p rows: estimate below zero, interval spanning zero but excluding
+    # the thesis' effect (+1.0, +0.4)
+    assert verdict(Claim("dropout 0.25", 1.0, -0.19, "same_sign", 0.5, (-1.15, 0.767))) == "contradicts"
+    assert verdict(Claim("δ_p 10 vs 1", 0.4, -0.24, "same_sign", 0.2, (-0.763, 0.274))) == "contradicts"
+    # an interval reaching the paper's effect is not a contradiction yet
+    assert verdict(Claim("δ_p", 0.4, -0.1, "same_sign", 0.2, (-0.6, 0.45))) == "partial"
 
 
 def test_a_close_claim_of_a_tie_may_span_its_no_effect_value():
