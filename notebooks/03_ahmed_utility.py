@@ -129,7 +129,8 @@ if res["abstracts"] is not None:
 
 # %% [markdown]
 # ## Paper vs ours
-# The thesis' utility findings (Tables 4.5, 4.6, 4.9) as differences between our tagger's output and gold de-identification or the raw notes.
+# The thesis' utility findings (Tables 4.5, 4.6, 4.9) as differences between our tagger's output and gold de-identification or the raw notes,
+# under the thesis' transform (PHI removed); the classification row claims no loss of accuracy, so a loss is never faithful.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
 # (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `ahmed_utility_claims.csv`.
