@@ -202,7 +202,8 @@ class Claim:
     no-effect value of a claimed effect (``same_sign``: always 0; other rules: ``None`` unless
     given, e.g. ``0.0`` for a ``close`` claim on a difference); :func:`verdict` states what it
     changes. ``ours`` None or NaN: ``not measured``. ``paper_text`` replaces the printed paper
-    value (e.g. ``"> 0"``).
+    value (e.g. ``"> 0"``); ``sign_only``: the paper states only the effect's sign (``paper`` is
+    then a stand-in such as 1.0, never an effect size an interval could exclude).
     """
 
     claim: str
@@ -213,6 +214,7 @@ class Claim:
     interval: tuple[float, float] | None = None
     paper_text: str | None = None
     null: float | None = None
+    sign_only: bool = False
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -275,7 +277,7 @@ def verdict(c: Claim) -> str:
     2. A claimed effect (:func:`effect_null` not ``None``; the paper on side ``s`` of the null)
        whose estimate lies on the side opposite ``s`` and whose interval excludes the paper's
        effect → ``contradicts``, whatever the tolerance (so does an interval wholly on the
-       opposite side of the null).
+       opposite side of the null; for a ``sign_only`` claim, only that).
     3. Otherwise the comparison rule of :class:`Claim` (``_rule_verdict``), except that an
        interval containing the null of a claimed effect is never ``faithful`` (at most
        ``partial``).
@@ -294,7 +296,8 @@ def verdict(c: Claim) -> str:
     n = effect_null(c)
     if n is not None and p != n:
         s = 1.0 if p > n else -1.0
-        if has_interval and (s * (hi - n if s > 0 else lo - n) < 0 or (s * (x - n) < 0 and not lo <= p <= hi)):
+        excluded = not c.sign_only and s * (x - n) < 0 and not lo <= p <= hi
+        if has_interval and (s * (hi - n if s > 0 else lo - n) < 0 or excluded):
             return "contradicts"  # the other side of no effect, the paper's effect excluded
         v = _rule_verdict(c, x, lo, hi)
         return "partial" if v == "faithful" and lo <= n <= hi else v

@@ -138,8 +138,9 @@ def test_an_interval_containing_the_no_effect_value_is_never_faithful():
     for rule, null, tol, paper, a, b, g in _random_claims(seed=0):
         lo, hi = min(a, null), max(b, null)  # widened to contain the null
         ours = float(g.uniform(lo, hi))
-        v = verdict(Claim("effect", paper, ours, rule, tol, (lo, hi), null=null))
-        assert v != "faithful", (rule, null, tol, paper, ours, lo, hi)
+        sign_only = bool(g.integers(2))
+        v = verdict(Claim("effect", paper, ours, rule, tol, (lo, hi), null=null, sign_only=sign_only))
+        assert v != "faithful", (rule, null, tol, paper, ours, lo, hi, sign_only)
         seen += 1
     assert seen == 4000
 
@@ -151,8 +152,9 @@ def test_an_interval_of_the_opposite_sign_excluding_the_no_effect_value_always_c
         near = null - side * float(g.uniform(1e-6, 3.0))
         lo, hi = (near - w, near) if side > 0 else (near, near + w)
         ours = float(g.uniform(lo, hi))
-        v = verdict(Claim("effect", paper, ours, rule, tol, (lo, hi), null=null))
-        assert v == "contradicts", (rule, null, tol, paper, ours, lo, hi)
+        sign_only = bool(g.integers(2))
+        v = verdict(Claim("effect", paper, ours, rule, tol, (lo, hi), null=null, sign_only=sign_only))
+        assert v == "contradicts", (rule, null, tol, paper, ours, lo, hi, sign_only)
 
 
 def test_an_interval_on_the_papers_side_of_no_effect_can_still_be_faithful():
@@ -170,6 +172,9 @@ def test_opposite_sign_interval_contradicts_where_the_tolerance_alone_said_parti
     # the thesis' effect (+1.0, +0.4)
     assert verdict(Claim("dropout 0.25", 1.0, -0.19, "same_sign", 0.5, (-1.15, 0.767))) == "contradicts"
     assert verdict(Claim("δ_p 10 vs 1", 0.4, -0.24, "same_sign", 0.2, (-0.763, 0.274))) == "contradicts"
+    # a claim of the sign only ("> 0", stand-in 1.0): an interval spanning zero stays partial
+    assert verdict(Claim("> 0", 1.0, -0.2, "same_sign", 0.01, (-0.5, 0.3), sign_only=True)) == "partial"
+    assert verdict(Claim("> 0", 1.0, -0.2, "same_sign", 0.01, (-0.5, -0.1), sign_only=True)) == "contradicts"
     # an interval reaching the paper's effect is not a contradiction yet
     assert verdict(Claim("δ_p", 0.4, -0.1, "same_sign", 0.2, (-0.6, 0.45))) == "partial"
 

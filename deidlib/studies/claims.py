@@ -55,7 +55,8 @@ def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.Dat
         e = effects.reset_index(drop=True)
         t = claims_table([
             Claim(r.claim, float(r.paper), r["mean"], r.rule, float(r.tol),
-                  (r.lo, r.hi), r.paper_text if isinstance(r.paper_text, str) else None)
+                  (r.lo, r.hi), r.paper_text if isinstance(r.paper_text, str) else None,
+                  sign_only=isinstance(r.paper_text, str))  # "> 0": the thesis states the sign only
             for _, r in e.iterrows()
         ])
         at = list(t.columns).index("verdict")  # the verdict stays the last column

@@ -232,7 +232,7 @@ def adv_paper_vs_ours(shape: pd.DataFrame | None) -> pd.DataFrame:
             "near chance, then broken)", 1.0, val(tp_hi) - val(tp_at), "same_sign", 0.05,
             None if span(tp_hi) is None or span(tp_at) is None else (span(tp_hi)[0] - span(tp_at)[1],
                                                                      span(tp_hi)[1] - span(tp_at)[0]),
-            paper_text="> 0"))
+            paper_text="> 0", sign_only=True))
         claims.append(Claim(
             f"the DANN representation leaves the adversary above 0.8 in all cases ({emb}{at(dann)}, its lowest row; "
             "section 7.3)", dann_level, val(dann), "at_least", 0.05, span(dann)))
