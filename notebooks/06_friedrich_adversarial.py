@@ -119,7 +119,8 @@ checks.round(3)
 
 # %% [markdown]
 # ## Paper vs ours
-# Figure 5's statements on the frozen adversary's accuracy (chance = 0.5).
+# Figure 5's statements on the frozen adversary's accuracy (chance = 0.5). "Breaks above N = 500" is read as the
+# rise from the largest N ≤ 500 to the largest N > 500, so a representation already broken at 500 does not pass it.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
 # (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `friedrich_adv_claims.csv`.
