@@ -24,8 +24,8 @@ import pandas as pd
 from .results import Result, atomic_write_text, save_result
 
 __all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready",
-           "Claim", "verdict", "claims_table", "verdict_counts", "VERDICTS", "flat_table", "table_value",
-           "run_folder"]
+           "Claim", "verdict", "claims_table", "claims_for_profile", "UNMEASURED_PROFILES", "effect_null",
+           "verdict_counts", "VERDICTS", "flat_table", "table_value", "run_folder"]
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
@@ -179,6 +179,9 @@ def write_result(
 VERDICTS = ("faithful", "partial", "contradicts", "not measured")
 #: comparison rules of a :class:`Claim`
 RULES = ("close", "at_least", "at_most", "same_sign")
+#: profiles too small to measure a paper's claim: their claims tables say ``not measured``
+#: on every row (:func:`claims_for_profile`)
+UNMEASURED_PROFILES = frozenset({"smoke"})
 
 
 @dataclass(frozen=True)
@@ -194,9 +197,13 @@ class Claim:
       side → faithful; within ``±tol`` (no clear difference) → partial; beyond ``tol`` on the other
       side → contradicts.
 
-    ``interval`` (ours' min–max or CI): when it reaches the faithful region a failing point estimate
-    is ``partial`` instead of ``contradicts``. ``ours`` None or NaN: ``not measured`` (e.g. the run's
-    profile skipped that part). ``paper_text`` replaces the printed paper value (e.g. ``"> 0"``).
+    ``interval`` (ours' min–max over seeds or a confidence interval): when it reaches the faithful
+    region a failing point estimate is ``partial`` instead of ``contradicts``. ``null`` is the
+    no-effect value of a claimed effect (``same_sign``: always 0; other rules: ``None`` unless
+    given, e.g. ``0.0`` for a ``close`` claim on a difference); :func:`verdict` states what it
+    changes. ``ours`` None or NaN: ``not measured``. ``paper_text`` replaces the printed paper
+    value (e.g. ``"> 0"``); ``sign_only``: the paper states only the effect's sign (``paper`` is
+    then a stand-in such as 1.0, never an effect size an interval could exclude).
     """
 
     claim: str
@@ -206,26 +213,39 @@ class Claim:
     tol: float = 0.0
     interval: tuple[float, float] | None = None
     paper_text: str | None = None
+    null: float | None = None
+    sign_only: bool = False
 
     def __post_init__(self):
         if self.rule not in RULES:
             raise ValueError(f"unknown rule {self.rule!r}; expected one of {', '.join(RULES)}")
         if not self.tol >= 0:
             raise ValueError(f"tol must be ≥ 0, got {self.tol}")
+        if self.interval is not None and not any(_missing(v) for v in self.interval) \
+                and float(self.interval[0]) > float(self.interval[1]):
+            raise ValueError(f"interval must be (low, high), got {self.interval}")
 
 
 def _missing(x) -> bool:
     return x is None or (isinstance(x, (float, np.floating)) and math.isnan(x))
 
 
-def verdict(c: Claim) -> str:
-    """``faithful`` / ``partial`` / ``contradicts`` / ``not measured`` from the numbers of ``c``."""
-    if _missing(c.ours) or _missing(c.paper):
-        return "not measured"
-    x, p, t = float(c.ours), float(c.paper), float(c.tol)
-    if math.isfinite(x) and math.isfinite(p) and abs(x - p) <= 1e-9 * max(1.0, abs(p)):
-        x = p  # equal up to float rounding (an exact computation that meets its bound)
-    lo, hi = (x, x) if c.interval is None or any(_missing(v) for v in c.interval) else map(float, c.interval)
+def effect_null(c: Claim) -> float | None:
+    """The no-effect value the verdict tests ``c``'s interval against: 0 for ``same_sign``,
+    ``c.null`` otherwise; ``None`` when the claim states no effect (no null given, or a ``close``
+    claim whose paper value lies within ``tol`` of it: a claimed tie may span its null)."""
+    n = 0.0 if c.rule == "same_sign" else c.null
+    if n is None or _missing(c.paper):
+        return None
+    if c.rule == "close" and abs(float(c.paper) - n) <= c.tol:
+        return None
+    return float(n)
+
+
+def _rule_verdict(c: Claim, x: float, lo: float, hi: float) -> str:
+    """The verdict of ``c``'s comparison rule alone (tolerance bands, interval reaching the faithful
+    region)."""
+    p, t = float(c.paper), float(c.tol)
     if c.rule == "close":
         gap = abs(x - p)
         if gap <= t:
@@ -248,14 +268,64 @@ def verdict(c: Claim) -> str:
     return "contradicts"
 
 
+def verdict(c: Claim) -> str:
+    """``faithful`` / ``partial`` / ``contradicts`` / ``not measured`` from the numbers of ``c``:
+    the one verdict rule of every claims table (legend: ``docs/verdicts.md``).
+
+    1. ``ours`` or ``paper`` missing → ``not measured`` (a profile too small to measure gives it
+       on every row: :func:`claims_for_profile`).
+    2. A claimed effect (:func:`effect_null` not ``None``; the paper on side ``s`` of the null)
+       whose estimate lies on the side opposite ``s`` and whose interval excludes the paper's
+       effect → ``contradicts``, whatever the tolerance (so does an interval wholly on the
+       opposite side of the null; for a ``sign_only`` claim, only that).
+    3. Otherwise the comparison rule of :class:`Claim` (``_rule_verdict``), except that an
+       interval containing the null of a claimed effect is never ``faithful`` (at most
+       ``partial``).
+
+    Without ``interval`` the point estimate is its own interval for rule 3 only; rule 2 needs a
+    measured spread. A comparison that holds by construction is not a claim: it belongs in a
+    test, not a claims table. Guarded by ``tests/test_reporting.py``.
+    """
+    if _missing(c.ours) or _missing(c.paper):
+        return "not measured"
+    x, p = float(c.ours), float(c.paper)
+    if math.isfinite(x) and math.isfinite(p) and abs(x - p) <= 1e-9 * max(1.0, abs(p)):
+        x = p  # equal up to float rounding (an exact computation that meets its bound)
+    has_interval = c.interval is not None and not any(_missing(v) for v in c.interval)
+    lo, hi = map(float, c.interval) if has_interval else (x, x)
+    n = effect_null(c)
+    if n is not None and p != n:
+        s = 1.0 if p > n else -1.0
+        excluded = not c.sign_only and s * (x - n) < 0 and not lo <= p <= hi
+        if has_interval and (s * (hi - n if s > 0 else lo - n) < 0 or excluded):
+            return "contradicts"  # the other side of no effect, the paper's effect excluded
+        v = _rule_verdict(c, x, lo, hi)
+        return "partial" if v == "faithful" and lo <= n <= hi else v
+    return _rule_verdict(c, x, lo, hi)
+
+
 def _rule_text(c: Claim) -> str:
     t = f"{c.tol:g}"
     if c.tol == 0 and c.rule in ("at_least", "at_most"):
-        return "≥ paper" if c.rule == "at_least" else "≤ paper"
-    return {"close": f"within ±{t} (partial ±{2 * c.tol:g})",
-            "at_least": f"≥ paper (partial: ≥ paper − {t})",
-            "at_most": f"≤ paper (partial: ≤ paper + {t})",
-            "same_sign": f"same sign as paper, beyond ±{t}"}[c.rule]
+        text = "≥ paper" if c.rule == "at_least" else "≤ paper"
+    else:
+        text = {"close": f"within ±{t} (partial ±{2 * c.tol:g})",
+                "at_least": f"≥ paper (partial: ≥ paper − {t})",
+                "at_most": f"≤ paper (partial: ≤ paper + {t})",
+                "same_sign": f"same sign as paper, beyond ±{t}"}[c.rule]
+    n = effect_null(c)
+    if c.rule != "same_sign" and n is not None:
+        text += f"; no effect = {n:g}"
+    return text
+
+
+def claims_for_profile(table: pd.DataFrame, profile: str) -> pd.DataFrame:
+    """``table`` (a :func:`claims_table`) as the notebook of ``profile`` shows it: under a profile
+    too small to measure a paper's claim (:data:`UNMEASURED_PROFILES`, the smoke profile) every
+    verdict is ``not measured`` (its numbers stay, printed for the plumbing, never judged)."""
+    if profile not in UNMEASURED_PROFILES:
+        return table
+    return table.assign(verdict="not measured")
 
 
 def claims_table(claims: list[Claim], reference: str = "paper") -> pd.DataFrame:

@@ -70,12 +70,18 @@ heterogeneity = None  # synthetic corpus: how different the sites are, in [0, 1]
 heterogeneity_levels = None  # None: the profile's extra levels of the heterogeneity experiment (cpu 0); () skips it
 
 # %%
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import festag
 
 out = run_folder(out_dir, profile, "01_festag_dssgd")
@@ -167,10 +173,11 @@ stab.round(4)
 # sites differ enough for local-only training to lose; the θ_d sweep above shows whether more download helps.
 
 # %%
-claims = festag.paper_vs_ours(t3_best, stab)
+claims = claims_for_profile(festag.paper_vs_ours(t3_best, stab), profile)
 write_table(claims, "festag_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
-print("the same claims at the final epochs:", verdict_counts(festag.paper_vs_ours(t3, stab)))
+final_claims = claims_for_profile(festag.paper_vs_ours(t3, stab), profile)
+print("the same claims at the final epochs:", verdict_counts(final_claims))
 claims
 
 # %% [markdown]

@@ -78,12 +78,19 @@ tables = None  # None: all of ("4.2", "4.3", "4.4"); e.g. ["4.4"] trains only th
 ff_activation = None  # None: the profile's ("relu"); "tanh" is NeuroNER's (the RNN taggers then stay all-O at cpu scale)
 
 # %%
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, to_markdown, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    to_markdown,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import ahmed_models as am
 from deidlib.studies import claims as paper_claims
 
@@ -221,7 +228,7 @@ plt.show()
 # %%
 effects = am.paired_effects(results, params)
 write_table(effects, "ahmed_effects", out, index=False)
-claims = paper_claims.ahmed_models(t42, t43, t44, effects)
+claims = claims_for_profile(paper_claims.ahmed_models(t42, t43, t44, effects), profile)
 write_table(claims, "ahmed_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

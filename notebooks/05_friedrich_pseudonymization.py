@@ -53,12 +53,18 @@ max_test_sentences = None  # None: the profile's cap on test sentences (cpu 600)
 negatives_per_positive = None  # None: all; k keeps every PHI sentence and k PHI-free ones per PHI sentence
 
 # %%
-from pathlib import Path
 
 import torch
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import pseudonymization as fp
 
@@ -108,7 +114,7 @@ from deidlib.studies.friedrich.common import load_embeddings
 
 for e in params.embeddings:
     print(f"{e}: {load_embeddings(e, params, seed=seed, data_dir=None).source}")
-pseudo_claims = friedrich.pseudo_paper_vs_ours(res["table2"], fp.shape_checks(res), res["subword"])
+pseudo_claims = claims_for_profile(friedrich.pseudo_paper_vs_ours(res["table2"], fp.shape_checks(res), res["subword"]), profile)
 same = pseudo_claims[pseudo_claims.claim.str.startswith("FastText and GloVe give about the same")].iloc[0]
 print(f"FastText − GloVe + casing, non-private F1: paper {same.paper}, ours {same.ours} -> {same.verdict}")
 
@@ -121,7 +127,9 @@ res["subword"].round(2)
 
 # %% [markdown]
 # ## Paper vs ours
-# Table 2 as F1 differences to the same embedding's non-private model, Figure 4's relative F1 at N = 1000, and section 8's subword statistic.
+# Table 2 as F1 differences to the same embedding's non-private model, Figure 4's flat curve up to N ≈ 200 (its
+# lowest point: the curve is not monotone) and relative F1 at N = 1000, and section 8's subword statistic;
+# intervals are the seeds' ranges.
 # Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule in its row
 # (the [verdict legend](../docs/verdicts.md) says what each verdict means).
 # The table is also written as `friedrich_pseudo_claims.csv`.
@@ -129,7 +137,7 @@ res["subword"].round(2)
 # Table 2 rows are differences to the same embedding's non-private model, so they hold or fail independently of the corpus' absolute F1.
 
 # %%
-claims = friedrich.pseudo_paper_vs_ours(res["table2"], checks, res["subword"])
+claims = claims_for_profile(friedrich.pseudo_paper_vs_ours(res["table2"], checks, res["subword"]), profile)
 write_table(claims, "friedrich_pseudo_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

@@ -61,12 +61,18 @@ equivalence_margin = None  # TOST margin (F1) of "indistinguishable from central
 
 # %%
 # ruff: noqa: E402, B018  (notebook: parameters cell first, tables displayed as cell results)
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import alawad
 
 out = run_folder(out_dir, profile, "07_alawad_registries")
@@ -208,7 +214,7 @@ up
 # If the rows against single-registry models hold while the rows against the centralized model contradict, the shared layers carry part, not all, of the pooled data's benefit at this scale.
 
 # %%
-claims = alawad.paper_vs_ours(f1, sig, "all" if len(seeds) > 1 else str(seeds[0]), eq, att)
+claims = claims_for_profile(alawad.paper_vs_ours(f1, sig, "all" if len(seeds) > 1 else str(seeds[0]), eq, att), profile)
 write_table(claims, "alawad_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

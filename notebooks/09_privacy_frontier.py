@@ -59,14 +59,20 @@ epochs = None  # None: the profile's value (cpu 10)
 references = None  # None: the profile's number of LiRA reference models per setting (cpu 2)
 
 # %%
-from pathlib import Path
 
 import pandas as pd
 import torch
 from IPython.display import display
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
+from deidlib.reporting import (
+    claims_for_profile,
+    run_folder,
+    verdict_counts,
+    write_json,
+    write_result,
+    write_table,
+)
 from deidlib.studies import audits as au
 from deidlib.studies import claims as paper_claims
 
@@ -227,7 +233,7 @@ eps[["audit", "claimed_noise_multiplier", "actual_noise_multiplier", "accountant
 # A contradicted correct-mechanism row would mean the accountant under-reports ε (or the audit is wrong); a contradicted broken-mechanism row would mean the audit is too weak to catch a 10× noise error.
 
 # %%
-claims = paper_claims.audits(eps)
+claims = claims_for_profile(paper_claims.audits(eps), profile)
 write_table(claims, "audits_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

@@ -50,7 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from deidlib.plotting import savefig
-from deidlib.reporting import run_folder, verdict_counts, write_result, write_table
+from deidlib.reporting import claims_for_profile, run_folder, verdict_counts, write_result, write_table
 from deidlib.studies import claims as paper_claims
 from deidlib.studies import operating_point as op
 
@@ -104,13 +104,14 @@ summary.round(4)
 # No paper states these: they are the package's promises for the operating point, with the target as the
 # reference. Each verdict is computed from this run's numbers by `deidlib.reporting.verdict` under the rule
 # in its row (faithful: holds; partial: holds within the tolerance; contradicts: fails; not measured: no
-# threshold was chosen). The table is also written as `operating_point_claims.csv`.
+# threshold was chosen, or every threshold of the test curve reaches the target, so neither row could fail). The table is also written as `operating_point_claims.csv`.
 #
 # A contradicted recall row means the dev split chose a threshold that does not transfer to test (too few dev
 # notes at this profile).
 
 # %%
-claims = paper_claims.operating_point(summary, params.target_recall)
+test_recalls = [p["recall"] for p in res["test_curve"] if p["threshold"] is not None]
+claims = claims_for_profile(paper_claims.operating_point(summary, params.target_recall, test_recalls), profile)
 write_table(claims, "operating_point_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

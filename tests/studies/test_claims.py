@@ -45,15 +45,34 @@ def test_ahmed_utility_claims_on_a_tiny_result():
         [("non-sanitized", "original")], names=["source", "transform"])), pd.DataFrame({"acc 3": [90.0, 91.8]}, index=idx)])
     assert _verdicts(C.ahmed_utility(bleu, topics, cls)) == ["faithful"] * 3
     assert _verdicts(C.ahmed_utility(bleu, topics, pd.DataFrame()))[2] == "not measured"
+    # a loss of accuracy within the old ±2 band is no longer faithful
+    cls.iloc[2, 0] = 90.0
+    assert _verdicts(C.ahmed_utility(bleu, topics, cls))[2] == "partial"
+    cls.iloc[2, 0] = 88.0
+    assert _verdicts(C.ahmed_utility(bleu, topics, cls))[2] == "contradicts"
+
+
+def test_ahmed_utility_claims_read_the_thesis_removal_transform_when_present():
+    idx = pd.MultiIndex.from_tuples([(s, t) for s in ("ground truth", "GRU-CRF") for t in ("removal", "surrogate ε=1")],
+                                    names=["source", "transform"])
+    # removal: Ours − GT = +0.02 (the thesis' sign); surrogates: −0.02
+    bleu = pd.DataFrame({"BLEU-1": [0.87, 0.91, 0.89, 0.89]}, index=idx)
+    topics = pd.DataFrame({"Overall": [71.7, 70.8, 70.8, 84.0]}, index=idx)
+    t = C.ahmed_utility(bleu, topics, None)
+    assert "(removal)" in t.claim[0] and "(removal)" in t.claim[1]
+    assert _verdicts(t)[:2] == ["faithful", "faithful"]  # −0.9 topic points: inside ±5 (surrogates: +13.2)
 
 
 def test_ahmed_dp_claims_compare_the_ensemble_with_its_members():
     a = pd.DataFrame({"target": ["s0"] * 3, "model": ["s1", "s2", "ensemble(s1+s2) minimality"],
                       "precision": [0.9, 0.8, 0.7], "recall": [0.6, 0.7, 0.75]})
-    b = pd.DataFrame({"target": ["s0"] * 2, "model": ["own s0", "ensemble(all) minimality"],
-                      "precision": [0.9, 0.8], "recall": [0.9, 0.8]})
-    # ensemble lost recall in B; no DP-cost rows given: not measured
-    assert _verdicts(C.ahmed_dp(a, b)) == ["faithful", "faithful", "contradicts", "not measured", "not measured"]
+    # the ensemble's recall rows hold by construction of the minimality (union) rule: not rows;
+    # no DP-cost rows given: not measured
+    t = C.ahmed_dp(a, None)
+    assert _verdicts(t) == ["faithful", "not measured", "not measured"]
+    assert not t.claim.str.contains("recall above").any()
+    a.loc[2, "precision"] = 0.95  # the ensemble gains precision: the stated price is not paid
+    assert _verdicts(C.ahmed_dp(a, None))[0] == "contradicts"
 
 
 def test_ahmed_dp_cost_claims_read_the_sat_runs():
@@ -72,9 +91,9 @@ def test_ahmed_dp_cost_claims_read_the_sat_runs():
     assert c.loc["recipe without DP − DP SAT", "mean"] == pytest.approx(0.75)  # paired: 0.5 and 1.0
     assert (c.loc["recipe without DP − DP SAT", "min"], c.loc["recipe without DP − DP SAT", "max"]) == pytest.approx(
         (0.5, 1.0))
-    assert _verdicts(C.ahmed_dp(None, None, costs))[3:] == ["faithful", "faithful"]
+    assert _verdicts(C.ahmed_dp(None, None, costs))[1:] == ["faithful", "faithful"]
     big = dp_costs(rows(0.98, [0.97, 0.97], [0.90, 0.90]))
-    assert _verdicts(C.ahmed_dp(None, None, big))[3:] == ["contradicts", "contradicts"]
+    assert _verdicts(C.ahmed_dp(None, None, big))[1:] == ["contradicts", "contradicts"]
 
 
 def test_tchouka_claims_flag_the_published_algorithm_1():
@@ -103,6 +122,16 @@ def test_operating_point_claims_on_a_tiny_summary():
     assert _verdicts(C.operating_point(s, 0.99))[0] == "contradicts"
     none = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.9, None]})
     assert _verdicts(C.operating_point(none, 0.92))[0] == "not measured"
+
+
+def test_operating_point_rows_that_cannot_fail_are_not_claims():
+    """When every threshold of the test curve reaches the target (the synthetic curve: recall ≥
+    0.985), no choice of threshold could miss it: both rows say not measured."""
+    s = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.99, 0.995],
+                      "test_f1": [0.97, 0.969]})
+    t = C.operating_point(s, 0.92, test_recalls=[0.985, 0.99, 0.995])
+    assert _verdicts(t) == ["not measured", "not measured"] and t.claim.str.contains("not a claim here").all()
+    assert _verdicts(C.operating_point(s, 0.92, test_recalls=[0.5, 0.9, 0.99, 0.995])) == ["faithful", "faithful"]
 
 
 def test_ahmed_models_claims_read_the_paired_effects_when_given():

@@ -71,7 +71,8 @@ def paper_vs_ours(table3: pd.DataFrame, stability: pd.DataFrame | None = None) -
 
         unstable = Claim("C_0.5 is less stable than C_0.1: std of a worker's F1 over its last epochs, C_0.5 − C_0.1 "
                          f"(Figure 6: C_0.5 fluctuates; Table 3 spread {spread})",
-                         paper_gap, std("C_0.5") - std("C_0.1"), "same_sign", 0.005, paper_text="> 0")
+                         paper_gap, std("C_0.5") - std("C_0.1"), "same_sign", 0.005, paper_text="> 0",
+                         sign_only=True)
     else:
         unstable = Claim(f"C_0.5's workers spread wider than C_0.1's: (max − min) C_0.5 − C_0.1 (Table 3: {spread})",
                          paper_gap, rng("C_0.5") - rng("C_0.1"), "same_sign", 0.01)

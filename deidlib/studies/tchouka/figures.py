@@ -204,7 +204,7 @@ def plot_privacy(attack: pd.DataFrame, checks: pd.DataFrame, hists: dict, hist_k
     ax.set_yticks(y, checks["mechanism"], fontsize=7)
     ax.set_xlim(0, cap * 1.35)
     ax.set_xlabel("log-ratio")
-    ax.set_title("guarantee checks (ratio test on sampled outputs)", fontsize=9)
+    ax.set_title("guarantee checks (exact log-ratio where known, else ratio test on samples)", fontsize=9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     return fig
