@@ -27,7 +27,14 @@ from ..rng import derive_seed
 from .identities import SitePools, build_site_pools, make_patient, styled_pools
 from .notes import NoteContext, render_note
 from .notes.icu import icu_casing
-from .styles import DEFAULT_HETEROGENEITY, GUIDELINE_NOTE_TYPES, NOTE_TYPES, check_heterogeneity, site_names, site_style
+from .styles import (
+    DEFAULT_HETEROGENEITY,
+    GUIDELINE_NOTE_TYPES,
+    NOTE_TYPES,
+    check_heterogeneity,
+    site_names,
+    site_style,
+)
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
 __all__ = ["generate", "generate_iter", "site_names", "DIAGNOSIS_LABELS", "NOTE_TYPES", "GUIDELINE_NOTE_TYPES"]

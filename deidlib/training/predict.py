@@ -71,7 +71,13 @@ def _with_patterns(docs: Sequence[Document], t: dict) -> list[Document]:
     (:func:`deidlib.corpus.patterns.trim_label_words`)."""
     if not t.get("patterns"):
         return list(docs)
-    from ..corpus.patterns import drop_generic_places, drop_measurements, merge_spans, pattern_spans, trim_label_words
+    from ..corpus.patterns import (
+        drop_generic_places,
+        drop_measurements,
+        merge_spans,
+        pattern_spans,
+        trim_label_words,
+    )
 
     return [d.with_spans(trim_label_words(d.text, merge_spans(
                 d.text, drop_generic_places(drop_measurements(d.text, d.spans)), pattern_spans(d.text, t["patterns"]))))

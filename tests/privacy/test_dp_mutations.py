@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import math
 import sys
-from statistics import NormalDist
 import types
 import warnings
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 import torch
