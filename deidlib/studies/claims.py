@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..reporting import Claim, claims_table, flat_table, table_value
 
-__all__ = ["ahmed_models", "ahmed_utility", "ahmed_dp", "tchouka", "audits", "operating_point"]
+__all__ = ["ahmed_models", "ahmed_utility", "ahmed_dp", "tchouka", "audits"]
 
 NAN = math.nan
 
@@ -242,19 +242,3 @@ def audits(epsilon_audits: pd.DataFrame) -> pd.DataFrame:
             + ("exceeds the accountant's ε (the audit catches the bug)" if broken else "≤ the accountant's ε"),
             float(r.accountant_epsilon), float(r.epsilon_lower_bound), "at_least" if broken else "at_most", 0.0))
     return claims_table(claims, reference="accountant ε")
-
-
-# ---------------------------------------------------------------------- 10 operating point
-
-
-def operating_point(summary: pd.DataFrame, target_recall: float) -> pd.DataFrame:
-    """Notebook 10's package claim: the threshold chosen on the dev split reaches the target recall
-    on the test split (:func:`deidlib.studies.operating_point.summary_rows`)."""
-    s = _flat(summary)
-    return claims_table([
-        Claim("the dev-chosen threshold reaches the target recall on the test split",
-              float(target_recall), _one(s, "test_recall", point="dev-chosen threshold"), "at_least", 0.01),
-        Claim("the dev-chosen threshold costs little test F1 against the model's own decision: chosen − own",
-              0.0, _one(s, "test_f1", point="dev-chosen threshold") - _one(s, "test_f1", point="model decision"),
-              "close", 0.01, paper_text="≈ 0"),
-    ], reference="target")

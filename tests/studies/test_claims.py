@@ -96,15 +96,6 @@ def test_audits_claims_expect_the_broken_mechanism_to_be_caught():
     assert _verdicts(C.audits(e))[1] == "contradicts"
 
 
-def test_operating_point_claims_on_a_tiny_summary():
-    s = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.9, 0.95],
-                      "test_f1": [0.93, 0.925]})
-    assert _verdicts(C.operating_point(s, 0.92)) == ["faithful", "faithful"]
-    assert _verdicts(C.operating_point(s, 0.99))[0] == "contradicts"
-    none = pd.DataFrame({"point": ["model decision", "dev-chosen threshold"], "test_recall": [0.9, None]})
-    assert _verdicts(C.operating_point(none, 0.92))[0] == "not measured"
-
-
 def test_ahmed_models_claims_read_the_paired_effects_when_given():
     eff = pd.DataFrame([
         {"claim": "characters help", "paper": 6.6, "rule": "same_sign", "tol": 1.0, "paper_text": None,
