@@ -172,8 +172,8 @@ else:
     tres = transfer.run_study(tparams, data_dir=data_dir, seed=seed, progress=False)
     scores = pd.DataFrame(transfer.score_rows(tres))
     write_table(scores, "transfer_scores", out, index=False)
-    print(f"{tres['epochs_run']} epochs on {tres['synthetic']['train_documents']} synthetic training notes, "
-          f"{tres['seconds']:.0f} s; rules-based peers on the nursing notes (binary-token F1): {transfer.PEERS_NURSING}")
+    print(f"{tres.epochs_run} epochs on {tres.synthetic['train_documents']} synthetic training notes, "
+          f"{tres.seconds:.0f} s; rules-based peers on the nursing notes (binary-token F1): {transfer.PEERS_NURSING}")
     display(scores)
 
 # %% [markdown]
@@ -181,7 +181,7 @@ else:
 
 # %%
 if physio_dir is not None:
-    for name, r in tres["real"].items():
+    for name, r in tres.real.items():
         fp = pd.DataFrame(r["false_positives_by_kind"])
         fn = pd.DataFrame(r["missed_by_type"])
         write_table(fp, f"transfer_{name}_false_positives", out, index=False)
