@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..reporting import Claim, claims_table, flat_table, table_value
 
-__all__ = ["ahmed_models", "ahmed_utility", "ahmed_dp", "tchouka", "audits"]
+__all__ = ["ahmed_models", "ahmed_dp", "tchouka", "audits"]
 
 NAN = math.nan
 
@@ -88,36 +88,6 @@ def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.Dat
               98.2 - 98.1, f1("sat-crf-d0.25") - f1("sat-softmax-d0.25"), "close", 1.0),
         Claim("recall penalty δ_p = 10 raises recall over δ_p = 1 (Table 4.4, i2b2: 97.5 vs 97.1)",
               97.5 - 97.1, _one(t44, "R_mean", delta_p=10.0) - _one(t44, "R_mean", delta_p=1.0), "same_sign", 0.2),
-    ])
-
-
-# ---------------------------------------------------------------------- 03 ahmed utility
-
-
-def _surrogate_transform(df: pd.DataFrame) -> str | None:
-    if df.empty or "transform" not in df:
-        return None
-    s = [t for t in df["transform"].unique() if str(t).startswith("surrogate")]
-    return s[0] if s else None
-
-
-def ahmed_utility(bleu: pd.DataFrame | None, topics: pd.DataFrame | None,
-                  classification: pd.DataFrame | None) -> pd.DataFrame:
-    """Ahmed, Tables 4.5, 4.6 and 4.9 ("Ours" = our GRU-CRF tagger with surrogate replacement,
-    "GT" = gold spans with the same replacement): the tables of :mod:`deidlib.studies.ahmed_utility`."""
-    bleu, topics, cls = _flat(bleu), _flat(topics), _flat(classification)
-    tb, tt, tc = _surrogate_transform(bleu), _surrogate_transform(topics), _surrogate_transform(cls)
-    return claims_table([
-        Claim(f"tagger output keeps BLEU-1 at least as high as gold de-identification ({tb or 'surrogates'}): "
-              "Ours − GT (Table 4.5, i2b2: 0.923 vs 0.898)", 0.923 - 0.898,
-              _one(bleu, "BLEU-1", source="GRU-CRF", transform=tb) - _one(bleu, "BLEU-1", source="ground truth", transform=tb),
-              "same_sign", 0.005),
-        Claim("topic words matched: Ours − GT, overall % (Table 4.6, i2b2: 84 vs 83.3)", 84 - 83.3,
-              _one(topics, "Overall", source="GRU-CRF", transform=tt) - _one(topics, "Overall", source="ground truth", transform=tt),
-              "close", 5.0),
-        Claim("de-identification keeps diagnosis accuracy, 3 codes: Ours − non-sanitized, % (Table 4.9: 91.8 vs 91.5)",
-              91.8 - 91.5, _one(cls, "acc 3", source="GRU-CRF", transform=tc) - _one(cls, "acc 3", source="non-sanitized"),
-              "close", 2.0),
     ])
 
 

@@ -36,17 +36,6 @@ def test_ahmed_models_claims_read_the_configurations():
     assert v[0] == "contradicts" and v[1:] == ["not measured"] * 4
 
 
-def test_ahmed_utility_claims_on_a_tiny_result():
-    idx = pd.MultiIndex.from_tuples([("ground truth", "surrogate ε=1"), ("GRU-CRF", "surrogate ε=1")],
-                                    names=["source", "transform"])
-    bleu = pd.DataFrame({"BLEU-1": [0.898, 0.923]}, index=idx)
-    topics = pd.DataFrame({"Overall": [83.3, 84.0]}, index=idx)
-    cls = pd.concat([pd.DataFrame({"acc 3": [91.5]}, index=pd.MultiIndex.from_tuples(
-        [("non-sanitized", "original")], names=["source", "transform"])), pd.DataFrame({"acc 3": [90.0, 91.8]}, index=idx)])
-    assert _verdicts(C.ahmed_utility(bleu, topics, cls)) == ["faithful"] * 3
-    assert _verdicts(C.ahmed_utility(bleu, topics, pd.DataFrame()))[2] == "not measured"
-
-
 def test_ahmed_dp_claims_compare_the_ensemble_with_its_members():
     a = pd.DataFrame({"target": ["s0"] * 3, "model": ["s1", "s2", "ensemble(s1+s2) minimality"],
                       "precision": [0.9, 0.8, 0.7], "recall": [0.6, 0.7, 0.75]})
