@@ -62,7 +62,6 @@ import torch
 from deidlib.plotting import savefig
 from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import ahmed_dp as ad
-from deidlib.studies import claims as paper_claims
 
 torch.set_num_threads(
     1
@@ -194,7 +193,7 @@ res.rules.round(3)
 # rows are Table 5.3's DP cost of the self-attention tagger (interval: min–max over the DP seeds).
 
 # %%
-claims = paper_claims.ahmed_dp(res.scenario_a, res.scenario_b, costs)
+claims = ad.paper_vs_ours(res.scenario_a, res.scenario_b, costs)
 write_table(claims, "ahmed_dp_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

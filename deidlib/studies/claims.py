@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..reporting import Claim, claims_table, flat_table, table_value
 
-__all__ = ["ahmed_models", "ahmed_dp", "tchouka", "audits"]
+__all__ = ["ahmed_models", "tchouka", "audits"]
 
 NAN = math.nan
 
@@ -88,70 +88,6 @@ def ahmed_models(t42: pd.DataFrame | None, t43: pd.DataFrame | None, t44: pd.Dat
               98.2 - 98.1, f1("sat-crf-d0.25") - f1("sat-softmax-d0.25"), "close", 1.0),
         Claim("recall penalty δ_p = 10 raises recall over δ_p = 1 (Table 4.4, i2b2: 97.5 vs 97.1)",
               97.5 - 97.1, _one(t44, "R_mean", delta_p=10.0) - _one(t44, "R_mean", delta_p=1.0), "same_sign", 0.2),
-    ])
-
-
-# ---------------------------------------------------------------------- 04 ahmed dp ensemble
-
-
-def _ensemble_gaps(df: pd.DataFrame, ensemble: str, members: str, col: str) -> list[float]:
-    """Per target: ``col`` of the ensemble row containing ``ensemble`` minus the best member's (pp)."""
-    gaps = []
-    if df.empty:
-        return gaps
-    for _, d in df.groupby("target"):
-        ens = d[d.model.str.contains(ensemble, regex=False)]
-        mem = d[d.model.str.startswith(members)] if members else d[~d.model.str.startswith("ensemble")]
-        if len(ens) and len(mem):
-            gaps.append(100 * (float(ens[col].iloc[0]) - float(mem[col].max())))
-    return gaps
-
-
-def _mean_claim(text, paper, gaps, rule, tol, paper_text=None) -> Claim:
-    return Claim(text, paper, sum(gaps) / len(gaps) if gaps else NAN, rule, tol,
-                 (min(gaps), max(gaps)) if len(gaps) > 1 else None, paper_text)
-
-
-def _dp_cost_claims(costs: pd.DataFrame | None) -> list[Claim]:
-    """Table 5.3's "DP costs about one point" from :func:`deidlib.studies.ahmed_dp.dp_costs` (pp;
-    interval: min–max over the DP seeds)."""
-    c = _flat(costs)
-
-    def row(name):
-        r = c[c["cost"] == name] if "cost" in c else c.iloc[:0]
-        if not len(r):
-            return NAN, None
-        r = r.iloc[0]
-        return float(r["mean"]), ((float(r["min"]), float(r["max"])) if int(r["n"]) > 1 else None)
-
-    total, total_iv = row("non-private SAT − DP SAT")
-    alone, alone_iv = row("recipe without DP − DP SAT")
-    return [
-        Claim("DP costs the self-attention tagger about one point of F1: non-private SAT − DP SAT at ε ≈ 8 "
-              "(i2b2: 98.2 in Table 4.2 vs 97.5 at ε 9.15 in Table 5.3)", 98.22 - 97.53, total, "close", 1.0,
-              total_iv),
-        Claim("DP-SGD alone costs about one point: the DP model's F1 without noise − with DP at ε ≈ 8 "
-              "(nursing notes, Table 5.3: 80.5 at ε 343 vs 79.6 at ε 8.41)", 80.508 - 79.583, alone, "close", 1.0,
-              alone_iv),
-    ]
-
-
-def ahmed_dp(scenario_a: pd.DataFrame | None, scenario_b: pd.DataFrame | None,
-             dp_costs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Ahmed, section 5.3: scenario A (Table 5.1) and B (Table 5.2); differences in percentage points,
-    mean over target sites (interval: min–max over targets); with ``dp_costs``
-    (:func:`deidlib.studies.ahmed_dp.dp_costs`) also Table 5.3's DP cost of the self-attention tagger
-    (``not measured`` without)."""
-    a, b = _flat(scenario_a), _flat(scenario_b)
-    return claims_table([
-        _mean_claim("minimality ensemble recall above its best member, scenario A (Table 5.1a: 68.057 vs 66.725)",
-                    68.057 - 66.725, _ensemble_gaps(a, "minimality", "", "recall"), "same_sign", 0.5),
-        _mean_claim("minimality ensemble precision below its best member, scenario A (Table 5.1c text: −0.162)",
-                    -0.162, _ensemble_gaps(a, "minimality", "", "precision"), "same_sign", 0.1),
-        _mean_claim("ensemble(all) recall above the site's own DP model, scenario B (section 5.3: 'always "
-                    "significantly better')", 1.0, _ensemble_gaps(b, "minimality", "own", "recall"), "same_sign", 0.5,
-                    "> 0"),
-        *_dp_cost_claims(dp_costs),
     ])
 
 

@@ -61,14 +61,11 @@ from ..privacy.dpsgd import patient_units, train_dp
 from ..rng import derive_seed
 from ..training import evaluate_tagger, prepare_tagger, train
 
-__all__ = ["Recipe", "RECIPES", "THESIS_POINTS", "build_recipe_tagger", "pretrain_public", "train_recipe",
+__all__ = ["Recipe", "RECIPES", "build_recipe_tagger", "pretrain_public", "train_recipe",
            "recipe_curve", "curve_summary", "restrict_to_recipe", "with_overrides"]
 
 SCHEME, ENCODING = "binary", "BIO"
 
-#: the thesis' DP-SGD results on the PhysioNet nursing notes (Table 5.3 ε; §5.2 F1), sentence unit, δ 1e-5
-THESIS_POINTS = ({"epsilon": 343.0, "f1": 0.805, "noise_multiplier": 0.25},
-                 {"epsilon": 8.41, "f1": 0.796, "noise_multiplier": 0.55})
 
 
 @dataclass(frozen=True)

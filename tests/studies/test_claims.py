@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-import pytest
 
 from deidlib.studies import claims as C
 
@@ -34,36 +33,6 @@ def test_ahmed_models_claims_read_the_configurations():
     t42.loc[1, "F1_mean"] = 60.0
     v = _verdicts(C.ahmed_models(t42, None, None))
     assert v[0] == "contradicts" and v[1:] == ["not measured"] * 4
-
-
-def test_ahmed_dp_claims_compare_the_ensemble_with_its_members():
-    a = pd.DataFrame({"target": ["s0"] * 3, "model": ["s1", "s2", "ensemble(s1+s2) minimality"],
-                      "precision": [0.9, 0.8, 0.7], "recall": [0.6, 0.7, 0.75]})
-    b = pd.DataFrame({"target": ["s0"] * 2, "model": ["own s0", "ensemble(all) minimality"],
-                      "precision": [0.9, 0.8], "recall": [0.9, 0.8]})
-    # ensemble lost recall in B; no DP-cost rows given: not measured
-    assert _verdicts(C.ahmed_dp(a, b)) == ["faithful", "faithful", "contradicts", "not measured", "not measured"]
-
-
-def test_ahmed_dp_cost_claims_read_the_sat_runs():
-    """Table 5.3's "DP costs about one point" is computed from the SAT's runs: a cost near the
-    thesis' is faithful, a large one is not."""
-    from deidlib.studies.ahmed_dp import dp_costs
-
-    def rows(np_f1, free, dp):
-        return pd.DataFrame([{"role": "non-private SAT", "seed": 0, "f1": np_f1},
-                             *({"role": "recipe without DP", "seed": s, "f1": f} for s, f in enumerate(free)),
-                             *({"role": "DP SAT", "seed": s, "f1": f} for s, f in enumerate(dp))])
-
-    costs = dp_costs(rows(0.98, [0.975, 0.97], [0.97, 0.96]))
-    c = costs.set_index("cost")
-    assert c.loc["non-private SAT − DP SAT", "mean"] == pytest.approx(1.5)  # 98 − mean(97, 96)
-    assert c.loc["recipe without DP − DP SAT", "mean"] == pytest.approx(0.75)  # paired: 0.5 and 1.0
-    assert (c.loc["recipe without DP − DP SAT", "min"], c.loc["recipe without DP − DP SAT", "max"]) == pytest.approx(
-        (0.5, 1.0))
-    assert _verdicts(C.ahmed_dp(None, None, costs))[3:] == ["faithful", "faithful"]
-    big = dp_costs(rows(0.98, [0.97, 0.97], [0.90, 0.90]))
-    assert _verdicts(C.ahmed_dp(None, None, big))[3:] == ["contradicts", "contradicts"]
 
 
 def test_tchouka_claims_flag_the_published_algorithm_1():
