@@ -20,7 +20,7 @@ from deidlib.studies.protocol import STUDY_FILES, StudyResults
 STUDIES_DIR = Path(deidlib.studies.__file__).parent
 #: studies not yet converted to the protocol (packages of another shape, or single modules);
 #: this list only shrinks
-NOT_YET_CONVERTED = {"ahmed_models", "friedrich", "tchouka", "dp_recipes"}
+NOT_YET_CONVERTED = {"ahmed_models", "friedrich", "tchouka"}
 #: modules of deidlib/studies/ that are shared helpers, not studies
 HELPERS = {"__init__", "params", "protocol", "claims", "labels", "seed_stats"}
 
