@@ -85,7 +85,6 @@ import matplotlib.pyplot as plt
 from deidlib.plotting import savefig
 from deidlib.reporting import run_folder, to_markdown, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import ahmed_models as am
-from deidlib.studies import claims as paper_claims
 
 out = run_folder(out_dir, profile, "02_ahmed_models")
 caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive,
@@ -221,7 +220,7 @@ plt.show()
 # %%
 effects = am.paired_effects(results, params)
 write_table(effects, "ahmed_effects", out, index=False)
-claims = paper_claims.ahmed_models(t42, t43, t44, effects)
+claims = am.paper_vs_ours(t42, t43, t44, effects)
 write_table(claims, "ahmed_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

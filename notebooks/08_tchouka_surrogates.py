@@ -59,7 +59,6 @@ from IPython.display import HTML, display
 
 from deidlib.plotting import savefig
 from deidlib.reporting import annotated_html, run_folder, verdict_counts, write_result, write_table
-from deidlib.studies import claims as paper_claims
 from deidlib.studies import tchouka
 
 out = run_folder(out_dir, profile, "08_tchouka_surrogates")
@@ -233,7 +232,7 @@ t2[["label", "i2b2_types", "gold", "precision", "recall", "f1",
 # The Algorithm 1 row is computed exactly: its candidate set depends on the secret city, so some output has probability 0 under one input and not the other, and no finite ε·d bounds the ratio.
 
 # %%
-claims = paper_claims.tchouka(checks, t2)
+claims = tchouka.paper_vs_ours(checks, t2)
 write_table(claims, "tchouka_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

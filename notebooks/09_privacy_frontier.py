@@ -68,7 +68,6 @@ from IPython.display import display
 from deidlib.plotting import savefig
 from deidlib.reporting import run_folder, verdict_counts, write_json, write_result, write_table
 from deidlib.studies import audits as au
-from deidlib.studies import claims as paper_claims
 
 torch.set_num_threads(1)
 if corpus != "synthetic":
@@ -227,7 +226,7 @@ eps[["audit", "claimed_noise_multiplier", "actual_noise_multiplier", "accountant
 # A contradicted correct-mechanism row would mean the accountant under-reports ε (or the audit is wrong); a contradicted broken-mechanism row would mean the audit is too weak to catch a 10× noise error.
 
 # %%
-claims = paper_claims.audits(eps)
+claims = au.paper_vs_ours(eps)
 write_table(claims, "audits_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

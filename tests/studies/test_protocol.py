@@ -22,7 +22,7 @@ STUDIES_DIR = Path(deidlib.studies.__file__).parent
 #: this list only shrinks
 NOT_YET_CONVERTED = {"ahmed_models", "friedrich", "tchouka"}
 #: modules of deidlib/studies/ that are shared helpers, not studies
-HELPERS = {"__init__", "params", "protocol", "claims", "labels", "seed_stats"}
+HELPERS = {"__init__", "params", "protocol", "labels", "seed_stats"}
 
 
 def _packages() -> list[str]:

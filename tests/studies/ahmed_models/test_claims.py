@@ -1,14 +1,12 @@
-"""deidlib.studies.claims: the "paper vs ours" table of every study not yet a study package runs
-on a tiny fake result, reads the right rows (a verdict that must follow from the numbers does), and says "not measured" for
-parts a run skipped."""
+"""The ahmed_models claims (deidlib.studies.ahmed_models.claims) read the configurations of Tables
+4.2–4.4 on a tiny fake result, read the paired effects when given (a point estimate the paired test
+cannot tell from zero is never faithful), and say "not measured" for parts a run skipped."""
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-from deidlib.studies import claims as C
+from deidlib.studies import ahmed_models as am
 
 COLUMNS = ["claim", "paper", "ours", "interval", "rule", "verdict"]
 
@@ -29,29 +27,10 @@ def test_ahmed_models_claims_read_the_configurations():
                         _ahmed_row("gru-softmax-d0.5", 96.5), _ahmed_row("sat-crf-d0.25", 98.2),
                         _ahmed_row("sat-softmax-d0.25", 98.1)])
     t44 = pd.DataFrame({"delta_p": [1.0, 10.0], "R_mean": [97.1, 97.5]})
-    assert _verdicts(C.ahmed_models(t42, t43, t44)) == ["faithful"] * 5
+    assert _verdicts(am.paper_vs_ours(t42, t43, t44)) == ["faithful"] * 5
     t42.loc[1, "F1_mean"] = 60.0
-    v = _verdicts(C.ahmed_models(t42, None, None))
+    v = _verdicts(am.paper_vs_ours(t42, None, None))
     assert v[0] == "contradicts" and v[1:] == ["not measured"] * 4
-
-
-def test_tchouka_claims_flag_the_published_algorithm_1():
-    checks = pd.DataFrame({
-        "mechanism": ["dp (ε=0.5, d=1 day)", "shift (claimed)", "paper Algorithm 1 (ε=19.9)"],
-        "bound": [0.5, 1.0, 1.0], "exact_max_log_ratio": [0.5, math.inf, math.inf],
-        "empirical_max_log_ratio": [0.53, 1.0, 1.02]})
-    t = C.tchouka(checks)
-    assert _verdicts(t) == ["faithful", "not measured", "faithful", "contradicts"]  # no ldp row here
-
-
-def test_audits_claims_expect_the_broken_mechanism_to_be_caught():
-    e = pd.DataFrame({"audit": ["step", "step, broken"], "claimed_noise_multiplier": [1.0, 2.0],
-                      "accountant_epsilon": [4.7, 2.2], "epsilon_lower_bound": [1.5, 5.2], "broken": [False, True]})
-    t = C.audits(e)
-    assert list(t.columns)[1] == "accountant ε"
-    assert _verdicts(t) == ["faithful", "faithful"]
-    e.loc[1, "epsilon_lower_bound"] = 0.3  # the audit missed the bug
-    assert _verdicts(C.audits(e))[1] == "contradicts"
 
 
 def test_ahmed_models_claims_read_the_paired_effects_when_given():
@@ -63,7 +42,7 @@ def test_ahmed_models_claims_read_the_paired_effects_when_given():
         {"claim": "δ_p 15 lowers recall", "paper": -1.4, "rule": "same_sign", "tol": 0.2, "paper_text": None,
          "n": 5, "mean": 1.0, "lo": 0.5, "hi": 1.5, "p": 0.01, "verdict": "reversed"},
     ])
-    t = C.ahmed_models(None, None, None, eff)
+    t = am.paper_vs_ours(None, None, None, eff)
     assert list(t["paired test"]) == ["found", "not distinguishable from zero", "reversed"]
     assert list(t["seeds"]) == [5, 5, 5] and t["interval"].iloc[0] == "[1.2, 2.8]"
     assert _verdicts(t) == ["faithful", "partial", "contradicts"]
@@ -75,7 +54,7 @@ def test_ahmed_effect_indistinguishable_from_zero_is_never_faithful():
     when the rule alone would not say so."""
     row = {"claim": "characters help", "paper": 6.6, "rule": "same_sign", "tol": 1.0, "paper_text": None,
            "n": 5, "mean": 3.2, "lo": -9.6, "hi": 16.0, "p": 0.52}
-    t = C.ahmed_models(None, None, None, pd.DataFrame([
+    t = am.paper_vs_ours(None, None, None, pd.DataFrame([
         {**row, "verdict": "not distinguishable from zero"},
         {**row, "lo": 1.5, "hi": 4.9, "p": 0.004, "verdict": "found"},
         {**row, "claim": "tie", "paper": 0.1, "rule": "close", "mean": 0.5, "lo": 0.2, "hi": 0.8,
