@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_summary(df) -> None:
     """Medians over seeds, then means with 95 % t intervals and the paired difference to ε 0."""
-    from deidlib.studies.dp_recipes import THESIS_POINTS, curve_summary
+    from deidlib.studies.ahmed_dp.claims import THESIS_POINTS
+    from deidlib.studies.dp_recipes import curve_summary
 
     med = df.groupby(["recipe", "unit", "target_epsilon"]).agg(
         runs=("test_f1", "size"), epsilon=("epsilon", "median"), precision=("test_precision", "median"),

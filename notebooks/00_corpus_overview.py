@@ -23,8 +23,8 @@
 # synthetic corpus is worth on real notes: a model trained on synthetic notes only, scored
 # on the real test notes (the transfer benchmark).
 #
-# Library calls: `deidlib.datasets.load_corpus`, `deidlib.corpus.physionet.read_physionet`,
-# `deidlib.studies.corpus_overview`, `deidlib.studies.sites`, `deidlib.studies.transfer`.
+# Library calls: `deidlib.corpus.physionet.read_physionet`,
+# `deidlib.studies.corpus_overview` (its cross-site matrix in `.sites`), `deidlib.studies.transfer`.
 
 # %% tags=["parameters"]
 profile = "cpu"  # smoke | cpu | paper: size of the synthetic corpus
@@ -42,7 +42,6 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from deidlib.corpus.locate import PHYSIONET_DEID, find_data_dir
-from deidlib.datasets import load_corpus
 from deidlib.plotting import savefig
 from deidlib.profiles import get_profile
 from deidlib.reporting import annotated_html, run_folder, write_table
@@ -56,7 +55,9 @@ print(f"profile={profile}: {prof.patients} synthetic patients over {prof.sites} 
 # ## The synthetic corpus
 
 # %%
-splits = load_corpus("synthetic", profile=profile, seed=seed)
+params = co.params_for(profile)
+res = co.run_study(params, seed=seed, device=device)  # the synthetic corpus and the cross-site matrices (below)
+splits = res.splits
 docs = splits.train + splits.dev + splits.test
 table = co.corpus_table(docs, by="site")
 write_table(table, "synthetic_sites", out, index=True)
@@ -118,28 +119,16 @@ note_types
 # has its own date formats, phone and MRN patterns, hospital naming, headers, wording and
 # mixes. One small GRU-CRF tagger per site is trained on that site's training notes and scored
 # (binary-token F1) on every site's test notes, over several seeds
-# (`deidlib.studies.sites.cross_site_matrix`). Rows: the training site; columns: the test site.
+# (`deidlib.studies.corpus_overview.cross_site_matrix`, run by `run_study` above). Rows: the training site; columns: the test site.
 # The target of the default level: the mean diagonal at least 15 points above the mean
 # off-diagonal, every site still learnt alone.
 
 # %%
-from deidlib.studies import sites as cs
-from deidlib.synthetic.styles import DEFAULT_HETEROGENEITY
-
-cs_params = cs.params_for(profile)
-levels = {"heterogeneity 0": 0.0, f"heterogeneity {DEFAULT_HETEROGENEITY:g} (default)": DEFAULT_HETEROGENEITY}
-cs_tables, cs_cells, cs_summary = [], {}, {}
-for label, h in levels.items():
-    by_seed = {seed + s: load_corpus("synthetic", profile=profile, seed=seed + s, patients=cs_params.patients,
-                                     heterogeneity=h) for s in cs_params.seeds}
-    m = cs.cross_site_matrix(by_seed, tagger=cs_params.tagger, device=device, progress=False)
-    summ = cs.cross_site_summary(m)
-    cs_cells[label] = summ["cells"]
-    cs_summary[label] = summ
-    cs_tables.append(summ["cells"].assign(heterogeneity=h))
-cross = pd.concat(cs_tables, ignore_index=True)[["heterogeneity", "train", "test", "diagonal", "f1_mean", "f1_std", "seeds"]]
+cs_summary = {label: co.cross_site_summary(m) for label, m in res.cross_site.items()}
+cs_cells = {label: summ["cells"] for label, summ in cs_summary.items()}
+cross = co.cross_site_table(res)
 write_table(cross, "corpus_cross_site", out, index=False)
-fig = cs.plot_cross_site(cs_cells, title=f"cross-site binary-token F1, profile {profile}, {len(cs_params.seeds)} seed(s)")
+fig = co.plot_cross_site(cs_cells, title=f"cross-site binary-token F1, profile {profile}, {len(params.seeds)} seed(s)")
 savefig(fig, "corpus_cross_site", out)
 plt.show()
 
@@ -147,12 +136,12 @@ plt.show()
 for label, summ in cs_summary.items():
     print(f"{label}: mean diagonal F1 {summ['diagonal']:.3f}, mean off-diagonal {summ['off_diagonal']:.3f}, "
           f"gap {100 * summ['gap']:.1f} points, lowest diagonal {summ['min_diagonal']:.3f}")
-default = cs_summary[list(levels)[-1]]
-met = default["gap"] >= cs.TARGET_GAP
-learnt = default["min_diagonal"] >= cs.MIN_DIAGONAL
-print(f"default level: gap {100 * default['gap']:.1f} points vs target >= {100 * cs.TARGET_GAP:.0f} points: "
+default = cs_summary[list(res.cross_site)[-1]]
+met = default["gap"] >= co.TARGET_GAP
+learnt = default["min_diagonal"] >= co.MIN_DIAGONAL
+print(f"default level: gap {100 * default['gap']:.1f} points vs target >= {100 * co.TARGET_GAP:.0f} points: "
       f"{'met' if met else 'NOT met'}; every site learnt alone (lowest diagonal {default['min_diagonal']:.3f} "
-      f">= {cs.MIN_DIAGONAL}): {'yes' if learnt else 'NO'}")
+      f">= {co.MIN_DIAGONAL}): {'yes' if learnt else 'NO'}")
 cross
 
 # %% [markdown]
@@ -183,8 +172,8 @@ else:
     tres = transfer.run_study(tparams, data_dir=data_dir, seed=seed, progress=False)
     scores = pd.DataFrame(transfer.score_rows(tres))
     write_table(scores, "transfer_scores", out, index=False)
-    print(f"{tres['epochs_run']} epochs on {tres['synthetic']['train_documents']} synthetic training notes, "
-          f"{tres['seconds']:.0f} s; rules-based peers on the nursing notes (binary-token F1): {transfer.PEERS_NURSING}")
+    print(f"{tres.epochs_run} epochs on {tres.synthetic['train_documents']} synthetic training notes, "
+          f"{tres.seconds:.0f} s; rules-based peers on the nursing notes (binary-token F1): {transfer.PEERS_NURSING}")
     display(scores)
 
 # %% [markdown]
@@ -192,7 +181,7 @@ else:
 
 # %%
 if physio_dir is not None:
-    for name, r in tres["real"].items():
+    for name, r in tres.real.items():
         fp = pd.DataFrame(r["false_positives_by_kind"])
         fn = pd.DataFrame(r["missed_by_type"])
         write_table(fp, f"transfer_{name}_false_positives", out, index=False)

@@ -92,7 +92,6 @@ from deidlib.reporting import (
     write_table,
 )
 from deidlib.studies import ahmed_models as am
-from deidlib.studies import claims as paper_claims
 
 out = run_folder(out_dir, profile, "02_ahmed_models")
 caps = dict(max_train_sentences=max_train_sentences, negatives_per_positive=negatives_per_positive,
@@ -228,7 +227,7 @@ plt.show()
 # %%
 effects = am.paired_effects(results, params)
 write_table(effects, "ahmed_effects", out, index=False)
-claims = claims_for_profile(paper_claims.ahmed_models(t42, t43, t44, effects), profile)
+claims = claims_for_profile(am.paper_vs_ours(t42, t43, t44, effects), profile)
 write_table(claims, "ahmed_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

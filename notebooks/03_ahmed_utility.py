@@ -55,7 +55,6 @@ from deidlib.reporting import (
     write_table,
 )
 from deidlib.studies import ahmed_utility as au
-from deidlib.studies import claims as paper_claims
 
 out = run_folder(out_dir, profile, "03_ahmed_utility")
 params = au.params_for(profile, epochs=epochs, max_train_sentences=max_train_sentences, epsilons=epsilons,
@@ -65,12 +64,12 @@ print(f"profile={profile} corpus={corpus} kind={params.kind} epochs={params.epoc
 
 # %%
 res = au.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
-scale = (f"{corpus}, profile {profile}: {res['n_documents']} de-identified notes of {res['n_patients']} patients; "
+scale = (f"{corpus}, profile {profile}: {res.n_documents} de-identified notes of {res.n_patients} patients; "
          f"GRU-CRF {params.epochs} epochs × {params.max_train_sentences or 'all'} sentences, "
          f"baseline {params.baseline_epochs} × {params.baseline_train_sentences or 'all'}; seed {seed}")
 print(scale)
-print(f"{res['seconds']:.1f} s")
-for n in res["notes"]:
+print(f"{res.seconds:.1f} s")
+for n in res.notes:
     print("note:", n)
 
 
@@ -84,14 +83,14 @@ def show(df, name):
 # ## The taggers (binary-token scores on the de-identified corpus)
 
 # %%
-show(res["taggers"], "ahmed_utility_taggers")
+show(res.taggers, "ahmed_utility_taggers")
 
 # %% [markdown]
 # ## Table 4.5 analog: BLEU of de-identified against original text
 # Thesis (i2b2): Ours 0.923 / 0.912 / 0.786, Baseline 0.900 / 0.887 / 0.759, GT 0.898 / 0.885 / 0.757.
 
 # %%
-show(res["bleu"], "ahmed_utility_table_4_5")
+show(res.bleu, "ahmed_utility_table_4_5")
 
 # %% [markdown]
 # ## Table 4.6 analog: LDA topic words matched (%)
@@ -99,8 +98,8 @@ show(res["bleu"], "ahmed_utility_table_4_5")
 # with the number of topics chosen by coherence on the original notes:
 
 # %%
-show(res["coherence"], "ahmed_utility_coherence")
-show(res["topics"], "ahmed_utility_table_4_6")
+show(res.coherence, "ahmed_utility_coherence")
+show(res.topics, "ahmed_utility_table_4_6")
 
 # %% [markdown]
 # ## Table 4.9 analog: diagnosis classification accuracy (%)
@@ -109,8 +108,8 @@ show(res["topics"], "ahmed_utility_table_4_6")
 # `class_repeats` splits.
 
 # %%
-if len(res["classification"]):
-    show(res["classification"], "ahmed_utility_table_4_9")
+if len(res.classification):
+    show(res.classification, "ahmed_utility_table_4_9")
 
 # %% [markdown]
 # ## Utility vs PHI recall
@@ -124,8 +123,8 @@ savefig(fig, "ahmed_utility_tradeoff", out)
 # The abstracts hold almost no PHI: what changes is what the taggers' false positives take away.
 
 # %%
-if res["abstracts"] is not None:
-    show(res["abstracts"], "ahmed_utility_abstracts")
+if res.abstracts is not None:
+    show(res.abstracts, "ahmed_utility_abstracts")
 
 # %% [markdown]
 # ## Paper vs ours
@@ -138,7 +137,7 @@ if res["abstracts"] is not None:
 # On synthetic notes the tagger misses few PHI, so Ours and GT differ little: a BLEU row that does not reproduce the thesis' gain says the gain came from the thesis tagger's misses, not from better text.
 
 # %%
-claims = claims_for_profile(paper_claims.ahmed_utility(res["bleu"], res["topics"], res["classification"]), profile)
+claims = claims_for_profile(au.paper_vs_ours(res.bleu, res.topics, res.classification), profile)
 write_table(claims, "ahmed_utility_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims
@@ -149,9 +148,9 @@ write_result(
     out,
     "ahmed_utility",
     "section_4_3_2_utility",
-    params={**res["params"], "corpus": corpus},
+    params={**res.params, "corpus": corpus},
     metrics={k: res[k] for k in ("taggers", "bleu", "topics", "coherence", "k_coherence", "classification",
                                  "abstracts")},
     seeds=[seed],
-    data_fingerprint=res["fingerprint"],
+    data_fingerprint=res.fingerprint,
 )

@@ -68,7 +68,6 @@ from deidlib.reporting import (
     write_table,
 )
 from deidlib.studies import ahmed_dp as ad
-from deidlib.studies import claims as paper_claims
 
 torch.set_num_threads(
     1
@@ -202,7 +201,7 @@ res.rules.round(3)
 # tagger (interval: min–max over the DP seeds).
 
 # %%
-claims = claims_for_profile(paper_claims.ahmed_dp(res.scenario_a, res.scenario_b, costs), profile)
+claims = claims_for_profile(ad.paper_vs_ours(res.scenario_a, res.scenario_b, costs), profile)
 write_table(claims, "ahmed_dp_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

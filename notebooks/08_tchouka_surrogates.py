@@ -65,7 +65,6 @@ from deidlib.reporting import (
     write_result,
     write_table,
 )
-from deidlib.studies import claims as paper_claims
 from deidlib.studies import tchouka
 
 out = run_folder(out_dir, profile, "08_tchouka_surrogates")
@@ -240,7 +239,7 @@ t2[["label", "i2b2_types", "gold", "precision", "recall", "f1",
 # The Algorithm 1 row is computed exactly: its candidate set depends on the secret city, so some output has probability 0 under one input and not the other, and no finite ε·d bounds the ratio.
 
 # %%
-claims = claims_for_profile(paper_claims.tchouka(checks, t2), profile)
+claims = claims_for_profile(tchouka.paper_vs_ours(checks, t2), profile)
 write_table(claims, "tchouka_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

@@ -74,7 +74,6 @@ from deidlib.reporting import (
     write_table,
 )
 from deidlib.studies import audits as au
-from deidlib.studies import claims as paper_claims
 
 torch.set_num_threads(1)
 if corpus != "synthetic":
@@ -233,7 +232,7 @@ eps[["audit", "claimed_noise_multiplier", "actual_noise_multiplier", "accountant
 # A contradicted correct-mechanism row would mean the accountant under-reports ε (or the audit is wrong); a contradicted broken-mechanism row would mean the audit is too weak to catch a 10× noise error.
 
 # %%
-claims = claims_for_profile(paper_claims.audits(eps), profile)
+claims = claims_for_profile(au.paper_vs_ours(eps), profile)
 write_table(claims, "audits_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

@@ -51,7 +51,6 @@ import pandas as pd
 
 from deidlib.plotting import savefig
 from deidlib.reporting import claims_for_profile, run_folder, verdict_counts, write_result, write_table
-from deidlib.studies import claims as paper_claims
 from deidlib.studies import operating_point as op
 
 out = run_folder(out_dir, profile, "10_operating_point")
@@ -61,7 +60,7 @@ print(f"profile={profile} corpus={corpus} model={params.model} epochs={params.ep
 
 # %%
 res = op.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed, device=device)
-print(f"{res['epochs_run']} epochs, best dev F1 {res['best_dev_f1']:.4f}, {res['seconds']:.0f} s")
+print(f"{res.epochs_run} epochs, best dev F1 {res.best_dev_f1:.4f}, {res.seconds:.0f} s")
 
 # %% [markdown]
 # ## The precision–recall curve (test split)
@@ -69,8 +68,8 @@ print(f"{res['epochs_run']} epochs, best dev F1 {res['best_dev_f1']:.4f}, {res['
 # %%
 fig = op.plot_curve(res)
 savefig(fig, "operating_point_pr_curve", out)
-curve = pd.DataFrame(res["test_curve"]).rename(columns=lambda c: c if c == "threshold" else f"test_{c}")
-curve = curve.join(pd.DataFrame(res["dev_curve"]).drop(columns="threshold").add_prefix("dev_"))
+curve = pd.DataFrame(res.test_curve).rename(columns=lambda c: c if c == "threshold" else f"test_{c}")
+curve = curve.join(pd.DataFrame(res.dev_curve).drop(columns="threshold").add_prefix("dev_"))
 write_table(curve, "operating_point_curve", out)
 curve.round(4)
 
@@ -81,8 +80,8 @@ curve.round(4)
 # Empty on synthetic notes.
 
 # %%
-others = pd.DataFrame([{"system": "default model", **p} for p in res["default_model"]] +
-                      [{**p} for p in res["peers"]])
+others = pd.DataFrame([{"system": "default model", **p} for p in res.default_model] +
+                      [{**p} for p in res.peers])
 if len(others):
     write_table(others, "operating_point_default_and_peers", out)
 others.round(4)
@@ -93,7 +92,7 @@ others.round(4)
 # %%
 summary = pd.DataFrame(op.summary_rows(res))
 write_table(summary, "operating_point_summary", out)
-write_result(out, "operating_point", f"{corpus}-{profile}", params=res["params"],
+write_result(out, "operating_point", f"{corpus}-{profile}", params=res.params,
              metrics={k: res[k] for k in ("dev_curve", "test_curve", "chosen_threshold", "best_dev_f1",
                                           "default_model", "peers")},
              seeds=[seed])
@@ -110,8 +109,8 @@ summary.round(4)
 # notes at this profile).
 
 # %%
-test_recalls = [p["recall"] for p in res["test_curve"] if p["threshold"] is not None]
-claims = claims_for_profile(paper_claims.operating_point(summary, params.target_recall, test_recalls), profile)
+test_recalls = [p["recall"] for p in res.test_curve if p["threshold"] is not None]
+claims = claims_for_profile(op.paper_vs_ours(summary, params.target_recall, test_recalls), profile)
 write_table(claims, "operating_point_claims", out, index=False, markdown=True)
 print(verdict_counts(claims))
 claims

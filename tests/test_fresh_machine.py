@@ -58,10 +58,10 @@ def test_the_switch_turns_the_parent_search_off_and_only_that(tmp_path, monkeypa
 
 def _corpus():
     from deidlib.datasets import load_corpus
-    from deidlib.studies import sites, transfer
+    from deidlib.studies import corpus_overview, transfer
 
     assert find_data_dir(PHYSIONET_DEID) is None  # the notebook then skips the nursing notes and the transfer
-    sites.params_for(PROFILE)
+    corpus_overview.params_for(PROFILE)
     transfer.params_for(PROFILE)
     return load_corpus("synthetic", profile=PROFILE, seed=0)
 

@@ -208,7 +208,7 @@ def generate(
             phrasing); 1: each site writes dates, phones, MRN / account / order numbers and
             hospital names in site-exclusive forms, with its own headers, wording ("pt", "hx",
             "w/"), mixes and half of the template phrasings. The cross-site F1 this buys is
-            measured by :mod:`deidlib.studies.sites` (notebook 00).
+            measured by :mod:`deidlib.studies.corpus_overview.sites` (notebook 00).
         progress: show a tqdm bar.
 
     Returns:

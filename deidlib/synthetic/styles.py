@@ -38,7 +38,7 @@ and the verbosity interpolate the same way. What each level changes:
   ICU casing to the site's, and their wording, header separators, event dates and cited
   doctors' names take the site's forms with probability ``h``.
 
-The measured effect (cross-site binary-token F1, :mod:`deidlib.studies.sites`) is stated at
+The measured effect (cross-site binary-token F1, :mod:`deidlib.studies.corpus_overview.sites`) is stated at
 :data:`DEFAULT_HETEROGENEITY`.
 """
 
@@ -290,7 +290,7 @@ KV_SEPS: tuple[str, ...] = (": ", " = ")
 
 #: how different the sites are by default (0 = every site writes alike, 1 = the most
 #: different); see the module docstring and :func:`site_style`. Measured (cross-site
-#: binary-token F1, :func:`deidlib.studies.sites.cross_site_matrix` with its cpu tagger, cpu
+#: binary-token F1, :func:`deidlib.studies.corpus_overview.cross_site_matrix` with its cpu tagger, cpu
 #: profile corpus of 300 patients over 5 sites, one tagger per site, seeds 0-2, i.e.
 #: ``cross_site_summary(cross_site_matrix({s: load_corpus("synthetic", profile="cpu", seed=s,
 #: heterogeneity=1.0) for s in (0, 1, 2)}))``): at 1.0 the mean diagonal is 0.949 (every site

@@ -9,7 +9,6 @@ import pytest
 
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation.scorer import evaluate, prf
-from deidlib.studies import claims as C
 from deidlib.studies import tchouka as T
 from deidlib.studies.tchouka import ner
 from deidlib.surrogates.dates import parse_date, parse_quantity
@@ -165,7 +164,7 @@ def test_every_i2b2_type_with_a_paper_label_maps_to_a_labelled_representative():
 
 def test_tchouka_claims_carry_the_ner_row_from_table2():
     t2 = ner.table2([GOLD], [SYSTEM])
-    claims = C.tchouka(pd.DataFrame(), t2)
+    claims = T.paper_vs_ours(pd.DataFrame(), t2)
     row = claims[claims.claim.str.contains("NER")].iloc[0]
     assert float(row.ours) == pytest.approx(t2.set_index("label").loc["Overall", "f1"], abs=1e-3)
     assert float(row.paper) == pytest.approx(0.974)

@@ -29,6 +29,7 @@ MIMIC-III and the nursing notes; none fits a 2-core CPU, MIMIC-III and i2b2 are 
 Every choice with its reason and the measurements behind it: ``docs/studies/ahmed_dp.md``.
 """
 
+from .claims import THESIS_POINTS, THESIS_TABLE_5_3, paper_vs_ours
 from .curves import SAT_ROLES, privacy_utility_curve, recipe_curves, sat_dp_cost
 from .data import SiteData, prepare_sites
 from .figures import plot_curve, plot_recipe_curves, plot_rules
@@ -60,4 +61,7 @@ __all__ = [
     "SAT_ROLES",
     "member_recipe",
     "results_json",
+    "THESIS_TABLE_5_3",
+    "THESIS_POINTS",
+    "paper_vs_ours",
 ]

@@ -7,8 +7,9 @@ import math
 import matplotlib.pyplot as plt
 
 from ...plotting import style
-from ..dp_recipes import RECIPES, THESIS_POINTS
+from ..dp_recipes import RECIPES
 from ..labels import place_labels
+from .claims import THESIS_POINTS
 
 __all__ = ["plot_curve", "plot_recipe_curves", "plot_rules"]
 

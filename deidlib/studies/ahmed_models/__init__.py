@@ -33,7 +33,8 @@ Every choice with its reason and the measurements behind it: ``docs/studies/ahme
 
 from __future__ import annotations
 
-from . import effects, figures, params, runs, tables
+from . import claims, effects, figures, params, runs, tables
+from .claims import paper_vs_ours
 from .effects import Effect, effects_for, paired_effects
 from .figures import figure_4_2, figure_a1
 from .params import (
@@ -75,9 +76,11 @@ from .tables import (
 )
 
 __all__ = [
+    "paper_vs_ours",
     "params",
     "runs",
     "tables",
+    "claims",
     "figures",
     "effects",
     "Effect",

@@ -26,7 +26,7 @@ The set-up of every part, its choices and their reasons: ``docs/studies/audits.m
 """
 
 from .accountant import epsilon_audits, one_run_audit
-from .claims import method_statements, missing_methods
+from .claims import method_statements, missing_methods, paper_vs_ours
 from .data import AuditData, fit, make_tagger, prepare_data
 from .figures import plot_frontier
 from .membership import membership_setting, recipe_setting
@@ -38,6 +38,7 @@ from .run import AuditResults, run_study
 from .tables import frontier_table, seed_table
 
 __all__ = [
+    "paper_vs_ours",
     "AuditParams", "PROFILE_PARAMS", "params_for", "AuditData", "prepare_data", "make_tagger", "fit",
     "membership_setting", "recipe_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit",
     "frontier_table", "plot_frontier", "run_study", "pseudonym_rows", "AuditResults", "seed_table",

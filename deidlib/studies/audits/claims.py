@@ -1,6 +1,7 @@
 """The frontier's statements: which methods a frontier lacks (:func:`missing_methods`) and, per
 method and setting, what it protects, what each attack found and its F1 cost against its
-non-private reference (:func:`method_statements`)."""
+non-private reference (:func:`method_statements`); and the package's claims on the ε audits
+(:func:`paper_vs_ours`, verdicts by :func:`deidlib.reporting.verdict`)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from typing import Any
 
 import pandas as pd
 
+from ...reporting import Claim, claims_table, flat_table
 from ..seed_stats import paired_effect
 from .methods import METHODS, PROTECTS, REFERENCES
 from .params import AuditParams
 from .tables import seed_table
 
-__all__ = ["missing_methods", "method_statements"]
+__all__ = ["missing_methods", "method_statements", "paper_vs_ours"]
+
+_flat = flat_table
 
 
 def missing_methods(frontier: pd.DataFrame, seeds: int, recipe: str = AuditParams.dp_recipe) -> list[str]:
@@ -93,3 +97,18 @@ def method_statements(res: Any) -> pd.DataFrame:
                      "attack found": "; ".join(found), "F1": _fmt(mine.mean(), mine.min(), mine.max()),
                      "F1 cost": cost, "reference": ref_name, "utility": g.utility_metric.iloc[0]})
     return pd.DataFrame(rows)
+
+
+def paper_vs_ours(epsilon_audits: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 09's package claims: an audited ε lower bound (95 % confidence) never exceeds the
+    accountant's ε for a correct mechanism, and exceeds it for the deliberately broken one. The
+    reference column is the accountant's ε."""
+    e = _flat(epsilon_audits)
+    claims = []
+    for _, r in e.iterrows():
+        broken = bool(r.broken)
+        claims.append(Claim(
+            f"{r.audit}, σ = {r.claimed_noise_multiplier:g}: audited ε lower bound "
+            + ("exceeds the accountant's ε (the audit catches the bug)" if broken else "≤ the accountant's ε"),
+            float(r.accountant_epsilon), float(r.epsilon_lower_bound), "at_least" if broken else "at_most", 0.0))
+    return claims_table(claims, reference="accountant ε")

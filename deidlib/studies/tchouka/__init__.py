@@ -28,7 +28,8 @@ and their reasons: ``docs/studies/tchouka.md``.
 
 from __future__ import annotations
 
-from . import figures, ner, params, privacy, summarize, thread, thread_values, utility
+from . import claims, figures, ner, params, privacy, summarize, thread, thread_values, utility
+from .claims import paper_vs_ours
 from .figures import plot_date_utility, plot_figure6, plot_location_utility, plot_privacy, plot_thread
 from .ner import PAPER_LABEL, PAPER_TABLE2, default_tagger_predictions, table2
 from .params import DATE_METHODS, LOCATION_STUDY_METHODS, PROFILE_PARAMS, TchoukaParams, params_for
@@ -48,6 +49,8 @@ from .thread_values import patient_thread, thread_table
 from .utility import Timelines, date_utility, km_per_unit, location_utility, simulate_timelines
 
 __all__ = [
+    "paper_vs_ours",
+    "claims",
     "figures",
     "ner",
     "thread_values",

@@ -1,24 +1,23 @@
-"""Corpus overview (notebook ``00_corpus_overview``): what the studies train and test on.
-
-Counts documents, tokens and PHI mentions per site and category, label distributions
-under each label scheme, and renders one annotated example note. Example text is only
-ever shown for the synthetic corpus; real corpora get counts alone.
+"""The corpus overview's tables: documents, tokens and PHI mentions per site and category, label
+distributions under each label scheme, PHI density per note type, and the cross-site matrix's
+per-cell means (:func:`cross_site_summary`, :func:`cross_site_table`). Real corpora get counts
+alone.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..corpus import CATEGORIES, Document
-from ..corpus.labels import span_label, tagged_sentences
-from ..corpus.tokenize import tokenize
-from ..plotting import style
+from ...corpus import CATEGORIES, Document
+from ...corpus.labels import span_label, tagged_sentences
+from ...corpus.tokenize import tokenize
 
-__all__ = ["corpus_table", "phi_table", "label_distribution", "note_type_table", "plot_overview"]
+__all__ = ["corpus_table", "phi_table", "label_distribution", "note_type_table", "cross_site_summary",
+           "cross_site_table"]
 
 
 def corpus_table(docs: Sequence[Document], by: str = "site") -> pd.DataFrame:
@@ -87,35 +86,26 @@ def label_distribution(docs: Iterable[Document], scheme: str = "i2b2") -> pd.Ser
     return pd.Series(c, dtype=int).sort_values(ascending=False)
 
 
-@style()
-def plot_overview(phi_by_site: pd.DataFrame, labels: pd.Series, title: str = "synthetic corpus",
-                  sizes: pd.DataFrame | None = None):
-    """Two panels: PHI mentions per category and site (stacked bars) and the label distribution
-    (horizontal bars, log scale, so that every label name reads). ``sizes`` (a
-    :func:`corpus_table` with its ``total`` row) puts the corpus size in the title: documents,
-    patients, tokens and PHI mentions."""
-    data = phi_by_site.drop(columns="total", errors="ignore")
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, max(4.4, 0.19 * len(labels) + 1.2)),
-                               gridspec_kw={"width_ratios": [1.3, 1]})
-    bottom = None
-    for site in data.columns:
-        a.bar(data.index, data[site], bottom=bottom, label=site)
-        bottom = data[site] if bottom is None else bottom + data[site]
-    a.set_title("PHI mentions per category and site", fontsize=10)
-    a.set_ylabel("mentions")
-    a.tick_params(axis="x", labelsize=8)
-    plt.setp(a.get_xticklabels(), rotation=30, ha="right")
-    a.legend(fontsize=8, title="site", title_fontsize=8)
-    b.barh(labels.index[::-1], labels.values[::-1], color="tab:purple")
-    b.set_xscale("log")
-    b.set_xlabel("mentions (log scale)")
-    b.tick_params(axis="y", labelsize=7)
-    b.set_title("label distribution (festag 29-class scheme, non-PHI omitted)", fontsize=10)
-    head = title
-    if sizes is not None and "total" in sizes.index:
-        t = sizes.loc["total"]
-        head += (f": {int(t['documents']):,} documents, {int(t['patients']):,} patients, {int(t['tokens']):,} tokens, "
-                 f"{int(t['PHI mentions']):,} PHI mentions")
-    fig.suptitle(head, fontsize=10)
-    fig.tight_layout()
-    return fig
+def cross_site_summary(matrix: pd.DataFrame) -> dict[str, Any]:
+    """Per-cell mean and spread (std over seeds) of F1, and the mean diagonal / off-diagonal F1.
+
+    Returns ``{"cells": DataFrame[train, test, diagonal, f1_mean, f1_std, seeds], "diagonal": float,
+    "off_diagonal": float, "gap": float (diagonal - off_diagonal), "min_diagonal": float}``.
+    """
+    cells = (matrix.groupby(["train", "test", "diagonal"], as_index=False)
+             .agg(f1_mean=("f1", "mean"), f1_std=("f1", "std"), seeds=("seed", "nunique")))
+    cells["f1_std"] = cells["f1_std"].fillna(0.0)
+    diag = cells[cells["diagonal"]]
+    off = cells[~cells["diagonal"]]
+    d = float(diag["f1_mean"].mean())
+    o = float(off["f1_mean"].mean()) if len(off) else float("nan")
+    return {"cells": cells, "diagonal": d, "off_diagonal": o, "gap": d - o, "min_diagonal": float(diag["f1_mean"].min())}
+
+
+def cross_site_table(results: Mapping[str, Any]) -> pd.DataFrame:
+    """The cells of every heterogeneity level of :func:`~.run.run_study`'s cross-site matrices,
+    one frame (``corpus_cross_site``): heterogeneity, train, test, diagonal, mean F1, its std, seeds."""
+    tables = [cross_site_summary(m)["cells"].assign(heterogeneity=results["heterogeneity"][label])
+              for label, m in results["cross_site"].items()]
+    return pd.concat(tables, ignore_index=True)[["heterogeneity", "train", "test", "diagonal", "f1_mean", "f1_std",
+                                                 "seeds"]]

@@ -1,5 +1,5 @@
-"""Notebook 10 on the nursing notes draws the default model's curve and the peers' points it is
-given, computed at run time; on synthetic notes it draws neither and computes no peer."""
+"""Notebook 10's figure (deidlib.studies.operating_point.figures): on the nursing notes it draws
+the default model's curve and the peers' points it is given; on synthetic notes neither."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from deidlib.studies import operating_point as op
 
 def _res(corpus, default_model, peers):
     pt = {"threshold": 0.5, "precision": 0.9, "recall": 0.8, "f1": 0.85}
-    return {"profile": "smoke", "corpus": corpus, "seed": 0, "params": asdict(op.params_for("smoke")),
-            "data": {"train_documents": 1, "dev_documents": 1, "test_documents": 1}, "epochs_run": 1,
-            "best_dev_f1": 0.8, "dev_curve": [{**pt, "threshold": None}, pt],
-            "test_curve": [{**pt, "threshold": None}, pt], "chosen_threshold": 0.5, "seconds": 1.0,
-            "default_model": default_model, "peers": peers}
+    return op.OperatingPointResults(
+        profile="smoke", corpus=corpus, seed=0, params=asdict(op.params_for("smoke")),
+        data={"train_documents": 1, "dev_documents": 1, "test_documents": 1}, epochs_run=1,
+        best_dev_f1=0.8, dev_curve=[{**pt, "threshold": None}, pt],
+        test_curve=[{**pt, "threshold": None}, pt], chosen_threshold=0.5, seconds=1.0,
+        default_model=default_model, peers=peers)
 
 
 def _labels(fig):
@@ -34,9 +35,8 @@ def test_nursing_figure_draws_the_default_model_and_each_peer():
     assert not any("peer" in x or "default model" in x for x in labels)
 
 
-def test_no_peer_is_computed_off_the_nursing_notes(monkeypatch):
-    from deidlib.evaluation import peers
-
-    monkeypatch.setattr(peers, "available_peers", lambda: ["philter"])
-    monkeypatch.setattr(peers, "peer_predictions", lambda *a: (_ for _ in ()).throw(AssertionError("ran")))
-    assert op.peer_points("synthetic", []) == []
+def test_the_summary_reads_the_dev_chosen_threshold_and_the_target():
+    rows = op.summary_rows(_res("synthetic", [], []))
+    assert [r["point"] for r in rows] == ["model decision", "dev-chosen threshold"]
+    assert rows[1]["threshold"] == 0.5 and rows[1]["test_recall"] == 0.8
+    assert not rows[1]["meets_target"]  # recall 0.8 < the target's 0.92

@@ -1,4 +1,5 @@
-"""The cross-site matrix: one tagger per training site, scored on every site's test split."""
+"""The corpus overview's cross-site matrix (deidlib.studies.corpus_overview.sites and its summary
+in .tables): one tagger per training site, scored on every site's test split."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pandas as pd
 import pytest
 
 from deidlib.corpus.splits import split_by_patient
-from deidlib.studies import sites as cs
+from deidlib.studies import corpus_overview as cs
 from deidlib.synthetic import generate
 
 

@@ -1,8 +1,15 @@
+"""Running the synthetic-to-real transfer study (deidlib.studies.transfer.run and its params):
+guideline alignment, skipped corpora, the encoder recipe, diagnostics, ICU weight, upper-casing,
+GloVe vectors and members."""
+
+from __future__ import annotations
+
 import pytest
 
 from deidlib.corpus.conventions import age_value
 from deidlib.evaluation import binary_token_prf
 from deidlib.studies import transfer
+from deidlib.studies.transfer import run as transfer_run
 
 
 def test_params_checks():
@@ -37,7 +44,7 @@ def test_params_checks():
 def test_training_spans_are_aligned_to_the_guideline():
     from deidlib.datasets import load_corpus
 
-    syn = transfer._aligned(load_corpus("synthetic", profile="smoke", seed=0), "physionet")
+    syn = transfer_run._aligned(load_corpus("synthetic", profile="smoke", seed=0), "physionet")
     spans = [s for d in syn.train + syn.dev + syn.test for s in d.spans]
     assert spans and not [s for s in spans if s.subtype in ("DEPARTMENT", "PROFESSION", "ROOM")]
     ages = [age_value(s.text) for s in spans if s.subtype == "AGE"]
@@ -64,14 +71,14 @@ def test_the_encoder_recipe_trains_on_synthetic_notes_and_changes_only_the_layer
     params = transfer.params_for("smoke", model="minilm", lr=3e-4, batch_size=16,
                                  hparams={**transfer.ENCODER_RECIPE, "hidden": 16})
     seen = {}
-    real_fit = transfer.fit_tagger
+    real_fit = transfer_run.fit_tagger
 
     def spy(*a, **kw):
         tagger, hist = real_fit(*a, **kw)
         seen["tagger"] = tagger
         return tagger, hist
 
-    monkeypatch.setattr(transfer, "fit_tagger", spy)
+    monkeypatch.setattr(transfer_run, "fit_tagger", spy)
     res = transfer.run_study(params, data_dir=str(tmp_path), corpora=("i2b2",), progress=False)
     assert res["synthetic"]["f1"] > 0.5
     public = load_encoder_model("minilm").state_dict()
@@ -93,15 +100,15 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
         seen.append(len(gold))
         return real_prf(gold, system)
 
-    monkeypatch.setattr(transfer, "binary_token_prf", spy)
+    monkeypatch.setattr(transfer_run, "binary_token_prf", spy)
     grids = []
-    real_choose = transfer.choose_threshold
+    real_choose = transfer_run.choose_threshold
 
     def spy_choose(*args, grid, **kw):
         grids.append(tuple(grid))
         return real_choose(*args, grid=grid, **kw)
 
-    monkeypatch.setattr(transfer, "choose_threshold", spy_choose)
+    monkeypatch.setattr(transfer_run, "choose_threshold", spy_choose)
     res = transfer.run_study(transfer.params_for("smoke", dev_target_recall=0.6), data_dir=str(physionet_dir),
                              corpora=("physionet",), progress=False)
     r = res["real"]["physionet"]
@@ -172,8 +179,8 @@ def test_glove_tagger_has_frozen_public_vectors_for_words_no_synthetic_note_has(
     from deidlib.embeddings.public import load_glove
 
     params = transfer.params_for("smoke", vectors="glove", glove_words=5000, epochs=1)
-    syn = transfer._aligned(load_corpus("synthetic", profile="smoke", seed=0), "physionet")
-    tagger, _ = transfer._fit_glove(params, syn, 0, dict(epochs=1, batch_size=8, patience=None, lr_decay=0.0,
+    syn = transfer_run._aligned(load_corpus("synthetic", profile="smoke", seed=0), "physionet")
+    tagger, _ = transfer_run._fit_glove(params, syn, 0, dict(epochs=1, batch_size=8, patience=None, lr_decay=0.0,
                                                           device="cpu", progress=False))
     glove, fz = load_glove(), tagger.featurizer
     w = tagger.tokens.word.weight
@@ -195,7 +202,7 @@ def test_members_average_the_marginals_of_taggers_with_different_seeds(tmp_path,
     from deidlib.models.marginal_ensemble import MarginalEnsemble
 
     built = []
-    real_fit = transfer.fit_tagger
+    real_fit = transfer_run.fit_tagger
 
     def spy(*a, **kw):
         tagger, hist = real_fit(*a, **kw)
@@ -203,14 +210,14 @@ def test_members_average_the_marginals_of_taggers_with_different_seeds(tmp_path,
         return tagger, hist
 
     scored = []
-    real_predict = transfer.predict_documents
+    real_predict = transfer_run.predict_documents
 
     def spy_predict(tagger, docs, **kw):
         scored.append(tagger)
         return real_predict(tagger, docs, **kw)
 
-    monkeypatch.setattr(transfer, "fit_tagger", spy)
-    monkeypatch.setattr(transfer, "predict_documents", spy_predict)
+    monkeypatch.setattr(transfer_run, "fit_tagger", spy)
+    monkeypatch.setattr(transfer_run, "predict_documents", spy_predict)
     one = transfer.run_study(transfer.params_for("smoke", epochs=1), data_dir=str(tmp_path), corpora=(), seed=3,
                              progress=False)
     assert [s for s, _ in built] == [3]

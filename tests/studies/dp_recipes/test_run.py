@@ -145,7 +145,7 @@ class _Untouchable(list):
 def test_epsilon_zero_is_the_public_model_alone_and_never_reads_the_private_notes(splits, monkeypatch):
     """``epsilons=(0,)``: one row per seed, scored from the public pre-training itself; the
     private training notes are never read and DP-SGD never runs (either fails here)."""
-    from deidlib.studies import dp_recipes
+    from deidlib.studies.dp_recipes import run as dp_recipes
     from deidlib.training import evaluate_tagger
 
     made = []
@@ -309,7 +309,7 @@ def test_benchmark_summarises_saved_rows_of_several_runs(tmp_path, capsys):
     import pathlib
 
     spec = importlib.util.spec_from_file_location(
-        "dp_recipes_benchmark", pathlib.Path(__file__).parents[2] / "benchmarks" / "dp_recipes.py")
+        "dp_recipes_benchmark", pathlib.Path(__file__).parents[3] / "benchmarks" / "dp_recipes.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     files = []
