@@ -15,7 +15,7 @@ from .conftest import TINY_HPARAMS
 
 #: a recipe small enough for the suite (the real one trains minutes): the default recipe's rule
 #: (guideline alignment, patterns, threshold for a target recall on synthetic dev) on a tiny GRU
-TINY_RECIPE = {**dm.DEFAULT_MODEL_RECIPE, "model": "gru", "profile": "smoke", "epochs": 2, "embeddings": None,
+TINY_RECIPE = {**dm.GUIDELINE_FORMS_RECIPE, "model": "gru", "profile": "smoke", "epochs": 2, "embeddings": None,
                "scheme": "category", "encoding": "BIO", "lr": 0.02, "lr_decay": 0.0, "batch_size": 8,
                "hparams": dict(TINY_HPARAMS), "target_recall": 0.5}
 #: the gru recipe, made tiny the same way

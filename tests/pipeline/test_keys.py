@@ -39,7 +39,8 @@ def test_keys_weaker_than_128_bits_are_refused(name, tmp_path):
 
 
 @pytest.mark.parametrize("key", [secrets.token_hex(16), secrets.token_hex(32), secrets.token_urlsafe(32),
-                                 "side-channel test key, 32 bytes"])
+                                 "side-channel test key, 32 bytes"],
+                         ids=["hex16", "hex32", "urlsafe32", "phrase"])  # fixed ids: every xdist worker collects the same
 def test_strong_keys_pass(key, tmp_path):
     assert load_key(write_key(tmp_path / "key", key), {}) == (key.encode(), [])
     assert load_key(None, {"DEIDLIB_PSEUDONYM_KEY": key}) == (key.encode(), [])
