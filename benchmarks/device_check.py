@@ -431,14 +431,18 @@ def _minilm_section(args, sp, dev, cross, bs, rows, check, skip, sync) -> None:
                  f"({len(sents) / sec:.0f} sentences/s), dev F1 {rows[str(d)][f'{key}:dev_f1']:.3f}")
     if bf16:
         f32, fb = rows[str(dev)]["minilm:dev_f1"], rows[str(dev)]["minilm_bf16:dev_f1"]
-        check(f"MiniLM trained {epochs} epochs in bf16 autocast within 0.05 dev F1 of float32", abs(f32 - fb) <= 0.05,
-              f"dev F1 {fb:.3f} vs {f32:.3f}")
         m = trained[(str(dev), "float32")]
         with full_precision():
             _, _, g32 = evaluate_tagger(m, sp.dev, device=dev)
         _, _, gb = evaluate_tagger(m, sp.dev, device=dev)
-        check("MiniLM prediction in bf16 autocast within 0.005 dev F1 of float32 (same weights)",
-              abs(g32 - gb) <= 0.005, f"dev F1 {gb:.4f} vs {g32:.4f}")
+        if max(f32, fb) < 0.3:  # two models that tag nothing agree whatever autocast does: no check
+            skip("bf16 autocast against float32", f"dev F1 {fb:.3f} and {f32:.3f} are too low to compare "
+                 f"({epochs} epochs on {len(sents)} sentences; give more --patients or --epochs)")
+        else:
+            check(f"MiniLM trained {epochs} epochs in bf16 autocast within 0.05 dev F1 of float32",
+                  abs(f32 - fb) <= 0.05, f"dev F1 {fb:.3f} vs {f32:.3f}")
+            check("MiniLM prediction in bf16 autocast within 0.005 dev F1 of float32 (same weights)",
+                  abs(g32 - gb) <= 0.005, f"dev F1 {gb:.4f} vs {g32:.4f}")
     else:
         skip("bf16 autocast comparisons", f"bf16 autocast runs on a CUDA device with bf16 only (here {dev.type})")
     for (d, label), m in trained.items():
