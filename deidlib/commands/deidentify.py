@@ -54,7 +54,8 @@ def add_arguments(p) -> None:
                    "never inside IN)")
     p.add_argument("--model", metavar="DIR|NAME", help="a model saved by 'deidlib train' (its OUT_DIR or "
                    "OUT_DIR/model), or a named recipe built once into the cache: 'default' (the default: MiniLM "
-                   "encoder + guideline patterns, trained on synthetic notes only) or 'gru' (the GRU-CRF recipe)")
+                   "encoder + guideline patterns, trained on synthetic notes only), 'guideline_forms' (the same, trained also "
+                   "on synthetic dictated discharge summaries and emergency visits) or 'gru' (the GRU-CRF recipe)")
     p.add_argument("--replace", choices=("surrogate", "mask"), default="surrogate",
                    help="surrogates (default; shifted dates, d-private ages, exponential-mechanism cities, random "
                         "names; none equals its original) or category masks such as [NAME]")
