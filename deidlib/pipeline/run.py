@@ -432,8 +432,10 @@ def local_cluster(workers: int = 1):
     dashboard. Connect with ``Client(cluster)``, which takes the cluster's credentials."""
     import logging
 
-    from dask.distributed import LocalCluster
-    from distributed.security import Security
+    try:
+        from dask.distributed import LocalCluster, Security
+    except ImportError:
+        raise ImportError("the dask engine needs dask.distributed: pip install 'deidlib[dask]'") from None
 
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                         silence_logs=logging.ERROR, security=Security.temporary(), protocol="tls://",

@@ -224,7 +224,7 @@ class SurrogateConfig:
     candidate_min_population: int = 0  #: fixed/geoind/uniform: smallest candidate
     exp_factor: float = 0.5  #: fixed variant: exp(-factor ε d); 0.5 gives ε·d-privacy, 1.0 the paper's constant
     shift_max_days: int = 365  #: shift: per-patient shift uniform in ±shift_min_days..shift_max_days
-    shift_min_days: int = 1  #: shift: smallest |shift| (the release default of ``deidentify`` is 30)
+    shift_min_days: int = 1  #: shift: smallest absolute shift in days (the release default of ``deidentify`` is 30)
     #: shift: the key the per-patient shift is derived from (HMAC; None: drawn at random)
     shift_key: bytes | None = field(default=None, repr=False)
     #: text for ages >= 90; when set, an age over 89 is released as this text with no draw

@@ -66,7 +66,7 @@ __all__ = [
 
 #: draws of one surrogate before the typed mask is used instead (a draw that equals its original is refused)
 MAX_DRAWS = 20
-#: the release-grade date shift: |d| in [SHIFT_MIN_DAYS, SHIFT_MAX_DAYS], never a multiple of 7
+#: the release-grade date shift: its absolute value in days lies in [SHIFT_MIN_DAYS, SHIFT_MAX_DAYS], never a multiple of 7
 SHIFT_MIN_DAYS = 30
 SHIFT_MAX_DAYS = 365
 
