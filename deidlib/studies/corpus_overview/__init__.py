@@ -17,7 +17,7 @@ measurement behind the corpus's ``heterogeneity``. The synthetic-to-real transfe
 notebook's last section is its own study (:mod:`deidlib.studies.transfer`).
 """
 
-from .claims import MIN_DIAGONAL, TARGET_GAP
+from .claims import MIN_DIAGONAL, TARGET_GAP, design_claims
 from .figures import plot_cross_site, plot_overview
 from .params import PROFILE_PARAMS, TAGGER, CorpusOverviewParams, params_for
 from .run import CorpusOverviewResults, default_levels, run_study
@@ -35,6 +35,7 @@ __all__ = [
     "TAGGER",
     "TARGET_GAP",
     "MIN_DIAGONAL",
+    "design_claims",
     "CorpusOverviewParams",
     "CorpusOverviewResults",
     "PROFILE_PARAMS",
