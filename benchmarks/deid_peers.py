@@ -4,11 +4,12 @@ notes' test split (486 notes): binary-token precision, recall, F1, surviving gol
 released text and **cold notes per CPU-second** on one thread.
 
 Verbatim survival (:func:`deidlib.pipeline.run.verbatim_survival`) judges what each system
-releases: for ours the text with surrogates as ``deidlib deidentify`` writes it by default
-(shifted dates, OS randomness, one scope per patient) over the spans the command replaced, for
-the peers their tagged spans replaced by masks (``[OTHER]``); a gold mention survives when its
-text still occurs in the released note as a whole token sequence, so a missed mention and a
-surrogate that equals its original both count. Reported overall and per PHI type.
+releases: for ours the notes the ``deidlib deidentify`` command wrote to OUT at its default
+settings (surrogates, OS randomness, one scope per patient), read back and paired with the gold
+notes by document id through the audit's file map (output names are pseudonyms), for the peers
+their tagged spans replaced by masks (``[OTHER]``); a gold mention survives when its text still
+occurs in the released note as a whole token sequence, so a missed mention and a surrogate that
+equals its original both count. Reported overall and per PHI type.
 
 Real data: reads the nursing notes (``load_corpus("physionet")``); prints and writes scores
 only (``runs/deid_peers/peers.json``, ignored by git), never note text. The notes are written as
@@ -19,8 +20,9 @@ a peer that is not installed is skipped with a note.
 Speed as a user meets it: each system runs in a **fresh process** on notes that process has
 never seen, end to end (start-up, imports, model loading, reading, tagging, writing), on one
 thread (``--threads 1`` and ``OMP_NUM_THREADS=1``). Our models run as the ``deidlib deidentify``
-command itself (``python -m deidlib deidentify IN OUT --threads 1 --seed 0 --audit FILE``: the
-audit's replacement records give the predicted spans on the original text); a peer runs in a
+command itself (``python -m deidlib deidentify IN OUT --threads 1 --audit FILE``: the audit's
+replacement records give the predicted spans on the original text, OUT the released notes of
+the last run); a peer runs in a
 worker process of this script. The CPU time of that process (user + system, from
 ``resource.getrusage(RUSAGE_CHILDREN)``) gives notes per CPU-second; CPU time, unlike wall time,
 hardly moves with the load of a shared machine. The median over ``--repeats`` fresh processes is
@@ -73,7 +75,7 @@ def cold_run(cmd: list[str]) -> dict:
 def _ours_cmd(model: str, src: Path, work: Path, k: int) -> tuple[list[str], Path]:
     audit = work / f"audit-{k}.jsonl"
     return [sys.executable, "-m", "deidlib", "deidentify", str(src), str(work / f"out-{k}"), "--model", model,
-            "--threads", "1", "--seed", "0", "--no-progress", "--audit", str(audit)], audit
+            "--threads", "1", "--no-progress", "--audit", str(audit)], audit
 
 
 def _spans_from_audit(docs, audit: Path) -> list:
@@ -105,19 +107,33 @@ def _spans_from_json(docs, path: Path) -> list:
     return [d.with_spans([Span.of(d.text, a, b, "OTHER") for a, b in got[d.id]]) for d in docs]
 
 
-def released_text(name: str, gold_docs, pred_docs) -> list:
-    """What system ``name`` releases for the tagged ``pred_docs``: surrogates for ours (the
-    default options of ``deidlib deidentify``), masks for a peer. The predicted documents keep
-    the gold documents' patient ids, so one patient's notes share one surrogate scope."""
-    from deidlib.evaluation.peers import PEERS
-    from deidlib.pipeline.run import DeidOptions, mask_document
-    from deidlib.surrogates import SurrogateEngine
+def peer_released_text(pred_docs) -> list:
+    """What a peer releases for its tagged ``pred_docs``: each span replaced by its mask."""
+    from deidlib.pipeline.run import mask_document
 
-    docs = [p.with_spans(p.spans) for p in pred_docs]
-    if name in PEERS:
-        return [mask_document(d)[0] for d in docs]
-    opts = DeidOptions(memo_scope="patient" if any(g.patient_id for g in gold_docs) else "document")
-    out, _ = SurrogateEngine(opts.surrogate_config()).surrogate_documents(docs)
+    return [mask_document(d.with_spans(d.spans))[0] for d in pred_docs]
+
+
+def released_from_out(docs, out_dir: Path, audit: Path) -> list:
+    """The notes ``deidlib deidentify`` released into ``out_dir`` for the i2b2 files
+    ``<id>.xml`` of ``docs``, in the order of ``docs``: each read back from the output file the
+    audit's pseudonym map names for its input file (output names are pseudonyms, so that map is
+    the one link), with the gold document's id. A document without its output file is an error."""
+    from deidlib.corpus.document import Document
+    from deidlib.corpus.i2b2 import read_i2b2_xml
+
+    files: dict = {}
+    for line in audit.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if "pseudonyms" in rec:
+            files = rec["pseudonyms"].get("file", {})
+    out = []
+    for d in docs:
+        name = files.get(f"{d.id}.xml")
+        if name is None or not (out_dir / name).is_file():
+            raise SystemExit(f"document {d.id}: no released file in {out_dir} (audit map: {name})")
+        r = read_i2b2_xml(out_dir / name, allow_overlap=True)
+        out.append(Document(d.id, r.text, [], d.patient_id))
     return out
 
 
@@ -159,7 +175,7 @@ def main(argv=None) -> int:
                 info = json.loads((path / "recipe.json").read_text())
                 meta = {"model": path.name, "build_seconds": info.get("build_seconds"),
                         "phi_threshold": info.get("phi_threshold")}
-            runs, pred = [], None
+            runs, pred, released = [], None, None
             for k in range(args.repeats):
                 if name in PEERS:
                     spans = work / f"{name}-{k}.json"
@@ -169,14 +185,16 @@ def main(argv=None) -> int:
                     cmd, audit = _ours_cmd(name, src, work, k)
                     runs.append(cold_run(cmd))
                     pred = _spans_from_audit(docs, audit)
+                    released = released_from_out(docs, work / f"out-{k}", audit)
             speeds = [len(docs) / r["cpu_s"] for r in runs]
             row = {"system": name, **score_predictions(docs, pred), **meta,
                    "notes_per_cpu_s": statistics.median(speeds), "notes_per_cpu_s_all": [round(s, 2) for s in speeds],
                    "cpu_s_median": statistics.median(r["cpu_s"] for r in runs),
                    "wall_s_median": statistics.median(r["wall_s"] for r in runs),
                    "peak_rss_mb": max(r["peak_rss_mb"] for r in runs)}
-            released = [p.with_spans(disjoint(p.spans)) for p in pred]
-            row["released_verbatim"] = v = verbatim_survival(docs, released_text(name, docs, released))
+            if name in PEERS:
+                released = peer_released_text([p.with_spans(disjoint(p.spans)) for p in pred])
+            row["released_verbatim"] = v = verbatim_survival(docs, released)
             rows.append(row)
             print(f"{name:9s} P {row['precision']:.3f}  R {row['recall']:.3f}  F1 {row['f1']:.3f}  surviving "
                   f"{row['surviving_mentions']}/{row['gold_mentions']}  verbatim in the released text "

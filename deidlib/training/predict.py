@@ -17,6 +17,7 @@ from .precision import mixed_precision
 __all__ = [
     "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK",
     "operating_points", "threshold_for_recall", "THRESHOLD_GRID", "choose_threshold", "refine_threshold",
+    "threshold_doc_counts",
 ]
 
 #: PHI-marginal thresholds tried on a dev split when a threshold is chosen for a target recall
@@ -147,8 +148,9 @@ def _sentence_marginals(tagger, docs: Sequence[Document], batch_size: int, devic
     return t, sents, owners, marg
 
 
-def _threshold_point(tagger, docs, decoded, th: float) -> dict:
-    """Binary-token P/R/F1 on ``docs`` when the marginals of ``decoded`` are decided at ``th``."""
+def _threshold_predictions(tagger, docs, decoded, th: float) -> list[Document]:
+    """Copies of ``docs`` with the spans decided at ``th`` from the marginals of ``decoded``
+    (patterns applied as the task says): what :func:`predict_documents` gives at that threshold."""
     from ..models.decoding import threshold_tags
 
     t, sents, owners, marg = decoded
@@ -158,10 +160,41 @@ def _threshold_point(tagger, docs, decoded, th: float) -> dict:
     for s, tg, i in zip(sents, tags, owners):
         per_doc[i][0].append(s)
         per_doc[i][1].append(tg)
-    pred = _with_patterns(
+    return _with_patterns(
         [spans_from_predictions(d, ss, ts, t["encoding"], t["scheme"]) for d, (ss, ts) in zip(docs, per_doc)], t)
-    p, r, f = binary_token_prf(docs, pred)
+
+
+def _threshold_point(tagger, docs, decoded, th: float) -> dict:
+    """Binary-token P/R/F1 on ``docs`` when the marginals of ``decoded`` are decided at ``th``."""
+    p, r, f = binary_token_prf(docs, _threshold_predictions(tagger, docs, decoded, th))
     return {"threshold": th, "precision": p, "recall": r, "f1": f}
+
+
+def threshold_doc_counts(tagger, docs: Sequence[Document], thresholds: Sequence[float], *, batch_size: int = 64,
+                         device="cpu", decoded=None) -> dict:
+    """Binary-token counts of each document of ``docs`` at each PHI-marginal threshold: the
+    per-document form of :func:`operating_points` (marginals computed once, each threshold
+    re-decodes them, patterns applied), from which a rule can resample documents without
+    predicting again. Returns ``{"thresholds": [T], "tp": int array [D, T], "fp": [D, T],
+    "gold": [D]}`` (gold: the document's gold PHI tokens; recall at a threshold is
+    ``tp.sum(0) / gold.sum()``). ``decoded``: the marginals of an earlier call's
+    ``_sentence_marginals`` on the same documents, to decide more thresholds without a new pass."""
+    import numpy as np
+
+    from ..evaluation.keys import token_keys
+
+    if decoded is None:
+        decoded = _sentence_marginals(tagger, docs, batch_size, device, None)
+    gold = [token_keys(d.spans, True) for d in docs]
+    tp = np.zeros((len(docs), len(thresholds)), dtype=np.int64)
+    fp = np.zeros_like(tp)
+    for j, th in enumerate(thresholds):
+        for i, pred in enumerate(_threshold_predictions(tagger, docs, decoded, th)):
+            s = token_keys(pred.spans, True)
+            hit = len(gold[i] & s)
+            tp[i, j], fp[i, j] = hit, len(s) - hit
+    return {"thresholds": [float(x) for x in thresholds], "tp": tp, "fp": fp,
+            "gold": np.array([len(g) for g in gold], dtype=np.int64)}
 
 
 def _own_point(tagger, docs, decoded, batch_size, device) -> dict:

@@ -61,12 +61,14 @@ def test_named_recipes_name_no_real_data(name):
 
 
 def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_dev_split(monkeypatch, tmp_path):
-    """The threshold saved with the model is the recipe's rule (highest threshold reaching
-    ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes."""
+    """The threshold saved with the model is the recipe's rule (the bagged highest threshold
+    reaching ``target_recall``) applied to the model on the synthetic dev split, aligned as the
+    training notes."""
     from deidlib import datasets
     from deidlib.corpus.conventions import align_spans
     from deidlib.synthetic import GUIDELINE_NOTE_TYPES
-    from deidlib.training import choose_threshold, load_tagger
+    from deidlib.training import load_tagger
+    from deidlib.training.threshold_rule import choose_threshold_bagged
 
     seen = []
     real_load = datasets.load_corpus
@@ -91,12 +93,13 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
     dev = align_spans(real_load("synthetic", profile="smoke", seed=0, note_scale=TINY_RECIPE["note_scale"],
                                 extra_note_types=TINY_RECIPE["extra_note_types"]).dev, TINY_RECIPE["guideline"])
     assert {d.metadata["note_type"] for d in dev} & set(GUIDELINE_NOTE_TYPES)
-    again, curve = choose_threshold(tagger, dev, TINY_RECIPE["target_recall"])
+    again, rec = choose_threshold_bagged(tagger, dev, TINY_RECIPE["target_recall"],
+                                         resamples=TINY_RECIPE["rule_resamples"], seed=TINY_RECIPE["seed"])
     assert saved == pytest.approx(again)
-    # the rule, read off the dev curve: the saved threshold reaches the target, no higher grid value does
-    at = {p["threshold"]: p["recall"] for p in curve if p["threshold"] is not None}
-    assert [t for t, r in at.items() if r >= TINY_RECIPE["target_recall"] and t > saved] == []
-    assert info["synthetic_dev_curve"] == json.loads(json.dumps(curve))
+    assert "bagged" in info["threshold_rule"] and info["plain_threshold_on_grid"] == rec["plain_threshold_on_grid"]
+    assert info["synthetic_dev_curve"] == json.loads(json.dumps(rec["curve"]))
+    # both rules' spread under resampling of the synthetic dev documents is recorded with the model
+    assert {"plain", "bagged"} <= set(info["spread"]) and info["spread"]["bagged"]["threshold"] == pytest.approx(saved)
 
 
 def test_gru_recipe_still_resolves_by_name(monkeypatch, tmp_path, capsys):
@@ -156,3 +159,24 @@ def test_a_change_of_the_guideline_patterns_names_a_new_model(monkeypatch, tmp_p
     changed.write_bytes(Path(patterns.__file__).read_bytes() + b"\n# changed\n")
     monkeypatch.setattr(patterns, "__file__", str(changed))
     assert dm.recipe_fingerprint() != before
+
+
+def test_the_fingerprint_follows_the_rules_output_not_its_code(monkeypatch):
+    """The bagged rule's answers on fixed probe curves enter the default model's fingerprint: a
+    rule that answers differently names a new model; the same answers from other code keep the
+    cached one; a recipe with a fixed threshold (gru) does not depend on the rule at all."""
+    from deidlib.training import threshold_rule
+
+    before, gru = dm.recipe_fingerprint(), dm.recipe_fingerprint(dm.GRU_MODEL_RECIPE)
+    real = threshold_rule.bagged_threshold
+    dm._rule_probe.cache_clear()
+    monkeypatch.setattr(threshold_rule, "bagged_threshold", lambda *a, **kw: real(*a, **kw))  # same output
+    assert dm.recipe_fingerprint() == before
+    dm._rule_probe.cache_clear()
+    monkeypatch.setattr(threshold_rule, "bagged_threshold",
+                        lambda *a, **kw: None if (v := real(*a, **kw)) is None else v * 1.01)  # another output
+    assert dm.recipe_fingerprint() != before
+    assert dm.recipe_fingerprint(dm.GRU_MODEL_RECIPE) == gru
+    dm._rule_probe.cache_clear()
+    # the rule's parameters are part of the recipe
+    assert dm.recipe_fingerprint({**dm.DEFAULT_MODEL_RECIPE, "threshold_rule": "plain"}) != before

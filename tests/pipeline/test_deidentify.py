@@ -432,7 +432,11 @@ def test_verbatim_survival_judges_the_released_text():
         verbatim_survival([gold], [Document("n2", t, [], "p1")])
 
 
-def test_the_peer_benchmark_releases_surrogates_for_ours_and_masks_for_peers():
+def test_the_peer_benchmark_judges_ours_on_the_notes_the_command_wrote_and_peers_on_masks(tmp_path):
+    """Ours: the released notes are read back from the command's OUT (pseudonymised file names,
+    shuffled order), paired with the gold notes by document id through the audit's file map, and
+    equal the files the command wrote; no surrogate is drawn again in the benchmark. Peers: their
+    spans masked."""
     import importlib.util
     import pathlib
 
@@ -440,9 +444,31 @@ def test_the_peer_benchmark_releases_surrogates_for_ours_and_masks_for_peers():
         "deid_peers", pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "deid_peers.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    t = "Seen 03/04/2019 by Dr. Brown."
-    gold = Document("n1", t, [Span.of(t, 5, 15, "DATE"), Span.of(t, 23, 28, "DOCTOR")], "p1")
-    ours = bench.released_text("default", [gold], [gold])[0]
-    assert "03/04/2019" not in ours.text and "Brown" not in ours.text and "[" not in ours.text
-    peer = bench.released_text("philter", [gold], [gold.with_spans([Span.of(t, 5, 15, "OTHER")])])[0]
+    from deidlib.pipeline.run import verbatim_survival
+
+    texts = {"n1": "Seen 03/04/2019 by Dr. Brown.", "n2": "Mr. Olsen called 617-555-0199 today.",
+             "n3": "No identifiers here, only Dr. Brown."}
+    spans = {"n1": [(5, 15, "DATE"), (23, 28, "DOCTOR")], "n2": [(4, 9, "PATIENT"), (17, 29, "PHONE")],
+             "n3": []}  # n3's Brown is not tagged: it must survive verbatim
+    gold = [Document(k, t, [Span.of(t, a, b, c) for a, b, c in spans[k]], "p1" if k != "n2" else "p2")
+            for k, t in texts.items()]
+    write_i2b2_dir(gold, tmp_path / "in")
+    out, audit = tmp_path / "out", tmp_path / "audit.jsonl"
+    assert main(["deidentify", str(tmp_path / "in"), str(out), "--spans", "input", "--audit", str(audit),
+                 "--no-progress"]) == 0
+    written = {p.read_text() for p in out.glob("*.xml")}
+    assert not {f"{k}.xml" for k in texts} & {p.name for p in out.glob("*.xml")}  # names are pseudonyms
+    order = [gold[2], gold[0], gold[1]]
+    released = bench.released_from_out(order, out, audit)
+    assert [r.id for r in released] == ["n3", "n1", "n2"]
+    assert {r.text for r in released} == {d.text for d in read_i2b2_dir(out)} and len(written) == 3
+    by_id = {r.id: r.text for r in released}
+    assert "03/04/2019" not in by_id["n1"] and "Brown" not in by_id["n1"] and "617-555-0199" not in by_id["n2"]
+    assert by_id["n3"] == texts["n3"]
+    assert verbatim_survival(order, released)["verbatim"] == 0
+    with pytest.raises(SystemExit, match="no released file"):
+        bench.released_from_out([Document("n9", "x", [], "")], out, audit)
+    t = texts["n1"]
+    peer = bench.peer_released_text([gold[0].with_spans([Span.of(t, 5, 15, "OTHER")])])[0]
     assert peer.text == "Seen [OTHER] by Dr. Brown."
+    assert verbatim_survival([gold[0]], [peer])["verbatim"] == 1  # the peer missed Brown

@@ -16,3 +16,25 @@ def splits():
 
 #: a small GRU-CRF tagger (ahmed chapter 4 shape at toy sizes)
 TINY = dict(word_dim=16, char_emb_dim=8, char_hidden=8, hidden=16, ff_dim=16)
+
+
+@pytest.fixture(scope="module")
+def fitted(splits):
+    """A tiny binary GRU-CRF fitted on the tiny corpus (5 epochs), for the prediction and threshold tests."""
+    from deidlib.training import fit_tagger
+
+    tagger, hist = fit_tagger(
+        "gru",
+        splits,
+        scheme="binary",
+        encoding="BIOES",
+        embeddings=None,
+        hparams=TINY,
+        epochs=5,
+        batch_size=8,
+        lr=0.03,
+        progress=False,
+        evaluate_test=False,
+    )
+    assert hist.epochs[-1]["dev_f1"] > 0.3  # it has learned to find PHI
+    return tagger

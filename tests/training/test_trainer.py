@@ -13,7 +13,6 @@ from deidlib.training import (
     bucket_batches,
     epoch_order,
     evaluate_tagger,
-    fit_tagger,
     load_tagger,
     predict_documents,
     prepare_tagger,
@@ -221,25 +220,6 @@ def test_ill_formed_gold_tags_are_a_clear_error_for_the_constrained_crf(splits):
     _, free = _prep(splits, constrain_crf=False)
     assert not free.crf.constrained
     train(free, broken[max(0, i - 20) : i + 20], epochs=1, progress=False)  # the unconstrained CRF accepts them
-
-
-@pytest.fixture(scope="module")
-def fitted(splits):
-    tagger, hist = fit_tagger(
-        "gru",
-        splits,
-        scheme="binary",
-        encoding="BIOES",
-        embeddings=None,
-        hparams=TINY,
-        epochs=5,
-        batch_size=8,
-        lr=0.03,
-        progress=False,
-        evaluate_test=False,
-    )
-    assert hist.epochs[-1]["dev_f1"] > 0.3  # it has learned to find PHI
-    return tagger
 
 
 def test_save_load_round_trip_predicts_identically(splits, fitted, tmp_path):
