@@ -14,7 +14,7 @@ import torch
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf, evaluate
 from deidlib.models import build_tagger, count_parameters
-from deidlib.reporting import to_markdown
+from deidlib.reporting import json_ready, to_markdown
 from deidlib.studies import ahmed_models as am
 from deidlib.studies.ahmed_models import effects as am_effects
 from deidlib.studies.ahmed_models import params as am_params
@@ -154,7 +154,7 @@ def test_tagger_hparams_map_study_knobs():
 def test_tables_shapes_and_values(results):
     assert set(results) == {f.name for f in dataclasses.fields(am.AhmedResults)}
     assert len(results["runs"]) == 2 * len(results["configs"])
-    json.dumps(results)  # JSON-able
+    assert json.dumps(json_ready(results)) == json.dumps(dict(results))  # JSON-able, as the dict it was
     rows = results["table_rows"]
     df = am_tables.runs_frame(results)
 
