@@ -66,7 +66,6 @@ from deidlib.reporting import (
     write_table,
 )
 from deidlib.studies import friedrich
-from deidlib.studies.friedrich import pseudonymization as fp
 
 if device != "cpu":
     raise ValueError("the friedrich study runs on CPU here (device='cpu')")
@@ -78,14 +77,14 @@ params = friedrich.params_for(profile, n_seeds=n_seeds, epochs=epochs, neighbour
 params
 
 # %%
-res = fp.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed)
-print(f"{res['seconds']:.0f} s; sentences {res['sizes']}; {fp.scale_note(params, res['sizes'], corpus, params.n_seeds)}")
+res = friedrich.run_study(params, experiment="pseudonymization", corpus=corpus, data_dir=data_dir, seed=seed)
+print(f"{res['seconds']:.0f} s; sentences {res['sizes']}; {friedrich.pseudo_scale_note(params, res['sizes'], corpus, params.n_seeds)}")
 
 # %% [markdown]
 # ## Figure 4 analog: F1 vs N
 
 # %%
-fig = fp.figure4(res)
+fig = friedrich.figure4(res)
 savefig(fig, "friedrich_figure4", out)
 write_table(res["summary"], "friedrich_figure4", out)
 res["summary"].round(4)
@@ -94,7 +93,7 @@ res["summary"].round(4)
 # The paper's statements next to ours (F1 relative to the same embedding's non-private N = 1 model):
 
 # %%
-checks = fp.shape_checks(res)
+checks = friedrich.pseudo_shape_checks(res)
 write_table(checks, "friedrich_figure4_shape", out)
 checks.round(3)
 
@@ -114,7 +113,7 @@ from deidlib.studies.friedrich.common import load_embeddings
 
 for e in params.embeddings:
     print(f"{e}: {load_embeddings(e, params, seed=seed, data_dir=None).source}")
-pseudo_claims = claims_for_profile(friedrich.pseudo_paper_vs_ours(res["table2"], fp.shape_checks(res), res["subword"]), profile)
+pseudo_claims = claims_for_profile(friedrich.pseudo_paper_vs_ours(res["table2"], friedrich.pseudo_shape_checks(res), res["subword"]), profile)
 same = pseudo_claims[pseudo_claims.claim.str.startswith("FastText and GloVe give about the same")].iloc[0]
 print(f"FastText − GloVe + casing, non-private F1: paper {same.paper}, ours {same.ours} -> {same.verdict}")
 

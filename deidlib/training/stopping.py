@@ -5,9 +5,14 @@ the best so far by more than ``min_delta``; the rule fires once ``patience`` eva
 row brought no improvement, and never before the ``min_epochs``-th evaluation. The caller keeps
 the best state: :attr:`EarlyStopping.improved` says when to save it. :func:`select_epoch` runs
 the same rule over a finished series of scores (the festag study selects epochs after the fact).
+Two options serve a monitor with a second key: an evaluation that ties the best (within
+``min_delta``) improves when its ``tie`` value (a loss: lower is better) beats the best one's by
+more than ``tie_delta``; and an evaluation marked ``counts=False`` that does not improve leaves
+the patience count alone (the friedrich study's all-O epochs).
 
 Used by :func:`deidlib.training.train` (dev F1), the adversarial procedures of
-:mod:`deidlib.privacy.adversarial` (validation losses) and the festag study's run units.
+:mod:`deidlib.privacy.adversarial` (validation losses), the festag study's run units and the
+friedrich study's de-identification model (dev F1, ties broken by the dev loss).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ class EarlyStopping:
 
     ``patience=None`` never fires (the best evaluation is still tracked). ``mode``: ``"max"``
     (a score) or ``"min"`` (a loss). ``best`` starts at −∞ (``"max"``) or +∞ (``"min"``), so
-    any first finite value improves; a NaN never does.
+    any first finite value improves; a NaN never does. ``tie_delta``: the margin by which a tied
+    evaluation's ``tie`` value must fall below the best one's (``best_tie``, +∞ at first).
     """
 
     patience: int | None = None
@@ -37,6 +43,8 @@ class EarlyStopping:
     bad: int = 0
     seen: int = 0
     improved: bool = False
+    tie_delta: float = 0.0
+    best_tie: float = math.inf
 
     def __post_init__(self) -> None:
         if self.mode not in ("max", "min"):
@@ -46,15 +54,22 @@ class EarlyStopping:
         if math.isnan(self.best):
             self.best = -math.inf if self.mode == "max" else math.inf
 
-    def update(self, value: float) -> bool:
-        """Record one evaluation; ``True`` when the rule fires now (stop after this one)."""
+    def update(self, value: float, *, tie: float | None = None, counts: bool = True) -> bool:
+        """Record one evaluation; ``True`` when the rule fires now (stop after this one).
+
+        ``tie``: the second key of an evaluation that ties the best (lower is better);
+        ``counts=False``: a non-improving evaluation does not count towards ``patience``.
+        """
         if self.mode == "max":
             self.improved = value > self.best + self.min_delta
         else:
             self.improved = value < self.best - self.min_delta
+        if not self.improved and tie is not None and abs(value - self.best) <= self.min_delta:
+            self.improved = tie < self.best_tie - self.tie_delta
         if self.improved:
             self.best, self.best_index, self.bad = float(value), self.seen, 0
-        else:
+            self.best_tie = math.inf if tie is None else float(tie)
+        elif counts:
             self.bad += 1
         self.seen += 1
         return self.fired

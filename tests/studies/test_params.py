@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
-from deidlib.studies import ahmed_dp, ahmed_models, ahmed_utility, alawad, festag, tchouka
+from deidlib.studies import ahmed_dp, ahmed_models, ahmed_utility, alawad, festag, friedrich, tchouka
 from deidlib.studies.params import StudyParams
 
 STUDIES = {
@@ -14,6 +16,7 @@ STUDIES = {
     "tchouka": (tchouka, tchouka.TchoukaParams),
     "alawad": (alawad, alawad.AlawadParams),
     "ahmed_utility": (ahmed_utility, ahmed_utility.UtilityParams),
+    "friedrich": (friedrich, friedrich.FriedrichParams),
 }
 
 
@@ -21,7 +24,8 @@ STUDIES = {
 def test_every_study_resolves_through_the_one_resolver(name):
     mod, cls = STUDIES[name]
     assert issubclass(cls, StudyParams)
-    assert cls.PROFILES is mod.PROFILE_PARAMS and set(cls.PROFILES) == {"smoke", "cpu", "paper"}
+    table = importlib.import_module(f"{mod.__name__}.params").PROFILE_PARAMS  # the profile table lives in params.py
+    assert cls.PROFILES is table and set(cls.PROFILES) == {"smoke", "cpu", "paper"}
     for profile in cls.PROFILES:
         p = mod.params_for(profile)
         assert p == cls.resolve(profile) and p.profile == profile

@@ -93,3 +93,51 @@ def test_the_rule_stops_where_each_former_loop_stopped(seed):
     assert _run(EarlyStopping(patience), scores) == _former_trainer(scores, patience)
     losses = scores + rng.choice([0.0, 5e-7, 2e-6], size=n)  # steps below and above min_delta
     assert _run(EarlyStopping(patience, "min", min_delta=1e-6), losses) == _former_adversarial(losses, patience)
+
+
+def _former_friedrich(f1s, losses, tags_phi, patience):
+    """The friedrich study's own loop before it used EarlyStopping: best by dev F1, ties (1e-9)
+    broken by the dev loss (1e-6); a non-improving epoch counts only when the head tags PHI."""
+    best, best_i, bad, stalled = (-1.0, math.inf), None, 0, 0
+    for i, (f1, loss, phi) in enumerate(zip(f1s, losses, tags_phi)):
+        if f1 > best[0] + 1e-9 or (abs(f1 - best[0]) <= 1e-9 and loss < best[1] - 1e-6):
+            best, best_i, bad = (f1, loss), i, 0
+        elif phi:
+            bad += 1
+            if bad >= patience:
+                return best_i, i, best, stalled
+        else:
+            stalled += 1
+    return best_i, len(f1s) - 1, best, stalled
+
+
+def _tie_broken(f1s, losses, tags_phi, patience):
+    rule, stalled = EarlyStopping(patience, "max", min_delta=1e-9, tie_delta=1e-6), 0
+    for i, (f1, loss, phi) in enumerate(zip(f1s, losses, tags_phi)):
+        fired = rule.update(f1, tie=loss, counts=phi)
+        stalled += not rule.improved and not phi
+        if fired:
+            return rule.best_index, i, (rule.best, rule.best_tie), stalled
+    return rule.best_index, len(f1s) - 1, (rule.best, rule.best_tie), stalled
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_tie_break_and_uncounted_evaluations_stop_where_friedrichs_loop_stopped(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 25))
+    f1s = np.round(rng.random(n) * 3) / 3 * (rng.random(n) < 0.8)  # many exact ties, zeros
+    losses = np.round(rng.random(n) * 4) / 4 + rng.choice([0.0, 5e-7, 2e-6], size=n)  # below and above tie_delta
+    tags_phi = rng.random(n) < 0.6
+    patience = int(rng.integers(1, 5))
+    assert _tie_broken(f1s, losses, tags_phi, patience) == _former_friedrich(f1s, losses, tags_phi, patience)
+
+
+def test_a_tie_improves_only_by_its_second_key_and_uncounted_evaluations_keep_patience():
+    rule = EarlyStopping(2, "max", tie_delta=0.1)
+    assert not rule.update(0.5, tie=1.0) and rule.improved
+    assert not rule.update(0.5, tie=0.95) and not rule.improved and rule.bad == 1  # not lower by more than tie_delta
+    rule = EarlyStopping(1, "max", tie_delta=0.1)
+    rule.update(0.5, tie=1.0)
+    assert not rule.update(0.5, tie=0.8) and rule.improved and rule.best_index == 1 and rule.best_tie == 0.8
+    assert not rule.update(0.4, counts=False) and rule.bad == 0  # an uncounted miss
+    assert rule.update(0.4) and rule.bad == 1  # a counted one fires at patience 1

@@ -28,44 +28,23 @@ Deviations, each a parameter (visible in the returned ``params``):
   constrained to well-formed BIOES paths;
 * smoke and cpu run torch on one thread, so Table 4.10 gives single-thread CPU seconds.
 
+The package follows the study protocol (:mod:`deidlib.studies.protocol`): ``params``
+(configurations, profiles), ``run`` (:func:`run_study` → :class:`AhmedResults`), ``tables``,
+``figures``, ``claims`` (the thesis' numbers) and its own part ``effects`` (paired tests).
 Every choice with its reason and the measurements behind it: ``docs/studies/ahmed_models.md``.
 """
 
 from __future__ import annotations
 
-from . import claims, effects, figures, params, runs, tables
 from .claims import paper_vs_ours
-from .effects import Effect, effects_for, paired_effects
+from .effects import paired_effects
 from .figures import figure_4_2, figure_a1
-from .params import (
-    ENCODING,
-    METRICS,
-    PROFILE_PARAMS,
-    RNN_KINDS,
-    SAT_KIND,
-    SAT_LABEL,
-    SCHEME,
-    SCRATCH_KIND,
-    SCRATCH_LABEL,
-    SHORT,
-    TABLES,
-    AhmedParams,
-    RunConfig,
-    claim_configs,
-    config_grid,
-    main_sat,
-    params_for,
-    table_configs,
-    tagger_hparams,
-)
-from .runs import AhmedData, AhmedResults, RunOutput, prepare_data, run_config, run_study, seeds_for
+from .params import SAT_KIND, TABLES, AhmedParams, config_grid, main_sat, params_for
+from .run import AhmedResults, run_study
 from .tables import (
     best_config,
-    category_table,
     figure_a1_data,
     interval_view,
-    runs_frame,
-    summarize,
     table_4_2,
     table_4_3,
     table_4_4,
@@ -76,55 +55,26 @@ from .tables import (
 )
 
 __all__ = [
-    "paper_vs_ours",
-    "params",
-    "runs",
-    "tables",
-    "claims",
-    "figures",
-    "effects",
-    "Effect",
-    "effects_for",
-    "paired_effects",
-    "claim_configs",
-    "main_sat",
-    "SAT_KIND",
-    "SAT_LABEL",
-    "SCRATCH_KIND",
-    "SCRATCH_LABEL",
-    "seeds_for",
-    "interval_view",
-    "table_misspelled",
-    "METRICS",
-    "RNN_KINDS",
-    "SHORT",
-    "SCHEME",
-    "ENCODING",
-    "TABLES",
     "AhmedParams",
-    "PROFILE_PARAMS",
-    "RunConfig",
-    "params_for",
-    "config_grid",
-    "table_configs",
-    "tagger_hparams",
-    "AhmedData",
-    "prepare_data",
-    "RunOutput",
     "AhmedResults",
-    "run_config",
+    "params_for",
     "run_study",
-    "runs_frame",
-    "summarize",
+    "SAT_KIND",
+    "TABLES",
+    "config_grid",
+    "main_sat",
+    "interval_view",
     "table_4_2",
     "table_4_3",
     "table_4_4",
-    "table_vocabulary",
     "table_4_10",
-    "best_config",
+    "table_vocabulary",
+    "table_misspelled",
     "table_a1",
-    "category_table",
+    "best_config",
     "figure_a1_data",
     "figure_4_2",
     "figure_a1",
+    "paired_effects",
+    "paper_vs_ours",
 ]

@@ -19,7 +19,7 @@ import pandas as pd
 from ..seed_stats import effect_verdict, paired_effect
 from .params import SAT_KIND, SCRATCH_KIND, AhmedParams, _fmt
 
-__all__ = ["Effect", "METRIC_SOURCES", "effects_for", "paired_effects", "BEST_RNN"]
+__all__ = ["paired_effects"]
 
 #: stands for the Table 4.2 RNN row with the highest mean test F1 (the thesis's "best RNN")
 BEST_RNN = "best RNN"
@@ -35,7 +35,7 @@ def _get(r: dict[str, Any], *path: str) -> float:
 
 
 #: how each effect metric is read off a run record (a fraction; reported ×100)
-METRIC_SOURCES = {
+_METRIC_SOURCES = {
     "f1": lambda r: _get(r, "f1"),
     "recall": lambda r: _get(r, "recall"),
     "oov_recall": lambda r: _get(r, "by_vocabulary", "oov", "recall"),
@@ -99,7 +99,7 @@ def effects_for(params: AhmedParams) -> list[Effect]:
 
 
 def _values(results: dict[str, Any], config: str, metric: str) -> dict[int, float]:
-    read = METRIC_SOURCES[metric]
+    read = _METRIC_SOURCES[metric]
     return {int(r["seed"]): 100 * read(r) for r in results["runs"] if r["config"] == config}
 
 

@@ -11,6 +11,8 @@ from ...plotting import style
 from ..labels import place_labels
 from .tables import best_config, figure_a1_data, table_4_2
 
+__all__ = ["figure_4_2", "figure_a1"]
+
 # ------------------------------------------------------------------------- figures
 
 
@@ -24,7 +26,7 @@ def min_max_err(t, metric: str) -> np.ndarray:
     return np.vstack([lo, hi])
 
 
-def scale_text(results: dict[str, Any]) -> str:
+def _scale_text(results: dict[str, Any]) -> str:
     """The run's scale for a title: corpus, profile, epochs, training sentences, seeds."""
     p = results.get("params", {})
     d = results.get("data", {})
@@ -59,7 +61,7 @@ def figure_4_2(results: dict[str, Any]):
     ax.set_ylim(0, 105)
     # legend above the axes: never over the bars
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
-    fig.suptitle(f"ahmed Table 4.2 analog — {scale_text(results)}", fontsize=9)
+    fig.suptitle(f"ahmed Table 4.2 analog — {_scale_text(results)}", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -83,7 +85,7 @@ def figure_a1(results: dict[str, Any], config: str | None = None):
         points.append((ax, x, d["F1_mean"].to_numpy(dtype=float), [str(v) for v in d[level]]))
     axes[0].set_ylabel("test F1 (%, typed token)")
     axes[0].set_ylim(0, 108)
-    fig.suptitle(f"ahmed Figure A.1 analog — {config}; {scale_text(results)}", fontsize=9)
+    fig.suptitle(f"ahmed Figure A.1 analog — {config}; {_scale_text(results)}", fontsize=9)
     fig.tight_layout()
     for ax, x, y, names in points:  # labels placed once the layout is final, none over another
         place_labels(ax, x, y, names, fontsize=6.5)

@@ -9,16 +9,18 @@ from typing import Any, ClassVar
 from ...models.taggers import FF_ACTIVATIONS
 from ..params import StudyParams, profiles
 
+__all__ = ["AhmedParams", "params_for", "SAT_KIND", "TABLES", "config_grid", "main_sat"]
+
 SCHEME, ENCODING = "i2b2", "BIOES"
 TABLES = ("4.2", "4.3", "4.4")
-RNN_KINDS = ("gru", "gru_gru", "lstm_gru")
+_RNN_KINDS = ("gru", "gru_gru", "lstm_gru")
 METRICS = ("precision", "recall", "f1")
 SHORT = {"precision": "P", "recall": "R", "f1": "F1"}
 #: the self-attention tagger (SAT) of the thesis: a pre-trained encoder fine-tuned with a CRF
 #: (:class:`deidlib.models.encoder_tagger.EncoderTagger`, all-MiniLM-L6-v2 standing in for BERT-base)
 SAT_KIND, SAT_LABEL = "minilm", "Self-attention (pre-trained MiniLM)"
 #: the extra Table 4.2 row: a small transformer tagger trained from scratch on word2vec vectors
-SCRATCH_KIND, SCRATCH_LABEL = "transformer", "transformer (from scratch)"
+SCRATCH_KIND, _SCRATCH_LABEL = "transformer", "transformer (from scratch)"
 
 
 # ------------------------------------------------------------------------ parameters
@@ -283,7 +285,7 @@ def config_grid(params: AhmedParams, tables: Sequence[str] = TABLES) -> dict[str
             sat(),
         ]
         if params.scratch_transformer:
-            out.append(RunConfig(f"transformer-crf-d{_fmt(sd)}", SCRATCH_KIND, SCRATCH_LABEL, True, True, sd))
+            out.append(RunConfig(f"transformer-crf-d{_fmt(sd)}", SCRATCH_KIND, _SCRATCH_LABEL, True, True, sd))
     if "4.3" in tables:
         out.append(gru(char=False))
         out += [gru(d=d) for d in params.gru_dropouts]

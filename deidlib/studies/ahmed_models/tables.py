@@ -19,6 +19,8 @@ from .params import (
     SHORT,
 )
 
+__all__ = ["interval_view", "table_4_2", "table_4_3", "table_vocabulary", "table_misspelled", "table_4_4", "table_4_10", "best_config", "table_a1", "figure_a1_data"]
+
 # -------------------------------------------------------------------------- tables
 
 

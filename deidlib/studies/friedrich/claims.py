@@ -17,10 +17,12 @@ import numpy as np
 import pandas as pd
 
 from ...reporting import Claim, claims_table, flat_table, table_value
-from .params import CONTROLS
 
-__all__ = ["PAPER_SHAPES", "paper_relative", "pseudo_shape_checks", "adv_shape_checks", "pseudo_paper_vs_ours",
-           "adv_paper_vs_ours"]
+__all__ = ["pseudo_shape_checks", "adv_shape_checks", "pseudo_paper_vs_ours", "adv_paper_vs_ours"]
+
+#: the no-privacy controls of the adversarial study (section 5.3), each attack read against them:
+#: raw word embeddings (R = E) and a noise-free BiLSTM representation trained on de-identification only
+CONTROLS = ("control raw", "control P1")
 
 #: the paper's reference shapes (section 7.2, 7.3; Figures 4 and 5), drawn in the figures
 PAPER_SHAPES: dict[str, Any] = {
@@ -145,7 +147,7 @@ def _flat_up_to(sh: pd.DataFrame, emb: str, n_max: int = 200) -> tuple[float, tu
 def pseudo_paper_vs_ours(table2: pd.DataFrame | None, shape: pd.DataFrame | None,
                      subword: pd.DataFrame | None) -> pd.DataFrame:
     """Friedrich et al., Table 2, Figure 4 and section 8: ``res["table2"]``,
-    :func:`~deidlib.studies.friedrich.pseudonymization.shape_checks` and ``res["subword"]``.
+    :func:`pseudo_shape_checks` and ``res["subword"]``.
 
     Intervals are the seeds' ranges (Table 2: ``f1_min`` / ``f1_max``, a difference's range as
     :func:`_difference_range`; Figure 4: ``ours_relative_min`` / ``_max``). Figure 4's curve is
@@ -188,7 +190,7 @@ def pseudo_paper_vs_ours(table2: pd.DataFrame | None, shape: pd.DataFrame | None
 
 def adv_paper_vs_ours(shape: pd.DataFrame | None) -> pd.DataFrame:
     """Friedrich et al., Figure 5 / sections 5.3, 7.3 and 8: frozen-adversary held-out accuracy from
-    :func:`~deidlib.studies.friedrich.adversarial.shape_checks` (mean over seeds; ``adversary_min``
+    :func:`adv_shape_checks` (mean over seeds; ``adversary_min``
     / ``adversary_max``, when present, are the interval). Per embedding: the three-phase row of
     N ≤ 500 farthest from chance ("near chance up to N = 500"), the rise of the adversary's
     accuracy from the largest N ≤ 500 to the largest N > 500 ("always able to break" it above 500;

@@ -12,7 +12,7 @@ Choices where the paper leaves room (all visible in the parameters):
   binary HIPAA F1" of section 6 computed on our tokens rather than by the i2b2 script.
 * **Model.** The section-3 de-identification model is :class:`deidlib.privacy.adversarial.DeidHead`
   (BiLSTM-CRF + one-hot casing, Nadam, gradient norm 1) directly on the public word vectors:
-  :class:`IdentityRepresentation` stands in for the representation model, so the non-private,
+  :class:`_IdentityRepresentation` stands in for the representation model, so the non-private,
   pseudonymized and adversarial rows of Table 2 share one head and one trainer
   (:class:`~deidlib.privacy.adversarial.AdversarialTrainer`, phase ``deid``). The input
   embedding dropout of Table 1 (0.1) is not applied (the head has none). Training stops
@@ -31,7 +31,6 @@ Choices where the paper leaves room (all visible in the parameters):
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,24 +54,15 @@ from ...privacy.adversarial import (
 )
 from ...results import fingerprint_documents
 from ...rng import derive_seed
+from ...training.stopping import EarlyStopping
 from .params import FriedrichParams
 
-__all__ = [
-    "SCHEME",
-    "ENCODING",
-    "LABELS",
-    "FriedrichData",
-    "prepare_data",
-    "load_embeddings",
-    "IdentityRepresentation",
-    "train_deid",
-    "phi_tokens",
-    "identity_model",
-    "encode",
-]
+__all__ = ["prepare_data", "load_embeddings"]
 
 SCHEME, ENCODING = "binary", "BIO"
 LABELS = tag_set(SCHEME, ENCODING)
+#: dev F1 values this close tie (then the dev l_deid decides); a loss must fall by more than this
+_F1_TIE, _LOSS_DELTA = 1e-9, 1e-6
 
 
 @dataclass
@@ -139,7 +129,7 @@ def phi_tokens(sentences: Sequence[TaggedSentence]) -> list[str]:
     return [w for s in sentences for w, t in zip(s.words, s.tags) if t != "O"]
 
 
-class IdentityRepresentation(nn.Module):
+class _IdentityRepresentation(nn.Module):
     """``R = E``: no representation model (the non-private section-3 model reads the public
     vectors directly; also the raw-embedding control of the adversarial study)."""
 
@@ -157,7 +147,7 @@ def identity_model(emb_dim: int, params: FriedrichParams, *, casing: bool = True
         torch.manual_seed(seed)
         deid = DeidHead(emb_dim, LABELS, hidden=params.deid_hidden, layers=params.deid_layers, casing=casing)
         adv = Adversaries(emb_dim, emb_dim, params.adv_hidden)
-    return AdversarialModel(IdentityRepresentation(emb_dim), deid, adv)
+    return AdversarialModel(_IdentityRepresentation(emb_dim), deid, adv)
 
 
 @torch.no_grad()
@@ -181,8 +171,9 @@ def train_deid(
     *,
     seed: int = 0,
 ) -> tuple[AdversarialTrainer, dict]:
-    """Train representation + head on l_deid only (phase ``deid``), early-stopped on the dev split;
-    the best dev state is restored.
+    """Train representation + head on l_deid only (phase ``deid``), early-stopped on the dev split
+    by the library's one rule (:class:`~deidlib.training.stopping.EarlyStopping`); the best dev
+    state is restored.
 
     "Best" is the highest dev binary token F1 (:func:`~deidlib.evaluation.binary_tag_prf`, the score
     the study reports), ties (e.g. F1 0 in the all-O phase) broken by the lower dev l_deid; an epoch that improves neither
@@ -198,23 +189,24 @@ def train_deid(
     trainer = AdversarialTrainer(model, embeddings, index, train, dev, n_neighbours=2, batch_size=params.batch_size,
                                  lr=params.lr, seed=seed, warm=False)
     gold = [s.tags for s in trainer.dev]
-    best, state, bad, epochs, stalled_all_o = (-1.0, math.inf), None, 0, 0, 0
+    rule = EarlyStopping(params.patience, "max", min_delta=_F1_TIE, tie_delta=_LOSS_DELTA)
+    state, epochs, stalled_all_o = None, 0, 0
     for _ in range(params.epochs):
         trainer.run_epoch("deid")
         epochs += 1
         pred = trainer.predict(trainer.dev)
+        tags_phi = any(t != "O" for tags in pred for t in tags)
         f1, loss = binary_tag_prf(gold, pred).f1, _dev_deid_loss(trainer, trainer.dev)
-        if f1 > best[0] + 1e-9 or (abs(f1 - best[0]) <= 1e-9 and loss < best[1] - 1e-6):
-            best, state, bad = (f1, loss), trainer.state(("representation", "deid")), 0
-        elif any(t != "O" for tags in pred for t in tags):
-            bad += 1
-            if bad >= params.patience:
-                break
-        else:
+        fired = rule.update(f1, tie=loss, counts=tags_phi)
+        if rule.improved:
+            state = trainer.state(("representation", "deid"))
+        elif not tags_phi:
             stalled_all_o += 1
+        if fired:
+            break
     if state is not None:
         trainer.load(state)
-    return trainer, {"epochs": epochs, "dev_f1": best[0], "dev_loss": best[1], "stalled_all_o": stalled_all_o,
+    return trainer, {"epochs": epochs, "dev_f1": rule.best, "dev_loss": rule.best_tie, "stalled_all_o": stalled_all_o,
                      "seconds": time.perf_counter() - t0}
 
 

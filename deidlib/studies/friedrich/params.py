@@ -1,6 +1,6 @@
 """Parameters of the friedrich study (Friedrich et al., ACL 2019): one dataclass for both
 notebooks (05 pseudonymization, 06 adversarial), its per-profile table and the paper's
-reference shapes.
+reference shapes live in :mod:`.claims`.
 
 Paper values (``paper`` profile): Table 1 (BiLSTM-CRF, 2 × 128 units, batch 32, Nadam,
 gradient norm 1.0), N ∈ {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000} (Figure 4), five runs
@@ -19,16 +19,15 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
-__all__ = ["FriedrichParams", "PROFILE_PARAMS", "params_for", "EMBEDDINGS", "PROCEDURES", "CONTROLS"]
+__all__ = ["FriedrichParams", "params_for"]
+
+#: the study's two experiments (``run_study(params, experiment=...)``): notebook 05 and notebook 06
+EXPERIMENTS = ("pseudonymization", "adversarial")
 
 #: public embedding matrices (deidlib.embeddings.public)
-EMBEDDINGS = ("fasttext", "glove")
+_EMBEDDINGS = ("fasttext", "glove")
 #: adversarial training procedures (section 5.4)
-PROCEDURES = ("three_phase", "dann")
-
-#: the no-privacy controls of the adversarial study (section 5.3): raw word embeddings (R = E)
-#: and a noise-free BiLSTM representation trained on de-identification only
-CONTROLS = ("control raw", "control P1")
+_PROCEDURES = ("three_phase", "dann")
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class FriedrichParams(StudyParams):
 
     STUDY: ClassVar[str] = "friedrich"
 
-    embeddings: tuple[str, ...] = EMBEDDINGS
+    embeddings: tuple[str, ...] = _EMBEDDINGS
     #: Figure 4: numbers of neighbours N of the pseudonymization sweep (1 = non-private)
     neighbours: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
     #: Figure 5: N of the adversarial representation (fake pairs need N >= 2)
@@ -65,7 +64,7 @@ class FriedrichParams(StudyParams):
     dann_epochs: int = 30
     #: K: epochs of the adversary on the frozen representation (Figure 5: 50)
     frozen_epochs: int = 50
-    procedures: tuple[str, ...] = PROCEDURES
+    procedures: tuple[str, ...] = _PROCEDURES
     #: also attack two representations without privacy training (raw embeddings; noise-free
     #: BiLSTM trained on de-identification only) the same way: the attack's own yardstick
     controls: bool = True
@@ -103,13 +102,13 @@ class FriedrichParams(StudyParams):
     fasttext_documents: int | None = None
 
     def check(self) -> None:
-        bad = [e for e in (*self.embeddings, *(self.adv_embeddings or ())) if e not in EMBEDDINGS]
+        bad = [e for e in (*self.embeddings, *(self.adv_embeddings or ())) if e not in _EMBEDDINGS]
         if bad or not self.embeddings or self.adv_embeddings == ():
-            raise ValueError(f"friedrich embeddings must be among {', '.join(EMBEDDINGS)}, got embeddings="
+            raise ValueError(f"friedrich embeddings must be among {', '.join(_EMBEDDINGS)}, got embeddings="
                              f"{self.embeddings}, adv_embeddings={self.adv_embeddings}")
-        bad = [p for p in self.procedures if p not in PROCEDURES]
+        bad = [p for p in self.procedures if p not in _PROCEDURES]
         if bad:
-            raise ValueError(f"friedrich procedures must be among {', '.join(PROCEDURES)}, got {self.procedures}")
+            raise ValueError(f"friedrich procedures must be among {', '.join(_PROCEDURES)}, got {self.procedures}")
         if not self.neighbours or min(self.neighbours) < 1:
             raise ValueError(f"friedrich neighbours must be >= 1, got {self.neighbours}")
         if self.adv_neighbours and min(self.adv_neighbours) < 2:

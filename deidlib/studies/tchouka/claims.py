@@ -18,7 +18,7 @@ _flat = flat_table
 _one = table_value
 
 
-#: mechanisms of :func:`deidlib.studies.tchouka.guarantee_checks` whose privacy the paper states:
+#: mechanisms of :func:`deidlib.studies.tchouka.privacy.guarantee_checks` whose privacy the paper states:
 #: row-name prefix → (claim, rule). ``at_most``: the max log-ratio stays within ε·d (private);
 #: ``at_least``: it exceeds ε·d (the paper's section 2 argues the uniform shift is not private).
 _TCHOUKA = {
@@ -32,7 +32,7 @@ _TCHOUKA = {
 
 def paper_vs_ours(checks: pd.DataFrame, table2: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tchouka et al.: the privacy statements checked by
-    :func:`deidlib.studies.tchouka.guarantee_checks` (paper value: the bound ε·d; ours: the exact
+    :func:`deidlib.studies.tchouka.privacy.guarantee_checks` (paper value: the bound ε·d; ours: the exact
     maximum log-ratio of the output laws, or the empirical one where no exact value exists), and,
     with ``table2`` (:func:`deidlib.studies.tchouka.ner.table2`), the NER-quality statement of
     section 3.4: the proposed NER's overall micro F1 (Table 2, 97.4) against the overall F1 of the

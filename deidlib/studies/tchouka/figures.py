@@ -8,6 +8,8 @@ import pandas as pd
 
 from ...plotting import style
 
+__all__ = ["plot_figure6", "plot_date_utility", "plot_location_utility", "plot_privacy", "plot_thread"]
+
 # ----------------------------------------------------------------------------- plots
 _MCOLORS = {
     "dp": "tab:blue",

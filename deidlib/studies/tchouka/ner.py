@@ -33,8 +33,7 @@ from ...corpus.document import Document, Span
 from ...corpus.phi import CATEGORIES
 from ...evaluation.scorer import evaluate
 
-__all__ = ["PAPER_LABELS", "PAPER_LABEL", "REPRESENTATIVE", "PAPER_TABLE2", "to_paper_labels",
-           "table2", "default_tagger_predictions"]
+__all__: list[str] = []
 
 #: the paper's labels (Table 1) in Table 2's row order
 PAPER_LABELS = ("PER", "ORG", "LOC", "DATE", "AGE", "TEL", "REF", "QID")
@@ -58,7 +57,7 @@ REPRESENTATIVE: dict[str, str] = {
 #: Table 2 of the paper (section 3.4), in percent: label -> system -> (P, R, F1); None where
 #: the paper prints "-". Systems: the hybrid NER of Tchouka et al. 2022 and the paper's
 #: FlauBERT model ("PROPOSAL"), both on the HNFC hospital notes, and Dernoncourt et al. 2016 on i2b2.
-PAPER_TABLE2: dict[str, dict[str, tuple[float, float, float] | None]] = {
+_PAPER_TABLE2: dict[str, dict[str, tuple[float, float, float] | None]] = {
     "PER": {"tchouka2022": (96.3, 99.8, 98.0), "proposal": (97.2, 98.9, 98.0), "dernoncourt2016": (98.2, 99.1, 98.6)},
     "ORG": {"tchouka2022": (41.1, 57.3, 47.8), "proposal": (90.0, 51.0, 65.6), "dernoncourt2016": (92.9, 71.4, 80.7)},
     "LOC": {"tchouka2022": (88.4, 95.8, 92.0), "proposal": (99.4, 94.4, 96.9), "dernoncourt2016": (95.9, 95.7, 95.8)},
@@ -71,7 +70,7 @@ PAPER_TABLE2: dict[str, dict[str, tuple[float, float, float] | None]] = {
 }
 
 
-def to_paper_labels(docs: Iterable[Document]) -> list[Document]:
+def _to_paper_labels(docs: Iterable[Document]) -> list[Document]:
     """``docs`` with every span relabelled to its paper label's representative TYPE; spans
     whose TYPE has no paper label are dropped."""
     out = []
@@ -86,7 +85,7 @@ def table2(gold: Iterable[Document], system: Iterable[Document], *, mode: str = 
     """Per paper label (and ``Overall``, the micro average over the mapped spans): our P, R, F1
     (fractions), TP/FP/FN and gold mentions from :func:`~deidlib.evaluation.scorer.evaluate`
     in ``mode`` on the relabelled documents, beside the paper's Table 2 (fractions)."""
-    g, s = to_paper_labels(gold), to_paper_labels(system)
+    g, s = _to_paper_labels(gold), _to_paper_labels(system)
     rep = evaluate(g, s)
     per_type = rep.per_type[mode]
     rows = []
@@ -103,7 +102,7 @@ def table2(gold: Iterable[Document], system: Iterable[Document], *, mode: str = 
         row = {"label": label, "i2b2_types": mapped, "gold": tp + fn, "tp": tp, "fp": fp, "fn": fn,
                "precision": p.precision if p else float("nan"), "recall": p.recall if p else float("nan"),
                "f1": p.f1 if p else float("nan")}
-        for sysname, v in PAPER_TABLE2[label].items():
+        for sysname, v in _PAPER_TABLE2[label].items():
             for k, x in zip(("precision", "recall", "f1"), v or (None,) * 3):
                 row[f"paper_{sysname}_{k}"] = float("nan") if x is None else x / 100
         rows.append(row)

@@ -9,8 +9,10 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
+__all__ = ["TchoukaParams", "params_for"]
+
 DATE_METHODS = ("dp", "ldp", "shift", "none")
-LOCATION_STUDY_METHODS = ("fixed", "paper", "geoind", "uniform")
+_LOCATION_STUDY_METHODS = ("fixed", "paper", "geoind", "uniform")
 
 
 # ----------------------------------------------------------------------------- parameters

@@ -31,6 +31,8 @@ from .utility import (
     _release,
 )
 
+__all__: list[str] = []
+
 
 # ----------------------------------------------------------------------------- (c) attack
 def known_date_attack(

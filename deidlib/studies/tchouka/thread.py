@@ -22,6 +22,8 @@ from ...surrogates.mechanisms import (
 )
 from ...synthetic import generate
 
+__all__: list[str] = []
+
 # ----------------------------------------------------------------------------- (a) thread example
 THREAD_TEXT = (
     "Mr. Durand born in Dijon, 40 years old, was admitted to the hospital from 12/02/2020 to "
@@ -29,7 +31,7 @@ THREAD_TEXT = (
 )
 #: (subtype, surface) of the thread example's PHI in text order (section 4: 1 name, 2 mentions
 #: of one city, 1 age, 2 dates)
-THREAD_SPANS: tuple[tuple[str, str], ...] = (
+_THREAD_SPANS: tuple[tuple[str, str], ...] = (
     ("PATIENT", "Durand"),
     ("CITY", "Dijon"),
     ("AGE", "40"),
@@ -45,7 +47,7 @@ THREAD_REFERENCE = _dt.date(2020, 3, 1)
 def thread_document() -> Document:
     """The thread example as a Document with exact spans (repeated surfaces take their next occurrence)."""
     spans, seen = [], {}
-    for sub, s in THREAD_SPANS:
+    for sub, s in _THREAD_SPANS:
         i = THREAD_TEXT.index(s, seen.get(s, 0))
         seen[s] = i + len(s)
         spans.append(Span.of(THREAD_TEXT, i, i + len(s), sub))

@@ -27,13 +27,13 @@ from ...surrogates.dates import parse_date, parse_quantity
 from ...synthetic import generate
 from .thread import THREAD_REFERENCE, thread_document
 
-__all__ = ["THREAD_COLUMNS", "value_rows", "patient_thread", "thread_table"]
+__all__: list[str] = []
 
 #: the PHI kinds the table reports (the paper's Figure 5 shows dates and the age; names and
 #: cities show the random/memoised replacements)
 _KINDS = ("DATE", "AGE", "NAME", "CITY")
 
-THREAD_COLUMNS = ("thread", "note", "note_date", "type", "original", "surrogate", "original_value",
+_THREAD_COLUMNS = ("thread", "note", "note_date", "type", "original", "surrogate", "original_value",
                   "surrogate_value", "shift", "unit", "method", "epsilon", "memo_hit")
 
 
@@ -43,7 +43,7 @@ def _kind(category: str, subtype: str) -> str | None:
     return "NAME" if category == "NAME" else None
 
 
-def value_rows(records: Iterable, docs: Sequence[Document], engine: SurrogateEngine, thread: str) -> list[dict]:
+def _value_rows(records: Iterable, docs: Sequence[Document], engine: SurrogateEngine, thread: str) -> list[dict]:
     """Rows of the thread table for the replacements ``records`` of ``docs`` (parsed with the
     engine's language, day-first rule and each note's reference date, as the engine parsed them)."""
     cfg = engine.config
@@ -114,7 +114,7 @@ def thread_table(example: dict, patient: dict, *, places=None, seed: int = 0) ->
     cfg = SurrogateConfig(epsilon=1.0, locale="fr_FR", reference_date=THREAD_REFERENCE)
     ex_engine = SurrogateEngine(cfg, seed=seed, places=places)  # only parses (language, day first, reference)
     ex_records = example["records"]
-    rows = value_rows(ex_records, [thread_document()], ex_engine, "paper example (fr_FR)")
-    rows += value_rows(patient["records"], patient["documents"], patient["engine"],
+    rows = _value_rows(ex_records, [thread_document()], ex_engine, "paper example (fr_FR)")
+    rows += _value_rows(patient["records"], patient["documents"], patient["engine"],
                        f"synthetic patient {patient['patient']} (en_US)")
-    return pd.DataFrame(rows, columns=list(THREAD_COLUMNS))
+    return pd.DataFrame(rows, columns=list(_THREAD_COLUMNS))

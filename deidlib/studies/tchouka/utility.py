@@ -23,6 +23,8 @@ from ...surrogates.mechanisms import (
 )
 from .params import DATE_METHODS
 
+__all__: list[str] = []
+
 
 # ----------------------------------------------------------------------------- timelines
 @dataclass

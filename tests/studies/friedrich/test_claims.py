@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from deidlib.studies import friedrich
-from deidlib.studies.friedrich import PAPER_SHAPES
+from deidlib.studies.friedrich.claims import PAPER_SHAPES
 
 
 def _verdicts(t: pd.DataFrame) -> list[str]:

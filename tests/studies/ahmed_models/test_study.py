@@ -14,8 +14,12 @@ import torch
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf, evaluate
 from deidlib.models import build_tagger, count_parameters
-from deidlib.reporting import to_markdown
+from deidlib.reporting import json_ready, to_markdown
 from deidlib.studies import ahmed_models as am
+from deidlib.studies.ahmed_models import effects as am_effects
+from deidlib.studies.ahmed_models import params as am_params
+from deidlib.studies.ahmed_models import run as am_run
+from deidlib.studies.ahmed_models import tables as am_tables
 
 # tiny everything: one or two epochs over a few dozen sentences
 TINY = dict(
@@ -38,7 +42,7 @@ def results():
 @pytest.fixture(scope="module")
 def tiny_data():
     params = am.params_for("smoke", **{**TINY, "max_train_sentences": 120, "max_test_documents": 3})
-    return params, am.prepare_data("synthetic", None, "smoke", 0, params)
+    return params, am_run.prepare_data("synthetic", None, "smoke", 0, params)
 
 
 # --------------------------------------------------------------------- parameters
@@ -56,10 +60,10 @@ def test_params_for_profiles_and_errors():
     assert paper.deltas == (1, 3, 5, 10, 15) and paper.gru_dropouts == (0, 0.25, 0.5)
     assert am.params_for("smoke").epochs <= 2
     p = am.params_for("cpu", epochs=None, sizes={"gru": {"hidden": 7}})
-    assert p.epochs == am.PROFILE_PARAMS["cpu"].epochs  # None means "the profile's value"
+    assert p.epochs == am_params.PROFILE_PARAMS["cpu"].epochs  # None means "the profile's value"
     assert (
         p.sizes["gru"]["hidden"] == 7
-        and p.sizes["gru"]["word_dim"] == am.PROFILE_PARAMS["cpu"].sizes["gru"]["word_dim"]
+        and p.sizes["gru"]["word_dim"] == am_params.PROFILE_PARAMS["cpu"].sizes["gru"]["word_dim"]
     )
     with pytest.raises(ValueError, match="unknown profile"):
         am.params_for("laptop")
@@ -78,7 +82,7 @@ def test_paper_transformer_has_thesis_size():
     from deidlib.models import Featurizer
 
     fz = Featurizer(["<pad>", "<unk>", "a"], ["O", "S-DATE"])
-    hp = am.tagger_hparams(am.config_grid(am.params_for("paper"))["transformer-crf-d0.25"], am.params_for("paper"))
+    hp = am_params.tagger_hparams(am.config_grid(am.params_for("paper"))["transformer-crf-d0.25"], am.params_for("paper"))
     t = build_tagger("transformer", fz, **hp)
     assert t.d_model == 768 and len(t.encoder.layers) == 12 and t.encoder.layers[0].self_attn.num_heads == 12
 
@@ -86,7 +90,7 @@ def test_paper_transformer_has_thesis_size():
 def test_config_grid_shares_rows_and_covers_tables():
     p = am.params_for("paper")
     grid = am.config_grid(p)
-    rows = am.table_configs(p)
+    rows = am_params.table_configs(p)
     # the thesis's tables, Table 4.2 with the from-scratch transformer as an extra row
     assert len(rows["4.2"]) == 7 and len(rows["4.3"]) == 9 and len(rows["4.4"]) == 5
     assert set(grid) == {r for t in rows.values() for r in t}  # every row is trained, nothing else
@@ -104,21 +108,21 @@ def test_config_grid_shares_rows_and_covers_tables():
 def test_tagger_hparams_map_study_knobs():
     p = am.params_for("smoke")
     g = am.config_grid(p)
-    nochar = am.tagger_hparams(g["gru-nochar-crf-d0.5"], p)
+    nochar = am_params.tagger_hparams(g["gru-nochar-crf-d0.5"], p)
     assert nochar["char"] is None and nochar["crf"] is True
     assert nochar["input_dropout"] == nochar["output_dropout"] == 0.5
-    soft = am.tagger_hparams(g["gru-softmax-d0.5"], p)
+    soft = am_params.tagger_hparams(g["gru-softmax-d0.5"], p)
     assert soft["crf"] is False and "char" not in soft
-    stack = am.tagger_hparams(g["gru_gru-crf-d0.5"], p)
+    stack = am_params.tagger_hparams(g["gru_gru-crf-d0.5"], p)
     assert stack["between_dropout"] == 0.5
-    sat = am.tagger_hparams(g["sat-crf-d0.1"], p)
+    sat = am_params.tagger_hparams(g["sat-crf-d0.1"], p)
     # the SAT's one dropout sits before its label decoding layer (thesis §4.2.2)
     assert sat["input_dropout"] == 0.1 and "attn_dropout" not in sat and sat["recall_penalty"] is None
     assert "char" not in sat  # the encoder reads sub-words; no character embedding to switch
-    assert am.tagger_hparams(g["sat-crf-d0.25-dp10"], p)["recall_penalty"] == 10.0
-    scratch = am.tagger_hparams(g["transformer-crf-d0.25"], p)
+    assert am_params.tagger_hparams(g["sat-crf-d0.25-dp10"], p)["recall_penalty"] == 10.0
+    scratch = am_params.tagger_hparams(g["transformer-crf-d0.25"], p)
     assert scratch["input_dropout"] == scratch["attn_dropout"] == 0.25
-    base = am.tagger_hparams(g["festag-softmax"], p)
+    base = am_params.tagger_hparams(g["festag-softmax"], p)
     assert "input_dropout" not in base  # the Dernoncourt baseline keeps its preset dropout
     # the hyperparameters really reach the taggers
     from deidlib.models import Featurizer
@@ -128,17 +132,17 @@ def test_tagger_hparams_map_study_knobs():
     assert t.char is None and t.crf is not None
     t = build_tagger("gru", fz, **soft)
     assert t.char is not None and t.crf is None
-    t = build_tagger("transformer", fz, **{**am.tagger_hparams(g["transformer-crf-d0.25"], p), "recall_penalty": 10.0})
+    t = build_tagger("transformer", fz, **{**am_params.tagger_hparams(g["transformer-crf-d0.25"], p), "recall_penalty": 10.0})
     assert t.recall_penalty == 10.0
     # every RNN row of the study (the Dernoncourt baseline too) gets the study's FNN activation
     import torch
 
     for name in ("festag-softmax", "gru-crf-d0.5", "gru_gru-crf-d0.5", "lstm_gru-crf-d0.5"):
-        t = build_tagger(g[name].kind, fz, **am.tagger_hparams(g[name], p))
+        t = build_tagger(g[name].kind, fz, **am_params.tagger_hparams(g[name], p))
         assert isinstance(t.ff[1], torch.nn.ReLU), name
-    assert "ff_activation" not in am.tagger_hparams(g["sat-crf-d0.1"], p)
+    assert "ff_activation" not in am_params.tagger_hparams(g["sat-crf-d0.1"], p)
     pt = am.params_for("smoke", ff_activation="tanh")
-    t = build_tagger("gru", fz, **am.tagger_hparams(g["gru-crf-d0.5"], pt))
+    t = build_tagger("gru", fz, **am_params.tagger_hparams(g["gru-crf-d0.5"], pt))
     assert isinstance(t.ff[1], torch.nn.Tanh)
     with pytest.raises(ValueError, match="ff_activation"):
         am.params_for("smoke", ff_activation="sigmoid")
@@ -148,11 +152,11 @@ def test_tagger_hparams_map_study_knobs():
 
 
 def test_tables_shapes_and_values(results):
-    assert set(results) == set(am.AhmedResults.__annotations__)
+    assert set(results) == {f.name for f in dataclasses.fields(am.AhmedResults)}
     assert len(results["runs"]) == 2 * len(results["configs"])
-    json.dumps(results)  # JSON-able
+    assert json.dumps(json_ready(results)) == json.dumps(dict(results))  # JSON-able, as the dict it was
     rows = results["table_rows"]
-    df = am.runs_frame(results)
+    df = am_tables.runs_frame(results)
 
     t42 = am.table_4_2(results)
     assert list(t42["config"]) == rows["4.2"]
@@ -209,7 +213,7 @@ def test_tables_shapes_and_values(results):
 
 def test_best_config_and_figure_a1_data(results):
     best = am.best_config(results)
-    df = am.runs_frame(results)
+    df = am_tables.runs_frame(results)
     rows = results["table_rows"]["4.2"]
     means = df[df.config.isin(rows)].groupby("config")["best_dev_f1"].mean()
     assert means[best] == means.max()
@@ -274,10 +278,10 @@ def test_category_table_matches_direct_scorer_call_handmade():
     rep = evaluate([gold], [sys_])
     rec = {
         "seed": 0,
-        "per_category": am.runs._per(rep.per_category["token"]),
-        "per_type": am.runs._per(rep.per_type["token"]),
+        "per_category": am_run._per(rep.per_category["token"]),
+        "per_type": am_run._per(rep.per_type["token"]),
     }
-    t = am.category_table([rec]).set_index("category")
+    t = am_tables.category_table([rec]).set_index("category")
     for cat, (prf, (tp, _fp, fn)) in rep.per_category["token"].items():
         assert t.loc[cat, "F1_mean"] == pytest.approx(100 * prf.f1)
         assert t.loc[cat, "P_mean"] == pytest.approx(100 * prf.precision)
@@ -300,14 +304,14 @@ def test_run_config_scores_match_direct_scorer_call(tiny_data):
         },
     )
     cfg = am.config_grid(params)["transformer-crf-d0.25"]
-    out = am.run_config(cfg, data, params, seed=0)
+    out = am_run.run_config(cfg, data, params, seed=0)
     from deidlib.training import predict_documents
 
     preds = predict_documents(out.tagger, data.test_docs)
     assert [d.spans for d in preds] == [d.spans for d in out.predictions]
     assert sum(len(d.spans) for d in preds) > 0, "the tiny tagger should predict some PHI"
     rep = evaluate(data.test_docs, preds)
-    t = am.category_table([out.record]).set_index("category")
+    t = am_tables.category_table([out.record]).set_index("category")
     for cat, (prf, _counts) in rep.per_category["token"].items():
         if cat in t.index:
             assert t.loc[cat, "P_mean"] == pytest.approx(100 * prf.precision)
@@ -322,9 +326,9 @@ def test_run_config_scores_match_direct_scorer_call(tiny_data):
 def test_run_config_deterministic_for_a_seed(tiny_data):
     params, data = tiny_data
     cfg = am.config_grid(params)["gru-crf-d0.5"]
-    a = am.run_config(cfg, data, params, seed=3).record
-    b = am.run_config(cfg, data, params, seed=3).record
-    c = am.run_config(cfg, data, params, seed=4).record
+    a = am_run.run_config(cfg, data, params, seed=3).record
+    b = am_run.run_config(cfg, data, params, seed=3).record
+    c = am_run.run_config(cfg, data, params, seed=4).record
     keys = ("precision", "recall", "f1", "per_category", "per_type", "n_parameters")
     assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
     assert [e["train_loss"] for e in a["history"]] == [e["train_loss"] for e in b["history"]]
@@ -351,20 +355,20 @@ def test_only_configurations_no_claim_reads_train_on_fewer_seeds():
     cpu = am.params_for("cpu")
     assert cpu.n_seeds == 5 and cpu.n_seeds_sat == 2 and cpu.sat_dropouts == (0.25,)
     p = am.params_for("cpu", sat_dropouts=(0.1, 0.25, 0.5), n_seeds_other=1, n_seeds_sat=3)
-    claimed = am.claim_configs(p)
+    claimed = am_params.claim_configs(p)
     others = set(am.config_grid(p)) - claimed
     assert others == {"sat-crf-d0.1", "sat-crf-d0.5"}
-    for e in am.effects_for(p):  # every configuration an effect reads is claimed
-        assert e.a in claimed and (e.b == am.effects.BEST_RNN or e.b in claimed)
-    assert am.seeds_for("sat-crf-d0.1", p, range(5)) == [0]
-    assert am.seeds_for("gru-crf-d0", p, range(5)) == [0, 1, 2, 3, 4]
+    for e in am_effects.effects_for(p):  # every configuration an effect reads is claimed
+        assert e.a in claimed and (e.b == am_effects.BEST_RNN or e.b in claimed)
+    assert am_run.seeds_for("sat-crf-d0.1", p, range(5)) == [0]
+    assert am_run.seeds_for("gru-crf-d0", p, range(5)) == [0, 1, 2, 3, 4]
     # the SAT row of Table 4.2 (the "self-attention is best" claim) trains on every seed, the other
     # SAT claim rows on n_seeds_sat
-    assert am.main_sat(p) == "sat-crf-d0.25" and am.seeds_for("sat-crf-d0.25", p, range(5)) == [0, 1, 2, 3, 4]
-    assert am.seeds_for("sat-softmax-d0.25", p, range(5)) == [0, 1, 2]
-    assert am.seeds_for("transformer-crf-d0.25", p, range(5)) == [0, 1, 2, 3, 4]
-    assert am.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None), range(5)) == [0, 1, 2]
-    assert am.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None, n_seeds_sat=None),
+    assert am.main_sat(p) == "sat-crf-d0.25" and am_run.seeds_for("sat-crf-d0.25", p, range(5)) == [0, 1, 2, 3, 4]
+    assert am_run.seeds_for("sat-softmax-d0.25", p, range(5)) == [0, 1, 2]
+    assert am_run.seeds_for("transformer-crf-d0.25", p, range(5)) == [0, 1, 2, 3, 4]
+    assert am_run.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None), range(5)) == [0, 1, 2]
+    assert am_run.seeds_for("sat-crf-d0.1", dataclasses.replace(p, n_seeds_other=None, n_seeds_sat=None),
                         range(5)) == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="n_seeds_other"):
         am.params_for("cpu", n_seeds_other=0)
@@ -383,13 +387,13 @@ def test_paired_effects_find_a_consistent_gain_and_reverse_a_consistent_loss():
                  _run("sat", s, 0.75 + sh, kind="minilm"), _run("scratch", s, 0.9 + sh, kind="transformer")]
     # the from-scratch transformer is no RNN: "the best RNN" never names it
     results = {"runs": runs, "table_rows": {"4.2": ["base", "better", "sat", "scratch"]}}
-    E = am.Effect
+    E = am_effects.Effect
     eff = am.paired_effects(results, [
         E("up", "better beats base", "better", "base", "f1", 1.0),
         E("down", "worse beats base", "worse", "base", "f1", 1.0),
         E("zero", "same beats base", "same", "base", "f1", 1.0),
         E("claimed_down", "worse is below base", "worse", "base", "f1", -1.0),
-        E("best", "sat beats the best RNN", "sat", am.effects.BEST_RNN, "f1", 1.0),
+        E("best", "sat beats the best RNN", "sat", am_effects.BEST_RNN, "f1", 1.0),
         E("missing", "a config never run", "nowhere", "base", "f1", 1.0),
     ]).set_index("key")
     assert eff.loc["up", "verdict"] == "found" and eff.loc["up", "mean"] == pytest.approx(2.2)
@@ -399,8 +403,8 @@ def test_paired_effects_find_a_consistent_gain_and_reverse_a_consistent_loss():
     assert eff.loc["best", "b"] == "better" and eff.loc["best", "n"] == 5  # the RNN with the highest mean F1
     assert eff.loc["missing", "verdict"] == "not measured" and eff.loc["missing", "n"] == 0
     # unpaired, the 'up' configurations' seed intervals overlap: only the pairing separates them
-    lo_better = am.summarize(am.runs_frame(results).query("config == 'better'"), "config")["F1_ci_lo"].iloc[0]
-    hi_base = am.summarize(am.runs_frame(results).query("config == 'base'"), "config")["F1_ci_hi"].iloc[0]
+    lo_better = am_tables.summarize(am_tables.runs_frame(results).query("config == 'better'"), "config")["F1_ci_lo"].iloc[0]
+    hi_base = am_tables.summarize(am_tables.runs_frame(results).query("config == 'base'"), "config")["F1_ci_hi"].iloc[0]
     assert lo_better < hi_base
 
 
@@ -408,7 +412,7 @@ def test_tables_carry_the_t_interval_of_the_seed_mean(results):
     from deidlib.studies.seed_stats import t_interval
 
     t = am.table_4_3(results).set_index("config")
-    df = am.runs_frame(results)
+    df = am_tables.runs_frame(results)
     for c in t.index:
         m, lo, hi = t_interval(100 * df[df.config == c]["f1"].to_numpy())
         assert t.loc[c, "F1_ci_lo"] == pytest.approx(lo) and t.loc[c, "F1_ci_hi"] == pytest.approx(hi)
@@ -453,7 +457,7 @@ def test_sat_row_is_the_pretrained_minilm_encoder_with_a_crf(tiny_data):
     p = am.params_for("cpu")
     cfg = am.config_grid(p)[am.main_sat(p)]
     assert cfg.kind == "minilm" and "pre-trained" in cfg.label and cfg.crf
-    t = build_tagger(cfg.kind, data.encoder_featurizer(), seed=0, **am.tagger_hparams(cfg, p))
+    t = build_tagger(cfg.kind, data.encoder_featurizer(), seed=0, **am_params.tagger_hparams(cfg, p))
     assert isinstance(t, EncoderTagger) and t.crf is not None
     names = dict(t.named_parameters())
     assert "encoder.embeddings.word_embeddings.weight" in names
@@ -475,7 +479,7 @@ def test_sat_run_trains_the_encoder_model_and_keeps_frozen_weights(tiny_data):
     from deidlib.models.encoder_tagger import EncoderTagger
 
     params, data = tiny_data
-    out = am.run_config(am.config_grid(params)[am.main_sat(params)], data, params, seed=0)
+    out = am_run.run_config(am.config_grid(params)[am.main_sat(params)], data, params, seed=0)
     assert isinstance(out.tagger, EncoderTagger) and out.record["kind"] == "minilm"
     assert out.tagger.featurizer.num_words == 2  # <pad>, <unk>: no training words
     ref = _package_encoder_state()

@@ -1,10 +1,12 @@
-"""tchouka: the JSON summary of a notebook run."""
+"""tchouka (Tchouka et al. 2023): the JSON summary of a study run, the key numbers of every table."""
 
 from __future__ import annotations
 
 import math
 
 import pandas as pd
+
+__all__: list[str] = []
 
 
 # ----------------------------------------------------------------------------- summary

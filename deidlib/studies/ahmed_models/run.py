@@ -1,4 +1,5 @@
-"""ahmed chapter 4: data preparation and the training/scoring of one configuration or the whole study."""
+"""ahmed chapter 4 (Ahmed 2020, §4.1–4.3): data preparation and the training/scoring of one
+configuration or of the whole study (:func:`run_study` → :class:`AhmedResults`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -26,6 +27,7 @@ from ...synthetic.misspell import misspell_documents
 from ...threads import limited_threads
 from ...training import predict_documents, train
 from ...training.api import word_embeddings
+from ..protocol import StudyResults
 from .params import (
     ENCODING,
     SAT_KIND,
@@ -40,6 +42,8 @@ from .params import (
     table_configs,
     tagger_hparams,
 )
+
+__all__ = ["AhmedResults", "run_study"]
 
 # ----------------------------------------------------------------------------- data
 
@@ -141,7 +145,7 @@ def _word_vectors(data: AhmedData, dim: int, params: AhmedParams) -> np.ndarray 
 
 
 @dataclass
-class RunOutput:
+class _RunOutput:
     record: dict[str, Any]
     tagger: Any
     predictions: list[Any]
@@ -160,7 +164,7 @@ def run_config(
     seed: int = 0,
     device: str = "cpu",
     progress: bool = False,
-) -> RunOutput:
+) -> _RunOutput:
     """Build, train (early stopping on dev) and score one configuration for one seed.
 
     The returned record is JSON-able: binary-token test P/R/F1, the binary HIPAA token
@@ -225,13 +229,13 @@ def run_config(
         "history": hist.epochs,
         "per_category": _per(rep.per_category["token"]),
         "per_type": _per(rep.per_type["token"]),
-        "by_vocabulary": vocabulary_counts(data.test_docs, preds, data.featurizer),
-        "misspelled": misspelled_scores(tagger, data, params, device) if not sat or params.sat_misspelled else {},
+        "by_vocabulary": _vocabulary_counts(data.test_docs, preds, data.featurizer),
+        "misspelled": _misspelled_scores(tagger, data, params, device) if not sat or params.sat_misspelled else {},
     }
-    return RunOutput(record, tagger, preds, rep)
+    return _RunOutput(record, tagger, preds, rep)
 
 
-def misspelled_scores(tagger, data: AhmedData, params: AhmedParams, device: str = "cpu") -> dict[str, Any]:
+def _misspelled_scores(tagger, data: AhmedData, params: AhmedParams, device: str = "cpu") -> dict[str, Any]:
     """Scores on the misspelled test split (empty without one): binary-token P/R/F1 of the whole
     split (``binary``), split by misspelled vs intact tokens (``by_token``) and by vocabulary
     (``by_vocabulary``; a misspelled word is mostly out of the vocabulary)."""
@@ -241,7 +245,7 @@ def misspelled_scores(tagger, data: AhmedData, params: AhmedParams, device: str 
     return {
         "binary": _prf(evaluate(data.misspelled_test, preds).prf("binary_token")),
         "by_token": misspelled_token_counts(data.misspelled_test, preds, data.misspelled_ranges),
-        "by_vocabulary": vocabulary_counts(data.misspelled_test, preds, data.featurizer),
+        "by_vocabulary": _vocabulary_counts(data.misspelled_test, preds, data.featurizer),
     }
 
 
@@ -257,7 +261,7 @@ def seeds_for(config: str, params: AhmedParams, seeds: Sequence[int]) -> list[in
     return seeds
 
 
-def vocabulary_counts(gold_docs, system_docs, featurizer) -> dict[str, dict[str, float]]:
+def _vocabulary_counts(gold_docs, system_docs, featurizer) -> dict[str, dict[str, float]]:
     """Binary-token counts and P/R/F1 of test tokens in and out of the training vocabulary
     (``"in-vocabulary"`` / ``"oov"``: the token's normalised key has no word id, so only
     character features can tell it apart: the character features' effect where it should
@@ -273,7 +277,8 @@ def _per(table) -> dict[str, dict[str, float]]:
     return {k: {**_prf(p), "tp": n[0], "fp": n[1], "fn": n[2]} for k, (p, n) in table.items()}
 
 
-class AhmedResults(TypedDict):
+@dataclass
+class AhmedResults(StudyResults):
     """What :func:`run_study` returns (JSON-able; the input of the table and figure functions)."""
 
     study: str
@@ -286,8 +291,8 @@ class AhmedResults(TypedDict):
     train_instances: dict[str, dict[str, int]]
     configs: dict[str, dict[str, Any]]
     table_rows: dict[str, list[str]]
-    runs: list[dict[str, Any]]  #: one record per (configuration, seed), see run_config
-    torch_threads: int
+    runs: list[dict[str, Any]] = field(default_factory=list)  #: one record per (configuration, seed), see run_config
+    torch_threads: int = 0
 
 
 def run_study(
@@ -302,7 +307,7 @@ def run_study(
     device: str = "cpu",
     progress: bool = True,
 ) -> AhmedResults:
-    """Train every configuration the ``tables`` need for every seed; a JSON-able dict.
+    """Train every configuration the ``tables`` need for every seed (:class:`AhmedResults`, JSON-able).
 
     ``params`` come from :func:`params_for` / :meth:`AhmedParams.resolve` (resolved once,
     by the caller). ``seeds`` default to ``0 .. n_seeds-1`` of the profile; ``data_seed``
@@ -319,24 +324,23 @@ def run_study(
     data_seed = seeds[0] if data_seed is None else int(data_seed)
     grid = config_grid(params, tables)
     data = prepare_data(corpus, data_dir, profile, data_seed, params, split)
-    out: AhmedResults = {  # type: ignore[typeddict-item]  (torch_threads is set below)
-        "study": "ahmed",
-        "profile": profile,
-        "corpus": corpus,
-        "tables": list(tables),
-        "params": asdict(params),
-        "seeds": seeds,
-        "data": data.info,
-        "train_instances": data.train_instances,
-        "configs": {k: asdict(v) for k, v in grid.items()},
-        "table_rows": {k: v for k, v in table_configs(params).items() if k in tables},
-        "runs": [],
-    }
+    out = AhmedResults(
+        study="ahmed",
+        profile=profile,
+        corpus=corpus,
+        tables=list(tables),
+        params=asdict(params),
+        seeds=seeds,
+        data=data.info,
+        train_instances=data.train_instances,
+        configs={k: asdict(v) for k, v in grid.items()},
+        table_rows={k: v for k, v in table_configs(params).items() if k in tables},
+    )
     jobs = [(c, s) for s in seeds for c in grid.values() if s in seeds_for(c.name, params, seeds)]
     bar = tqdm(jobs, desc="ahmed models", unit="model", disable=not progress)
     with limited_threads(params.num_threads or None) as n_threads:
-        out["torch_threads"] = n_threads
+        out.torch_threads = n_threads
         for c, s in bar:
             bar.set_postfix_str(f"{c.name} seed {s}")
-            out["runs"].append(run_config(c, data, params, seed=s, device=device).record)
+            out.runs.append(run_config(c, data, params, seed=s, device=device).record)
     return out

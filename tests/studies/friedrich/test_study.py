@@ -15,7 +15,9 @@ from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.studies import friedrich
 from deidlib.studies.friedrich import adversarial as fa
+from deidlib.studies.friedrich import claims as fclaims
 from deidlib.studies.friedrich import pseudonymization as fp
+from deidlib.studies.friedrich import tables as ftables
 from deidlib.studies.friedrich.common import FriedrichData
 
 EMB = 8
@@ -58,17 +60,17 @@ def _sweep_frame():
 
 
 def test_sweep_summary_relative_to_the_non_private_model_and_the_paper_shape():
-    s = fp.summarize_sweep(_sweep_frame())
+    s = ftables.summarize_sweep(_sweep_frame())
     g = s[s.embedding == "glove"].set_index("n")
     assert g.loc[1, "f1_mean"] == pytest.approx(0.9) and g.loc[1, "relative_to_n1"] == pytest.approx(1.0)
     assert g.loc[1000, "relative_to_n1"] == pytest.approx(0.5)
     assert (g.loc[1000, "f1_min"], g.loc[1000, "f1_max"]) == pytest.approx((0.44, 0.46))
     assert (s.seeds == 2).all()
     # the paper: flat to 200, ~0.95 absolute at 500 and ~0.90 at 1000 from ~0.975
-    assert fp.paper_relative(20) == 1.0 and fp.paper_relative(200) == 1.0
-    assert fp.paper_relative(1000) == pytest.approx(0.90 / 0.975)
-    assert 0.90 / 0.975 < fp.paper_relative(700) < 0.95 / 0.975
-    chk = fp.shape_checks({"summary": s})
+    assert fclaims.paper_relative(20) == 1.0 and fclaims.paper_relative(200) == 1.0
+    assert fclaims.paper_relative(1000) == pytest.approx(0.90 / 0.975)
+    assert 0.90 / 0.975 < fclaims.paper_relative(700) < 0.95 / 0.975
+    chk = friedrich.pseudo_shape_checks({"summary": s})
     assert set(chk.n) == {100, 1000} and (chk[chk.n == 1000].ours_relative == 0.5).all()
 
 
@@ -78,7 +80,7 @@ def test_table2_rows_are_means_over_runs_with_the_papers_values():
     extra = pd.DataFrame([{"embedding": "glove", "f1": 0.7}, {"embedding": "glove", "f1": 0.8}])
     adv = pd.DataFrame([{"embedding": "glove", "f1": 0.6}])
     assert p.table_neighbours == 100
-    t = fp.table2(sw, extra, adv, p).set_index("model")
+    t = ftables.table2(sw, extra, adv, p).set_index("model")
     assert t.loc["non-private GloVe", "f1_mean"] == pytest.approx(0.75)
     assert t.loc["non-private GloVe", "runs"] == 2 and t.loc["non-private GloVe", "paper"] == pytest.approx(0.9724)
     assert t.loc["non-private GloVe + casing", "f1_mean"] == pytest.approx(0.9)
@@ -154,7 +156,7 @@ def test_the_raw_embedding_control_is_attackable(toy):
     data, emb, index = toy
     rows = fa.control_runs(data, emb, index, _tiny(frozen_epochs=25, epochs=2), seed=0)
     by = {r["procedure"]: r for r in rows}
-    assert set(by) == set(fa.CONTROLS) and all(r["n"] == 10 for r in rows)
+    assert set(by) == set(fclaims.CONTROLS) and all(r["n"] == 10 for r in rows)
     n = by["control raw"]["adversary_pairs"]
     assert by["control raw"]["adversary_accuracy"] > 0.5 + 4 * math.sqrt(0.25 / n), by["control raw"]
     assert [c["epoch"] for c in by["control raw"]["curve"]] == [5, 10, 15, 20, 25]  # every K/5 epochs
@@ -197,10 +199,10 @@ def test_length_buckets_batch_the_frozen_adversary_only_never_the_tagger(toy, mo
 def test_figures_state_their_scale_and_bands_stay_non_negative():
     p = friedrich.params_for("smoke", n_seeds=2)
     sw = _sweep_frame().assign(f1=lambda d: d.f1 - 0.45)  # some minima below 0 before clipping
-    res = {"params": p.__dict__ | {}, "summary": fp.summarize_sweep(sw), "sizes": {"train": 10, "dev": 2, "test": 5},
+    res = {"params": p.__dict__ | {}, "summary": ftables.summarize_sweep(sw), "sizes": {"train": 10, "dev": 2, "test": 5},
            "corpus": "synthetic"}
     res["params"] = {k: v for k, v in res["params"].items()}
-    fig = fp.figure4(res)
+    fig = friedrich.figure4(res)
     ax = fig.axes[0]
     assert "smoke profile" in ax.get_title() and "2 seeds" in ax.get_title() and "epochs" in ax.get_title()
     for coll in ax.collections:  # min–max bands
@@ -263,12 +265,33 @@ def test_each_procedure_is_read_against_the_weaker_control():
         return pd.DataFrame([{"embedding": "glove", "procedure": p, "n": n, "adversary_mean": a, "adversary_min": a,
                               "adversary_max": a, "seeds": 3, "f1_mean": 0.9} for p, n, a in rows])
 
-    chk = fa.shape_checks({"summary": summary(0.86, 0.90, 0.52, 0.85)}).set_index("procedure")
+    chk = friedrich.adv_shape_checks({"summary": summary(0.86, 0.90, 0.52, 0.85)}).set_index("procedure")
     assert chk.loc["three_phase", "control_accuracy"] == 0.86
     assert chk.loc["three_phase", "reading"].startswith("near chance while the controls are broken")
     assert chk.loc["dann", "reading"] == "broken like the controls"
-    weak = fa.shape_checks({"summary": summary(0.86, 0.62, 0.52, 0.7)}).set_index("procedure")
+    weak = friedrich.adv_shape_checks({"summary": summary(0.86, 0.62, 0.52, 0.7)}).set_index("procedure")
     assert weak.loc["three_phase", "reading"].startswith("attack too weak to judge")
     assert weak.loc["control raw", "reading"] == "control"
-    leak = fa.shape_checks({"summary": summary(0.86, 0.9, 0.7, 0.9)}).set_index("procedure")
+    leak = friedrich.adv_shape_checks({"summary": summary(0.86, 0.9, 0.7, 0.9)}).set_index("procedure")
     assert leak.loc["three_phase", "reading"].startswith("leaks")
+
+
+def test_run_study_runs_the_experiment_its_argument_names(toy, monkeypatch):
+    from deidlib.studies.friedrich import run
+
+    data, emb, _ = toy
+    monkeypatch.setattr(run, "prepare_data", lambda params, **kw: data)
+    monkeypatch.setattr(run, "load_embeddings", lambda name, params, **kw: emb)
+    p = _tiny(embeddings=("glove",), neighbours=(1, 2), n_seeds=1, adv_seeds=1, controls=False,
+              procedures=("dann",), table_neighbours=10)
+    pseudo = friedrich.run_study(p, experiment="pseudonymization", adversarial_rows=False)
+    assert isinstance(pseudo, run.PseudoResults) and isinstance(pseudo, friedrich.FriedrichResults)
+    assert sorted(pseudo.sweep.n) == [1, 2] and pseudo["table2"] is pseudo.table2
+    assert "non-private GloVe + casing" in set(pseudo.table2.model) and pseudo.adversarial_table_runs is None
+    adv = friedrich.run_study(p, experiment="adversarial")
+    assert isinstance(adv, run.AdvResults) and list(adv.runs.procedure) == ["dann"]
+    assert adv.sizes["attack_train"] == len(data.train) and len(adv.summary) == 1
+    with pytest.raises(ValueError, match="unknown friedrich experiment 'figure5'; choose one of pseudonymization, adversarial"):
+        friedrich.run_study(p, experiment="figure5")
+    with pytest.raises(TypeError, match="resolved FriedrichParams"):
+        friedrich.run_study("smoke", experiment="adversarial")

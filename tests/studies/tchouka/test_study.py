@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from deidlib.studies import tchouka as T
+from deidlib.studies.tchouka import privacy, thread, utility
 from deidlib.surrogates.dates import parse_date
 from deidlib.surrogates.locations import load_places, paper_candidates
 
@@ -17,7 +18,7 @@ def places():
 
 @pytest.fixture(scope="module")
 def timelines():
-    return T.simulate_timelines(400, seed=3)
+    return utility.simulate_timelines(400, seed=3)
 
 
 def test_params_for_profiles_and_errors():
@@ -36,8 +37,8 @@ def test_params_for_profiles_and_errors():
 
 
 def test_thread_document_spans_are_exact():
-    doc = T.thread_document()
-    text = T.THREAD_TEXT
+    doc = thread.thread_document()
+    text = thread.THREAD_TEXT
     got = [(s.subtype, s.start, s.end, s.text) for s in doc.spans]
     second_dijon = text.index("Dijon", text.index("Dijon") + 1)
     assert got == [
@@ -52,7 +53,7 @@ def test_thread_document_spans_are_exact():
 
 
 def test_thread_example_budget_offsets_and_memo(places):
-    res = T.thread_example(1.0, seed=0, location_method="paper", places=places)
+    res = thread.thread_example(1.0, seed=0, location_method="paper", places=places)
     out = res["surrogate"]
     out.validate()
     assert res["budget"]["entities"] == 4 and res["budget"]["epsilon_per_entity"] == pytest.approx(0.25)
@@ -73,16 +74,16 @@ def test_thread_example_budget_offsets_and_memo(places):
     idx, _ = paper_candidates(places, places.lookup("Dijon"), k=10, max_km=100.0)
     assert cities["surrogate"].iloc[0] in set(places.names[idx])
     # dates keep their format and are written back in the same style (French: day first)
-    d1 = parse_date(sp["surrogate"].iloc[3], dayfirst=True, reference=T.THREAD_REFERENCE, lang="fr")
-    d2 = parse_date(sp["surrogate"].iloc[4], dayfirst=True, reference=T.THREAD_REFERENCE, lang="en")
+    d1 = parse_date(sp["surrogate"].iloc[3], dayfirst=True, reference=thread.THREAD_REFERENCE, lang="fr")
+    d2 = parse_date(sp["surrogate"].iloc[4], dayfirst=True, reference=thread.THREAD_REFERENCE, lang="en")
     assert d1 is not None and d1.unit == "day" and d2 is not None and d2.unit == "day"
     # same seed, same surrogates; another seed differs somewhere
-    assert T.thread_example(1.0, seed=0, places=places)["surrogate"].text == out.text
-    assert any(T.thread_example(1.0, seed=s, places=places)["surrogate"].text != out.text for s in (1, 2, 3))
+    assert thread.thread_example(1.0, seed=0, places=places)["surrogate"].text == out.text
+    assert any(thread.thread_example(1.0, seed=s, places=places)["surrogate"].text != out.text for s in (1, 2, 3))
 
 
 def test_figure6_probabilities_sum_to_one_and_decrease_with_distance(places):
-    df = T.figure6_data(places, "Dijon", (0.25, 10.0, 50.0))
+    df = thread.figure6_data(places, "Dijon", (0.25, 10.0, 50.0))
     assert len(df) == 10 and df["city"].iloc[0] == "Dijon" and df["distance"].iloc[0] == 0
     assert (np.diff(df["distance"]) >= 0).all() and (df["km"] <= 100.0).all()
     assert np.allclose(df["score"], 1 - df["distance"])
@@ -95,7 +96,7 @@ def test_figure6_probabilities_sum_to_one_and_decrease_with_distance(places):
         assert np.allclose(np.log(p / p[0]), eps * (df["score"] - 1.0))
     assert df["p_eps=50"].iloc[0] > df["p_eps=10"].iloc[0] > df["p_eps=0.25"].iloc[0]
     with pytest.raises(KeyError):
-        T.figure6_data(places, "Atlantis")
+        thread.figure6_data(places, "Atlantis")
 
 
 def test_simulated_timelines_are_consistent(timelines):
@@ -106,12 +107,12 @@ def test_simulated_timelines_are_consistent(timelines):
     assert (np.diff(tl.days)[same] < 0).all()  # sorted in time within a patient
     assert (np.diff(tl.patient) >= 0).all()
     assert tl.ages.min() >= 18 and tl.ages.max() <= 99 and (tl.ages > 89).any()
-    again = T.simulate_timelines(400, seed=3)
+    again = utility.simulate_timelines(400, seed=3)
     assert np.array_equal(again.days, tl.days) and np.array_equal(again.ages, tl.ages)
 
 
 def test_known_date_attack_breaks_shift_not_dp(timelines):
-    at = T.known_date_attack(timelines, (0.1, 0.5, 5.0), seed=0).set_index(["method", "epsilon"])
+    at = privacy.known_date_attack(timelines, (0.1, 0.5, 5.0), seed=0).set_index(["method", "epsilon"])
     for eps in (0.1, 0.5, 5.0):
         assert at.loc[("shift", eps), "patients_fully_recovered"] == 1.0
         assert at.loc[("shift", eps), "shift_estimator_exact"] == 1.0
@@ -129,7 +130,7 @@ def test_known_date_attack_breaks_shift_not_dp(timelines):
 
 
 def test_date_utility_orders_methods(timelines):
-    du = T.date_utility(timelines, (0.1, 1.0, 10.0), seed=0).set_index(["method", "epsilon"])
+    du = utility.date_utility(timelines, (0.1, 1.0, 10.0), seed=0).set_index(["method", "epsilon"])
     dp = du.loc["dp"]
     assert (
         dp["date_abs_error_days"].is_monotonic_decreasing
@@ -155,7 +156,7 @@ def test_date_utility_orders_methods(timelines):
 
 
 def test_location_utility(places):
-    lu = T.location_utility(places, (1.0, 100.0, 1000.0), queries=6, geoind_draws=40, seed=0)
+    lu = utility.location_utility(places, (1.0, 100.0, 1000.0), queries=6, geoind_draws=40, seed=0)
     lu = lu.set_index(["method", "epsilon"])
     assert lu["cities"].eq(6).all()
     u = lu.loc["uniform"]
@@ -165,11 +166,11 @@ def test_location_utility(places):
     assert f.loc[1.0, "feature_distance"] == pytest.approx(u.loc[1.0, "feature_distance"], rel=0.1)
     assert (lu.loc["paper"]["km"] <= 100.0).all()
     assert lu.loc[("geoind", 1000.0), "km"] < lu.loc[("geoind", 1.0), "km"]
-    assert T.km_per_unit(places) > 500  # metropolitan France spans about 1000 km
+    assert utility.km_per_unit(places) > 500  # metropolitan France spans about 1000 km
 
 
 def test_guarantee_checks_flag_the_broken_mechanisms(places):
-    df, hists = T.guarantee_checks(places, draws=5000, seed=0)
+    df, hists = privacy.guarantee_checks(places, draws=5000, seed=0)
     row = {m.split(" ")[0]: r for m, r in zip(df["mechanism"], df.itertuples()) if not m.startswith("dp")}
     dp = [r for m, r in zip(df["mechanism"], df.itertuples()) if m.startswith("dp")]
     assert len(dp) == 2 and all(r.passed and r.exact_within_bound for r in dp)
@@ -190,7 +191,7 @@ def test_guarantee_checks_flag_the_broken_mechanisms(places):
 
 
 def test_before_after_on_synthetic_notes():
-    ba = T.before_after(2, seed=1)
+    ba = thread.before_after(2, seed=1)
     a, b = ba["original"], ba["surrogate"]
     b.validate()
     assert [(s.category, s.subtype) for s in a.spans] == [(s.category, s.subtype) for s in b.spans]
@@ -203,7 +204,7 @@ def test_load_french_places_joins_health_features_from_a_csv(tmp_path):
     (tmp_path / "FR.csv").write_text(
         "city,cc,cap_beds\nDijon,FR,\nDijon,FR,\nBeaune,FR,\nDijon,DE,\n", encoding="utf-8"
     )
-    table, desc = T.load_french_places(5000, eurostat_dir=tmp_path)
+    table, desc = thread.load_french_places(5000, eurostat_dir=tmp_path)
     assert table.feature_names == ["log10_population", "hospitals"]  # the empty bed column is left out
     assert "hospitals" in desc and "1 of" not in desc
     j, b = table.lookup("Dijon"), table.lookup("Beaune")
@@ -212,7 +213,7 @@ def test_load_french_places_joins_health_features_from_a_csv(tmp_path):
     )
     assert int((table.features[:, 1] > 0).sum()) == 2
     with pytest.raises(FileNotFoundError):
-        T.load_french_places(5000, eurostat_dir=tmp_path / "missing")
+        thread.load_french_places(5000, eurostat_dir=tmp_path / "missing")
 
 
 def test_vectorised_geoind_samples_follow_geoind_mechanism(places):
@@ -238,3 +239,8 @@ def test_vectorised_geoind_samples_follow_geoind_mechanism(places):
     assert ks_2samp(ka, places.km(j, geoind_samples(places, j, 4 * eps_km, n, np.random.default_rng(1), cand))).pvalue < 1e-6
     other = np.random.default_rng(3)
     assert not np.array_equal(a, geoind_samples(places, j, eps_km, n, other, cand))
+
+
+def test_run_study_takes_resolved_params():
+    with pytest.raises(TypeError, match=r"resolved TchoukaParams \(tchouka.params_for"):
+        T.run_study("smoke")

@@ -10,7 +10,7 @@ import pytest
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation.scorer import evaluate, prf
 from deidlib.studies import tchouka as T
-from deidlib.studies.tchouka import ner
+from deidlib.studies.tchouka import ner, thread, thread_values
 from deidlib.surrogates.dates import parse_date, parse_quantity
 from deidlib.surrogates.locations import load_places
 
@@ -18,9 +18,9 @@ from deidlib.surrogates.locations import load_places
 @pytest.fixture(scope="module")
 def threads():
     places = load_places(("FR",), 5000)
-    example = T.thread_example(1.0, seed=0, location_method="paper", places=places)
-    patient = T.patient_thread(6, seed=0, epsilon=1.0)
-    return example, patient, T.thread_table(example, patient, places=places, seed=0)
+    example = thread.thread_example(1.0, seed=0, location_method="paper", places=places)
+    patient = thread_values.patient_thread(6, seed=0, epsilon=1.0)
+    return example, patient, thread_values.thread_table(example, patient, places=places, seed=0)
 
 
 def _by_type(doc: Document, kind: str) -> list[Span]:
@@ -88,8 +88,8 @@ def test_thread_table_paper_example_rows(threads):
 
 def test_thread_table_is_seeded():
     """The study's draws are seeded: same seed, same table; another seed, other surrogates."""
-    a, b, c = (T.thread_table(T.thread_example(1.0, seed=s, location_method="fixed"),
-                              T.patient_thread(4, seed=0 if s < 2 else 1, epsilon=1.0), seed=s) for s in (0, 0, 5))
+    a, b, c = (thread_values.thread_table(thread.thread_example(1.0, seed=s, location_method="fixed"),
+                              thread_values.patient_thread(4, seed=0 if s < 2 else 1, epsilon=1.0), seed=s) for s in (0, 0, 5))
     pd.testing.assert_frame_equal(a, b)
     assert list(a.surrogate) != list(c.surrogate)
 
