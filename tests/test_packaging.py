@@ -7,6 +7,8 @@
 * Nothing imports a standard-library module newer than ``requires-python`` unguarded.
 * ``environment.yml`` installs ``-e .[dev]`` with the torch pin of ``constraints.txt`` on a
   Python that ``requires-python`` admits.
+* ``constraints.txt`` holds the one torch pin: the Makefile and the README's CPU-only install
+  line read it, and no install file states another.
 """
 
 from __future__ import annotations
@@ -231,11 +233,83 @@ def test_environment_yml_installs_the_dev_extra_with_the_constraints_torch_pin()
     assert environment_drift() == []
 
 
-def test_the_makefile_installs_the_torch_of_constraints_txt():
-    pins = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()
+#: the PyTorch index of CPU-only builds, which the install lines outside ``make`` name
+CPU_INDEX = "--index-url https://download.pytorch.org/whl/cpu"
+#: the files whose install lines must show the CPU-only torch install
+CPU_INSTALL_DOCS = ("README.md", "docs/quickstart.md")
+_TORCH_PIN = re.compile(r"\btorch\s*(===?|~=)\s*[0-9][\w.+!*]*")
+
+
+def _install_texts(root: Path) -> dict[str, str]:
+    """The files that install or tell how to install (path relative to ``root`` -> text):
+    Makefile, environment.yml, the CI scripts and every markdown file but the changelog (history)
+    and the built site."""
+    files = [root / "Makefile", root / "environment.yml", *sorted((root / ".ci").glob("*"))]
+    files += [f for f in sorted(root.rglob("*.md")) if f.name != "CHANGELOG.md"
+              and not {"_build", ".venv", "runs", ".git", "node_modules"} & set(f.relative_to(root).parts)]
+    return {str(f.relative_to(root)): f.read_text(encoding="utf-8") for f in files if f.is_file()}
+
+
+def torch_pin_drift(root: Path = ROOT) -> list[str]:
+    """How the torch pin is stated other than once (empty: constraints.txt holds the one pin, every
+    other torch pin in an install file equals it, it admits pyproject's torch requirement, the
+    Makefile installs torch through constraints.txt, and each of :data:`CPU_INSTALL_DOCS` has a
+    ``pip install`` line of torch from the CPU index that reads the pin)."""
+    pins = [ln.strip() for ln in (root / "constraints.txt").read_text().splitlines()
             if ln.strip() and not ln.startswith("#") and Requirement(ln.strip()).name == "torch"]
-    spec = re.search(r"^TORCH_SPEC \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
-    assert spec and pins == [spec.group(1)]
+    if len(pins) != 1:
+        return [f"constraints.txt has {len(pins)} torch pins, not one"]
+    pin = Requirement(pins[0])
+    out = []
+    required = [Requirement(r) for r in _pyproject(root)["project"].get("dependencies", []) if Requirement(r).name == "torch"]
+    for version in (s.version for s in pin.specifier if s.operator in ("==", "===")):
+        if any(not r.specifier.contains(version, prereleases=True) for r in required):
+            out.append(f"the pin {pins[0]} is outside pyproject's torch requirement")
+    texts = _install_texts(root)
+    for name, text in texts.items():
+        for m in _TORCH_PIN.finditer(text):
+            if Requirement(re.sub(r"\s+", "", m.group(0))).specifier != pin.specifier:
+                out.append(f"{name} pins {m.group(0)}, constraints.txt {pins[0]}")
+    make = [ln for ln in texts.get("Makefile", "").splitlines() if "pip install" in ln and re.search(r"\btorch\b", ln)]
+    if not make or any("-c constraints.txt" not in ln for ln in make):
+        out.append("the Makefile does not install torch with -c constraints.txt")
+    for name in CPU_INSTALL_DOCS:
+        lines = [ln for ln in texts.get(name, "").splitlines()
+                 if "pip install" in ln and re.search(r"\btorch\b", ln) and CPU_INDEX in ln]
+        if not any("-c constraints.txt" in ln or pins[0] in ln for ln in lines):
+            out.append(f"{name} has no 'pip install' line of torch from the CPU index at the pin")
+    return out
+
+
+def test_torch_is_pinned_once_in_constraints_txt_and_the_install_lines_follow_it():
+    assert torch_pin_drift() == []
+
+
+_PIN_TREE = {
+    "constraints.txt": "# the pin\ntorch==2.13.0\n",
+    "pyproject.toml": '[project]\nname = "deidlib"\ndependencies = ["torch>=2.2"]\n',
+    "Makefile": "install:\n\tpip install -c constraints.txt torch\n",
+    "environment.yml": "dependencies:\n  - pip:\n      - torch==2.13.0\n",
+    "README.md": "pip install -c constraints.txt torch --index-url https://download.pytorch.org/whl/cpu\n",
+    "docs/quickstart.md": "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu\n",
+}
+
+
+@pytest.mark.parametrize("path, text, drift", [
+    (None, None, None),
+    ("environment.yml", "dependencies:\n  - pip:\n      - torch==2.12.0\n", "environment.yml pins torch==2.12.0"),
+    ("docs/other.md", "use `pip install torch == 2.12.1`\n", "docs/other.md pins torch == 2.12.1"),
+    ("Makefile", "TORCH_SPEC ?= torch==2.13.0\ninstall:\n\tpip install $(TORCH_SPEC)\n", "Makefile does not install"),
+    ("README.md", "pip install torch==2.13.0\n", "README.md has no 'pip install' line"),
+    ("pyproject.toml", '[project]\nname = "deidlib"\ndependencies = ["torch>=2.14"]\n', "outside pyproject"),
+    ("constraints.txt", "torch==2.13.0\ntorch==2.12.0\n", "2 torch pins"),
+])
+def test_the_torch_pin_check_sees_a_second_pin(path, text, drift, tmp_path):
+    for name, body in {**_PIN_TREE, **({path: text} if path else {})}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(body)
+    found = torch_pin_drift(tmp_path)
+    assert (found == []) if drift is None else (len(found) == 1 and drift in found[0]), found
 
 
 @pytest.mark.parametrize("yml, drift", [
