@@ -1,6 +1,7 @@
 # deidlib: the two set-up commands are `make reproduce` (main job) and `make test`.
 # Both create ./.venv (python3 -m venv) and install the package if needed: torch first, at the one pin
-# of constraints.txt, then the package.
+# of constraints.txt, then the package, then the venv's "python3" Jupyter kernel spec (its kernels
+# talk over local IPC sockets, also when papermill or JupyterLab start them).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -16,7 +17,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
-	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	$(PY) -c "from deidlib.notebooks import install_kernel_spec; install_kernel_spec()"
 	touch $@
 
 install: $(VENV)/.installed
