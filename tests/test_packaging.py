@@ -9,6 +9,8 @@
   Python that ``requires-python`` admits.
 * ``constraints.txt`` holds the one torch pin: the Makefile and the README's CPU-only install
   line read it, and no install file states another.
+* ``CITATION.cff`` validates against the Citation File Format 1.2.0 schema, cites the package's
+  version, and gives the repository's address exactly when ``pyproject.toml`` does.
 """
 
 from __future__ import annotations
@@ -324,3 +326,79 @@ def test_the_environment_check_sees_a_drift(yml, drift, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "deidlib"\nrequires-python = ">=3.10"\n')
     found = environment_drift(tmp_path)
     assert (found == []) if drift is None else (len(found) == 1 and drift in found[0])
+
+
+#: the Citation File Format 1.2.0 schema (JSON Schema draft 7), a copy of
+#: https://citation-file-format.github.io/1.2.0/schema.json (CC-BY-4.0, The Citation File Format
+#: authors) as cffconvert 2.0.0 ships it; cffconvert itself needs jsonschema < 4, which the
+#: notebook stack cannot have, so the file is validated here with the jsonschema already installed
+CFF_SCHEMA = ROOT / "tests" / "data" / "cff-1.2.0.schema.json"
+
+
+def _plain(value):
+    """YAML's dates as the ISO strings CFF writes them as (PyYAML reads them as dates)."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
+
+
+def citation_problems(root: Path = ROOT) -> list[str]:
+    """How ``CITATION.cff`` fails the CFF 1.2.0 schema or disagrees with the package (empty: it
+    validates, cites the package's version, and its ``repository-code`` is pyproject's
+    ``[project.urls]`` ``Repository``, both given or neither)."""
+    import json
+
+    import jsonschema
+    import yaml
+
+    cff = _plain(yaml.safe_load((root / "CITATION.cff").read_text(encoding="utf-8")))
+    if not isinstance(cff, dict):
+        return ["CITATION.cff is not a YAML mapping"]
+    schema = json.loads(CFF_SCHEMA.read_text(encoding="utf-8"))
+    out = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+           for e in sorted(jsonschema.Draft7Validator(schema).iter_errors(cff), key=lambda e: list(map(str, e.path)))]
+    if cff.get("cff-version") != "1.2.0":
+        out.append(f"cff-version {cff.get('cff-version')!r} is not the schema's 1.2.0")
+    init = (root / "deidlib" / "__init__.py").read_text(encoding="utf-8")
+    version = re.search(r'^__version__ = "([^"]+)"', init, re.M)
+    if version and str(cff.get("version")) != version.group(1):
+        out.append(f"version {cff.get('version')!r} is not deidlib.__version__ {version.group(1)!r}")
+    urls = _pyproject(root)["project"].get("urls", {})
+    if cff.get("repository-code") != urls.get("Repository"):
+        out.append(f"repository-code {cff.get('repository-code')!r} is not pyproject's [project.urls] "
+                   f"Repository {urls.get('Repository')!r}")
+    return out
+
+
+def test_citation_cff_validates_and_agrees_with_the_package():
+    assert citation_problems() == []
+
+
+_CFF = ("cff-version: 1.2.0\nmessage: Cite it.\ntitle: deidlib\nversion: 0.2.0\n"
+        "authors:\n  - name: deidlib contributors\n")
+_URLS = '\n[project.urls]\nRepository = "https://example.org/deidlib"\n'
+
+
+@pytest.mark.parametrize("cff, urls, problem", [
+    (_CFF, "", None),
+    (_CFF + "repository-code: https://example.org/deidlib\n", _URLS, None),
+    (_CFF + "date-released: 2024-05-01\n", "", None),
+    (_CFF.replace("title: deidlib\n", ""), "", "'title' is a required property"),
+    (_CFF.replace("cff-version: 1.2.0", "cff-version: 1.1.0"), "", "not the schema's 1.2.0"),
+    (_CFF.replace("version: 0.2.0", "version: 0.1.0"), "", "deidlib.__version__"),
+    (_CFF + "repository-code: example.org/deidlib\n", "", "does not match"),
+    (_CFF + "repository-code: https://example.org/deidlib\n", "", "[project.urls]"),
+    (_CFF, _URLS, "[project.urls]"),
+    (_CFF + "licence: MIT\n", "", "Additional properties"),
+])
+def test_the_citation_check_sees_a_bad_file(cff, urls, problem, tmp_path):
+    (tmp_path / "deidlib").mkdir()
+    (tmp_path / "deidlib" / "__init__.py").write_text('__version__ = "0.2.0"\n')
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "deidlib"\n' + urls)
+    (tmp_path / "CITATION.cff").write_text(cff)
+    found = citation_problems(tmp_path)
+    assert (found == []) if problem is None else (len(found) >= 1 and any(problem in f for f in found)), found
