@@ -1,12 +1,13 @@
 # deidlib: the two set-up commands are `make reproduce` (main job) and `make test`.
-# Both create ./.venv (python3 -m venv) and install the package if needed.
+# Both create ./.venv (python3 -m venv) and install the package if needed: torch first, at the one pin
+# of constraints.txt, then the package, then the venv's "python3" Jupyter kernel spec (its kernels
+# talk over local IPC sockets, also when papermill or JupyterLab start them).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PROFILE ?= cpu
 ONLY   ?=
 JOBS   ?=
-TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?= -n 2
 
 .PHONY: install reproduce smoke test test-slow test-all test-browser figures lint docs docs-check clean
@@ -14,9 +15,9 @@ PYTEST_ARGS ?= -n 2
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -c constraints.txt torch
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
-	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	$(PY) -c "from deidlib.notebooks import install_kernel_spec; install_kernel_spec()"
 	touch $@
 
 install: $(VENV)/.installed

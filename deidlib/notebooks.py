@@ -36,6 +36,8 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser as the tomli package
     import tomli as tomllib
 
+from jupyter_client.provisioning import LocalProvisioner
+
 from .threads import env_threads, thread_env
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "inline_figures",
     "store_executed",
     "kernel_manager_class",
+    "install_kernel_spec",
     "kernel_arguments",
     "KERNEL_EXEC_LINES",
     "load_stored",
@@ -107,10 +110,54 @@ def kernel_manager_class():
         def __init__(self, **kwargs):
             kwargs.setdefault("transport", "ipc")
             if kwargs["transport"] == "ipc":  # sockets of their own: kernels started at once must not share them
-                kwargs.setdefault("ip", str(_socket_dir() / f"kernel-{uuid.uuid4().hex}"))
+                kwargs.setdefault("ip", _socket_address())
             super().__init__(**kwargs)
 
     return LocalSocketKernelManager
+
+
+def _socket_address() -> str:
+    """A fresh IPC address (the sockets are files ``<address>-<port>``) in :func:`_socket_dir`."""
+    return str(_socket_dir() / f"kernel-{uuid.uuid4().hex}")
+
+
+#: the kernel spec name the notebooks ask for (their ``kernelspec`` metadata) and
+#: :func:`install_kernel_spec` writes
+KERNEL_NAME = "python3"
+#: the entry-point name (group ``jupyter_client.kernel_provisioners`` in ``pyproject.toml``) of
+#: :class:`LocalSocketProvisioner`, named by the kernel spec :func:`install_kernel_spec` writes
+PROVISIONER_NAME = "deidlib-local-sockets"
+
+
+class LocalSocketProvisioner(LocalProvisioner):
+    """jupyter_client's local provisioner with the kernel's sockets moved from TCP on localhost to
+    local IPC files (POSIX), each kernel its own: what :func:`kernel_manager_class` does for
+    ``deidlib reproduce``, done by the kernel spec itself, so that papermill or JupyterLab run
+    on this environment's ``python3`` kernel without plaintext TCP (and without ipykernel's
+    warning about it). A manager already set to IPC is left as it is; elsewhere than POSIX
+    nothing changes."""
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        km = self.parent
+        if km is not None and os.name == "posix" and km.transport == "tcp":
+            km.cache_ports = False  # the port cache probes TCP ports; IPC ports are file names
+            km.transport = "ipc"
+            km.ip = _socket_address()
+        return await super().pre_launch(**kwargs)
+
+
+def install_kernel_spec(prefix: str | Path | None = None) -> Path:
+    """Install the Jupyter kernel spec ``python3`` of this environment into ``prefix`` (default
+    ``sys.prefix``, as ``ipykernel install --sys-prefix``): ipykernel's spec with
+    ``LocalSocketProvisioner`` as its provisioner. ``make`` runs it; return the spec's folder."""
+    from ipykernel.kernelspec import install
+
+    folder = Path(install(kernel_name=KERNEL_NAME, prefix=str(prefix if prefix is not None else sys.prefix)))
+    spec_file = folder / "kernel.json"
+    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    spec.setdefault("metadata", {})["kernel_provisioner"] = {"provisioner_name": PROVISIONER_NAME, "config": {}}
+    spec_file.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+    return folder
 
 
 @functools.lru_cache(maxsize=1)
@@ -245,7 +292,7 @@ def run_notebook(
                 str(running),
                 parameters=params,
                 cwd=str(nb_dir),
-                kernel_name="python3",
+                kernel_name=KERNEL_NAME,
                 progress_bar=progress,
                 request_save_on_cell_execute=False,
                 kernel_manager_class=kernel_manager_class(),

@@ -4,6 +4,8 @@ the figures the manifest promises; the .ipynb files are the stripped pairs of th
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import jupytext
 import papermill
@@ -334,3 +336,78 @@ def test_reproduce_keeps_the_executed_cpu_notebook_in_figures_with_its_images_as
     assert all((kept.parent / f"{f}.png").is_file() for f in entry.figures)
     notebooks.reproduce("smoke", only=[entry.study], jobs=1)  # smoke runs leave figures/ alone
     assert kept.read_text(encoding="utf-8") == text
+
+
+def _provisioner_entry_points(tmp_path):
+    """A folder for PYTHONPATH that registers pyproject's kernel provisioner entry points when the
+    installed metadata of this (editable) checkout predates them; None when they are registered."""
+    import sys
+    from importlib.metadata import entry_points
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    root = notebooks_dir().parent
+    group = "jupyter_client.kernel_provisioners"
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][group]
+    if all(entry_points(group=group, name=n) for n in declared):
+        return None
+    info = tmp_path / "entry_points" / "deidlib_checkout-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: deidlib-checkout\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{n} = {v}\n" for n, v in declared.items()))
+    return info.parent
+
+
+def _papermill_directly(tmp_path, jupyter_path, name: str):
+    """``papermill in.ipynb out.ipynb`` in a fresh process on a one-cell notebook of kernel
+    ``python3``, the kernel specs looked up in ``jupyter_path`` first: (everything it printed,
+    the executed notebook)."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    extra = _provisioner_entry_points(tmp_path / name)
+    root = str(notebooks_dir().parent)
+    env = {**os.environ, "JUPYTER_PATH": str(jupyter_path),
+           "PYTHONPATH": os.pathsep.join([root] + ([str(extra)] if extra else []))}
+    run = subprocess.run([sys.executable, "-m", "papermill", f"{name}.ipynb", f"{name}.out.ipynb"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout + run.stderr, nbformat.read(tmp_path / f"{name}.out.ipynb", as_version=4)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="IPC sockets are files on POSIX systems only")
+def test_papermill_run_directly_on_the_installed_kernel_spec_prints_no_tcp_warning(tmp_path):
+    """The kernel spec ``install_kernel_spec`` writes (what ``make`` installs into the venv) names
+    the local-socket provisioner, so a plain ``papermill`` call, with no deidlib code in the caller,
+    starts its kernel over IPC: ipykernel's "running over TCP without encryption" warning, which
+    the same call on ipykernel's own spec prints (so the check would see it), is absent."""
+    import json
+
+    from ipykernel.kernelspec import install
+
+    from deidlib.notebooks import PROVISIONER_NAME, install_kernel_spec
+
+    ours = install_kernel_spec(tmp_path / "ours")
+    spec = json.loads((ours / "kernel.json").read_text())
+    assert spec["metadata"]["kernel_provisioner"]["provisioner_name"] == PROVISIONER_NAME
+    assert ours == tmp_path / "ours" / "share" / "jupyter" / "kernels" / "python3"
+    printed, nb = _papermill_directly(tmp_path, ours.parents[1], "ours")
+    assert nb.cells[0].outputs[0]["text"] == "42\n"
+    assert "without encryption" not in printed and "[IPKernelApp] WARNING" not in printed, printed
+
+    plain = Path(install(kernel_name="python3", prefix=str(tmp_path / "plain")))
+    printed, nb = _papermill_directly(tmp_path, plain.parents[1], "plain")
+    assert nb.cells[0].outputs[0]["text"] == "42\n"
+    assert "running over TCP without encryption" in printed
+
+
+def test_make_installs_the_kernel_spec_of_install_kernel_spec():
+    recipe = (notebooks_dir().parent / "Makefile").read_text().split("$(VENV)/.installed:", 1)[1].split("\n\n", 1)[0]
+    assert "install_kernel_spec()" in recipe and "ipykernel install" not in recipe

@@ -7,6 +7,10 @@
 * Nothing imports a standard-library module newer than ``requires-python`` unguarded.
 * ``environment.yml`` installs ``-e .[dev]`` with the torch pin of ``constraints.txt`` on a
   Python that ``requires-python`` admits.
+* ``constraints.txt`` holds the one torch pin: the Makefile and the README's CPU-only install
+  line read it, and no install file states another.
+* ``CITATION.cff`` validates against the Citation File Format 1.2.0 schema, cites the package's
+  version, and gives the repository's address exactly when ``pyproject.toml`` does.
 """
 
 from __future__ import annotations
@@ -231,11 +235,83 @@ def test_environment_yml_installs_the_dev_extra_with_the_constraints_torch_pin()
     assert environment_drift() == []
 
 
-def test_the_makefile_installs_the_torch_of_constraints_txt():
-    pins = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()
+#: the PyTorch index of CPU-only builds, which the install lines outside ``make`` name
+CPU_INDEX = "--index-url https://download.pytorch.org/whl/cpu"
+#: the files whose install lines must show the CPU-only torch install
+CPU_INSTALL_DOCS = ("README.md", "docs/quickstart.md")
+_TORCH_PIN = re.compile(r"\btorch\s*(===?|~=)\s*[0-9][\w.+!*]*")
+
+
+def _install_texts(root: Path) -> dict[str, str]:
+    """The files that install or tell how to install (path relative to ``root`` -> text):
+    Makefile, environment.yml, the CI scripts and every markdown file but the changelog (history)
+    and the built site."""
+    files = [root / "Makefile", root / "environment.yml", *sorted((root / ".ci").glob("*"))]
+    files += [f for f in sorted(root.rglob("*.md")) if f.name != "CHANGELOG.md"
+              and not {"_build", ".venv", "runs", ".git", "node_modules"} & set(f.relative_to(root).parts)]
+    return {str(f.relative_to(root)): f.read_text(encoding="utf-8") for f in files if f.is_file()}
+
+
+def torch_pin_drift(root: Path = ROOT) -> list[str]:
+    """How the torch pin is stated other than once (empty: constraints.txt holds the one pin, every
+    other torch pin in an install file equals it, it admits pyproject's torch requirement, the
+    Makefile installs torch through constraints.txt, and each of :data:`CPU_INSTALL_DOCS` has a
+    ``pip install`` line of torch from the CPU index that reads the pin)."""
+    pins = [ln.strip() for ln in (root / "constraints.txt").read_text().splitlines()
             if ln.strip() and not ln.startswith("#") and Requirement(ln.strip()).name == "torch"]
-    spec = re.search(r"^TORCH_SPEC \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
-    assert spec and pins == [spec.group(1)]
+    if len(pins) != 1:
+        return [f"constraints.txt has {len(pins)} torch pins, not one"]
+    pin = Requirement(pins[0])
+    out = []
+    required = [Requirement(r) for r in _pyproject(root)["project"].get("dependencies", []) if Requirement(r).name == "torch"]
+    for version in (s.version for s in pin.specifier if s.operator in ("==", "===")):
+        if any(not r.specifier.contains(version, prereleases=True) for r in required):
+            out.append(f"the pin {pins[0]} is outside pyproject's torch requirement")
+    texts = _install_texts(root)
+    for name, text in texts.items():
+        for m in _TORCH_PIN.finditer(text):
+            if Requirement(re.sub(r"\s+", "", m.group(0))).specifier != pin.specifier:
+                out.append(f"{name} pins {m.group(0)}, constraints.txt {pins[0]}")
+    make = [ln for ln in texts.get("Makefile", "").splitlines() if "pip install" in ln and re.search(r"\btorch\b", ln)]
+    if not make or any("-c constraints.txt" not in ln for ln in make):
+        out.append("the Makefile does not install torch with -c constraints.txt")
+    for name in CPU_INSTALL_DOCS:
+        lines = [ln for ln in texts.get(name, "").splitlines()
+                 if "pip install" in ln and re.search(r"\btorch\b", ln) and CPU_INDEX in ln]
+        if not any("-c constraints.txt" in ln or pins[0] in ln for ln in lines):
+            out.append(f"{name} has no 'pip install' line of torch from the CPU index at the pin")
+    return out
+
+
+def test_torch_is_pinned_once_in_constraints_txt_and_the_install_lines_follow_it():
+    assert torch_pin_drift() == []
+
+
+_PIN_TREE = {
+    "constraints.txt": "# the pin\ntorch==2.13.0\n",
+    "pyproject.toml": '[project]\nname = "deidlib"\ndependencies = ["torch>=2.2"]\n',
+    "Makefile": "install:\n\tpip install -c constraints.txt torch\n",
+    "environment.yml": "dependencies:\n  - pip:\n      - torch==2.13.0\n",
+    "README.md": "pip install -c constraints.txt torch --index-url https://download.pytorch.org/whl/cpu\n",
+    "docs/quickstart.md": "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu\n",
+}
+
+
+@pytest.mark.parametrize("path, text, drift", [
+    (None, None, None),
+    ("environment.yml", "dependencies:\n  - pip:\n      - torch==2.12.0\n", "environment.yml pins torch==2.12.0"),
+    ("docs/other.md", "use `pip install torch == 2.12.1`\n", "docs/other.md pins torch == 2.12.1"),
+    ("Makefile", "TORCH_SPEC ?= torch==2.13.0\ninstall:\n\tpip install $(TORCH_SPEC)\n", "Makefile does not install"),
+    ("README.md", "pip install torch==2.13.0\n", "README.md has no 'pip install' line"),
+    ("pyproject.toml", '[project]\nname = "deidlib"\ndependencies = ["torch>=2.14"]\n', "outside pyproject"),
+    ("constraints.txt", "torch==2.13.0\ntorch==2.12.0\n", "2 torch pins"),
+])
+def test_the_torch_pin_check_sees_a_second_pin(path, text, drift, tmp_path):
+    for name, body in {**_PIN_TREE, **({path: text} if path else {})}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(body)
+    found = torch_pin_drift(tmp_path)
+    assert (found == []) if drift is None else (len(found) == 1 and drift in found[0]), found
 
 
 @pytest.mark.parametrize("yml, drift", [
@@ -250,3 +326,79 @@ def test_the_environment_check_sees_a_drift(yml, drift, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "deidlib"\nrequires-python = ">=3.10"\n')
     found = environment_drift(tmp_path)
     assert (found == []) if drift is None else (len(found) == 1 and drift in found[0])
+
+
+#: the Citation File Format 1.2.0 schema (JSON Schema draft 7), a copy of
+#: https://citation-file-format.github.io/1.2.0/schema.json (CC-BY-4.0, The Citation File Format
+#: authors) as cffconvert 2.0.0 ships it; cffconvert itself needs jsonschema < 4, which the
+#: notebook stack cannot have, so the file is validated here with the jsonschema already installed
+CFF_SCHEMA = ROOT / "tests" / "data" / "cff-1.2.0.schema.json"
+
+
+def _plain(value):
+    """YAML's dates as the ISO strings CFF writes them as (PyYAML reads them as dates)."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
+
+
+def citation_problems(root: Path = ROOT) -> list[str]:
+    """How ``CITATION.cff`` fails the CFF 1.2.0 schema or disagrees with the package (empty: it
+    validates, cites the package's version, and its ``repository-code`` is pyproject's
+    ``[project.urls]`` ``Repository``, both given or neither)."""
+    import json
+
+    import jsonschema
+    import yaml
+
+    cff = _plain(yaml.safe_load((root / "CITATION.cff").read_text(encoding="utf-8")))
+    if not isinstance(cff, dict):
+        return ["CITATION.cff is not a YAML mapping"]
+    schema = json.loads(CFF_SCHEMA.read_text(encoding="utf-8"))
+    out = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+           for e in sorted(jsonschema.Draft7Validator(schema).iter_errors(cff), key=lambda e: list(map(str, e.path)))]
+    if cff.get("cff-version") != "1.2.0":
+        out.append(f"cff-version {cff.get('cff-version')!r} is not the schema's 1.2.0")
+    init = (root / "deidlib" / "__init__.py").read_text(encoding="utf-8")
+    version = re.search(r'^__version__ = "([^"]+)"', init, re.M)
+    if version and str(cff.get("version")) != version.group(1):
+        out.append(f"version {cff.get('version')!r} is not deidlib.__version__ {version.group(1)!r}")
+    urls = _pyproject(root)["project"].get("urls", {})
+    if cff.get("repository-code") != urls.get("Repository"):
+        out.append(f"repository-code {cff.get('repository-code')!r} is not pyproject's [project.urls] "
+                   f"Repository {urls.get('Repository')!r}")
+    return out
+
+
+def test_citation_cff_validates_and_agrees_with_the_package():
+    assert citation_problems() == []
+
+
+_CFF = ("cff-version: 1.2.0\nmessage: Cite it.\ntitle: deidlib\nversion: 0.2.0\n"
+        "authors:\n  - name: deidlib contributors\n")
+_URLS = '\n[project.urls]\nRepository = "https://example.org/deidlib"\n'
+
+
+@pytest.mark.parametrize("cff, urls, problem", [
+    (_CFF, "", None),
+    (_CFF + "repository-code: https://example.org/deidlib\n", _URLS, None),
+    (_CFF + "date-released: 2024-05-01\n", "", None),
+    (_CFF.replace("title: deidlib\n", ""), "", "'title' is a required property"),
+    (_CFF.replace("cff-version: 1.2.0", "cff-version: 1.1.0"), "", "not the schema's 1.2.0"),
+    (_CFF.replace("version: 0.2.0", "version: 0.1.0"), "", "deidlib.__version__"),
+    (_CFF + "repository-code: example.org/deidlib\n", "", "does not match"),
+    (_CFF + "repository-code: https://example.org/deidlib\n", "", "[project.urls]"),
+    (_CFF, _URLS, "[project.urls]"),
+    (_CFF + "licence: MIT\n", "", "Additional properties"),
+])
+def test_the_citation_check_sees_a_bad_file(cff, urls, problem, tmp_path):
+    (tmp_path / "deidlib").mkdir()
+    (tmp_path / "deidlib" / "__init__.py").write_text('__version__ = "0.2.0"\n')
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "deidlib"\n' + urls)
+    (tmp_path / "CITATION.cff").write_text(cff)
+    found = citation_problems(tmp_path)
+    assert (found == []) if problem is None else (len(found) >= 1 and any(problem in f for f in found)), found
