@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "cache_dir"]
+__all__ = ["cache_dir"]
 
 #: the environment variable that overrides the folder
 ENV_VAR = "DEIDLIB_CACHE_DIR"

@@ -13,7 +13,7 @@ import sys
 
 from . import __version__
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main"]
 
 #: subcommand -> module implementing it, in the order ``--help`` lists them.
 COMMANDS: dict[str, str] = {

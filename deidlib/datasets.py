@@ -45,7 +45,7 @@ from .corpus.splits import (
 from .profiles import get_profile
 from .synthetic import DEFAULT_HETEROGENEITY, generate
 
-__all__ = ["load_corpus", "CORPORA", "SPLITS", "I2B2_2014", "synthetic_documents"]
+__all__ = ["load_corpus", "I2B2_2014", "synthetic_documents"]
 
 CORPORA = ("synthetic", "physionet", "i2b2", "mixed")
 SPLITS = ("patient", "document")

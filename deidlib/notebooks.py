@@ -38,27 +38,7 @@ else:  # Python 3.10: the same parser as the tomli package
 
 from .threads import env_threads, thread_env
 
-__all__ = [
-    "NotebookEntry",
-    "repo_root",
-    "notebooks_dir",
-    "load_manifest",
-    "run_notebook",
-    "reproduce",
-    "default_jobs",
-    "NotebookRunError",
-    "failure_message",
-    "INLINE_BACKEND",
-    "inline_figures",
-    "store_executed",
-    "kernel_manager_class",
-    "kernel_arguments",
-    "KERNEL_EXEC_LINES",
-    "load_stored",
-    "stored_notebook",
-    "stored_images",
-    "STORED_IMAGES",
-]
+__all__ = ["load_manifest", "run_notebook", "reproduce", "NotebookRunError", "load_stored", "stored_images"]
 
 #: the backend the kernels run with: every figure a notebook shows is stored in the executed
 #: notebook (and so on its documentation page), whatever ``MPLBACKEND`` the caller has set

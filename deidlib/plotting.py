@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["STYLE", "style", "savefig", "COLORS"]
+__all__ = ["style", "savefig", "COLORS"]
 
 #: the matplotlib style file of every deidlib figure (``plt.style.use(STYLE)`` adopts it globally)
 STYLE = Path(__file__).with_name("deidlib.mplstyle")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Profile", "PROFILES", "get_profile", "batch_size_for"]
+__all__ = ["get_profile", "batch_size_for"]
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ import pandas as pd
 
 from .results import Result, atomic_write_text, save_result
 
-__all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready",
-           "Claim", "verdict", "claims_table", "claims_for_profile", "UNMEASURED_PROFILES", "effect_null",
-           "verdict_counts", "VERDICTS", "flat_table", "table_value", "run_folder"]
+__all__ = [
+    "write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready", "Claim",
+    "claims_table", "claims_for_profile", "verdict_counts", "flat_table", "table_value", "run_folder",
+]
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:

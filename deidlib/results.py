@@ -20,7 +20,7 @@ from typing import Any
 
 from . import __version__
 
-__all__ = ["Result", "save_result", "load_result", "fingerprint_documents", "git_sha", "atomic_write_text"]
+__all__ = ["Result", "save_result", "fingerprint_documents", "atomic_write_text"]
 
 
 def git_sha() -> str:

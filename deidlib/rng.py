@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-__all__ = ["as_generator", "as_random", "derive_seed"]
+__all__ = ["as_generator", "derive_seed"]
 
 
 def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:

@@ -38,8 +38,7 @@ from ..corpus.labels import TaggedSentence
 from ..corpus.tokenize import Token
 from .scoring import sentence_losses
 
-__all__ = ["Canary", "pseudo_name", "make_canaries", "canary_words", "insert_canaries", "exposure",
-           "canary_exposure", "FORMATS"]
+__all__ = ["make_canaries", "canary_words", "insert_canaries", "canary_exposure"]
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "kr", "st", "tr", "sh", "th")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")

@@ -32,15 +32,7 @@ from scipy.stats import beta
 from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.dpsgd import clip_and_noise
 
-__all__ = [
-    "clopper_pearson_upper",
-    "epsilon_from_rates",
-    "epsilon_lower_bound",
-    "audit_epsilon",
-    "EpsilonAudit",
-    "audit_dp_step",
-    "raise_if_violated",
-]
+__all__ = ["audit_dp_step", "raise_if_violated"]
 
 
 def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:

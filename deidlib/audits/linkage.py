@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-__all__ = ["note_linkage", "equal_value_disclosure", "LINK_CATEGORIES"]
+__all__ = ["note_linkage", "equal_value_disclosure"]
 
 LINK_CATEGORIES = ("NAME", "LOCATION")
 

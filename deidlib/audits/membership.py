@@ -24,7 +24,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-__all__ = ["loss_scores", "logit_confidence", "lira_offline_scores", "group_scores"]
+__all__ = ["loss_scores", "lira_offline_scores", "group_scores"]
 
 
 def loss_scores(losses: Sequence[float]) -> np.ndarray:

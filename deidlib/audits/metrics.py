@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["roc_auc", "tpr_at_fpr", "attack_scores", "FPRS"]
+__all__ = ["attack_scores"]
 
 #: the false-positive rates at which TPR is reported
 FPRS = (0.01, 0.001)

@@ -43,15 +43,7 @@ from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.accounting import noise_for_epsilon
 from .epsilon import AuditVerdict
 
-__all__ = [
-    "p_value",
-    "epsilon_one_run",
-    "GradientCanaryTagger",
-    "canary_word",
-    "canary_sentence",
-    "OneRunAudit",
-    "audit_train_dp_one_run",
-]
+__all__ = ["audit_train_dp_one_run"]
 
 
 def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:

@@ -45,7 +45,7 @@ import torch
 
 from .dssgd import fraction_count
 
-__all__ = ["laplace", "dp_select_upload", "DPUpload", "UploadLedger", "SELECTION_SHARE"]
+__all__ = ["UploadLedger"]
 
 #: share ε₁/ε of an upload's budget spent on selection (Shokri & Shmatikov: 8/9)
 SELECTION_SHARE = 8.0 / 9.0

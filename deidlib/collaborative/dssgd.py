@@ -52,17 +52,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-__all__ = [
-    "flatten_parameters",
-    "load_parameters",
-    "fraction_count",
-    "select_download",
-    "apply_download",
-    "threshold_and_clip",
-    "select_upload",
-    "apply_upload",
-    "make_generator",
-]
+__all__ = ["flatten_parameters", "make_generator"]
 
 Selection = Literal["random", "largest"]
 TieBreak = Literal["random", "index"]

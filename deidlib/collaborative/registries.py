@@ -35,7 +35,7 @@ from ..corpus.locate import MEDICAL_ABSTRACTS, find_data_dir
 from ..rng import derive_seed
 from ..synthetic.generator import generate
 
-__all__ = ["LABEL_FIELDS", "Registry", "synthetic_registries", "abstract_registries", "label_counts"]
+__all__ = ["Registry", "synthetic_registries", "abstract_registries", "label_counts"]
 
 #: metadata keys of a pathology report that can serve as the class label.
 LABEL_FIELDS = ("subsite", "primary_site")

@@ -89,22 +89,8 @@ from ..rng import derive_seed
 from .registries import Registry
 
 __all__ = [
-    "ADVERSARIES",
-    "SHARED_PREFIXES",
-    "CNNConfig",
-    "RegistryTraining",
-    "UploadRecord",
-    "SharedPrivateCNN",
-    "SharedPrivateRun",
-    "encode",
-    "difference_loss",
-    "shared_state",
-    "predict",
-    "train_classifier",
-    "train_single_registry",
-    "train_centralized",
-    "train_shared_private",
-    "shared_features",
+    "ADVERSARIES", "SHARED_PREFIXES", "CNNConfig", "RegistryTraining", "encode", "predict",
+    "train_single_registry", "train_centralized", "train_shared_private", "shared_features",
 ]
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from ..numwords import number_words
 from .document import Document, Span
 
-__all__ = ["GUIDELINES", "FACILITY_WORDS", "WEEKDAYS", "keeps_span", "trim_span", "align_spans", "age_value"]
+__all__ = ["GUIDELINES", "align_spans"]
 
 #: guideline -> (TYPEs dropped outright, whether ages <= 89 are dropped)
 GUIDELINES: dict[str, tuple[frozenset[str], bool]] = {

@@ -74,16 +74,7 @@ from ..results import atomic_write_text
 from .document import CorpusError, Document, Span
 from .phi import CATEGORIES, UnknownPHITypeError
 
-__all__ = [
-    "parse_i2b2",
-    "read_i2b2_xml",
-    "read_i2b2_dir",
-    "xml_files",
-    "to_i2b2_xml",
-    "write_i2b2_xml",
-    "write_i2b2_dir",
-    "UnknownTagError",
-]
+__all__ = ["read_i2b2_xml", "read_i2b2_dir", "xml_files", "to_i2b2_xml", "write_i2b2_dir"]
 
 
 class UnknownTagError(CorpusError, UnknownPHITypeError):

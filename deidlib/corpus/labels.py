@@ -37,21 +37,8 @@ from .phi import CATEGORIES, FESTAG_TYPES, TYPE_TO_CATEGORY
 from .tokenize import Token, document_sentences
 
 __all__ = [
-    "LABEL_SCHEMES",
-    "ENCODINGS",
-    "DEFAULT_SUBTYPE",
-    "span_label",
-    "scheme_labels",
-    "tag_set",
-    "encode_tags",
-    "decode_tags",
-    "TaggedSentence",
-    "tagged_sentences",
-    "downsample_negatives",
-    "thin_negatives",
-    "sentence_coin",
-    "keyed_subsample",
-    "spans_from_predictions",
+    "span_label", "scheme_labels", "tag_set", "TaggedSentence", "tagged_sentences", "downsample_negatives",
+    "thin_negatives", "keyed_subsample", "spans_from_predictions",
 ]
 
 LABEL_SCHEMES: tuple[str, ...] = ("i2b2", "category", "binary")

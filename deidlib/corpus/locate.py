@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["find_data_dir", "parent_search_enabled", "SEARCH_ENV", "PHYSIONET_DEID", "MEDICAL_ABSTRACTS", "CMS_HOSPITALS", "EUROSTAT_HEALTHCARE"]
+__all__ = ["find_data_dir", "PHYSIONET_DEID", "MEDICAL_ABSTRACTS", "EUROSTAT_HEALTHCARE"]
 
 PHYSIONET_DEID = "physionet_deid_1.1"
 MEDICAL_ABSTRACTS = "medical_abstracts_tc"

@@ -72,8 +72,7 @@ from collections.abc import Iterable, Sequence
 
 from .document import Span
 
-__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "LABEL_WORDS", "pattern_spans", "merge_spans", "drop_measurements",
-           "drop_generic_places", "trim_label_words"]
+__all__ = ["pattern_spans", "merge_spans", "drop_measurements", "drop_generic_places", "trim_label_words"]
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")

@@ -7,15 +7,7 @@ annotation guidelines; the festag paper's Table 1 lists the 28 subtypes it uses
 
 from __future__ import annotations
 
-__all__ = [
-    "CATEGORIES",
-    "TYPE_TO_CATEGORY",
-    "ALL_TYPES",
-    "FESTAG_TYPES",
-    "HIPAA_TYPES",
-    "category_of",
-    "UnknownPHITypeError",
-]
+__all__ = ["CATEGORIES", "TYPE_TO_CATEGORY", "HIPAA_TYPES"]
 
 #: XML tag (category) -> allowed TYPE attribute values, in i2b2 order.
 CATEGORIES: dict[str, tuple[str, ...]] = {

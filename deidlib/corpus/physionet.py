@@ -55,7 +55,7 @@ from pathlib import Path
 from .document import CorpusError, Document, Span
 from .phi import category_of
 
-__all__ = ["read_physionet", "count_overlaps", "PHYSIONET_TYPE_MAP", "PHYSIONET_FILES"]
+__all__ = ["read_physionet"]
 
 PHYSIONET_TYPE_MAP: dict[str, str] = {
     "HCPName": "DOCTOR",

@@ -27,15 +27,8 @@ from ..rng import as_generator
 from .document import CorpusError, Document
 
 __all__ = [
-    "CorpusSplits",
-    "THESIS_NURSING_FRACTIONS",
-    "split_counts",
-    "split_by_patient",
-    "split_by_document",
-    "partition_by_patient",
-    "subsample",
-    "read_split_dirs",
-    "write_split_dirs",
+    "CorpusSplits", "THESIS_NURSING_FRACTIONS", "split_by_patient", "split_by_document",
+    "partition_by_patient", "subsample", "read_split_dirs",
 ]
 
 PARTS = ("train", "dev", "test")

@@ -42,14 +42,7 @@ from typing import NamedTuple
 
 import regex
 
-__all__ = [
-    "Token",
-    "TOKENIZER_MODES",
-    "tokenize",
-    "split_sentences",
-    "document_sentences",
-    "split_at_offsets",
-]
+__all__ = ["Token", "tokenize", "document_sentences"]
 
 
 class Token(NamedTuple):

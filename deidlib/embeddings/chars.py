@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-__all__ = ["N_CHAR_IDS", "char_id", "char_ids", "CASINGS", "casing", "casing_id"]
+__all__ = ["N_CHAR_IDS", "char_ids", "CASINGS", "casing_id"]
 
 #: ids 1..128 plus padding 0
 N_CHAR_IDS = 129

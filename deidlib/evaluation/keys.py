@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from ..corpus.document import Span
 from ..corpus.phi import HIPAA_TYPES
 
-__all__ = ["TOKEN_RE", "strict_keys", "token_keys", "hipaa_filter", "relaxed_counts", "is_hipaa"]
+__all__ = ["TOKEN_RE", "token_keys", "hipaa_filter"]
 
 TOKEN_RE = re.compile(r"[a-zA-Z0-9]+")
 

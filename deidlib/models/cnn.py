@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["WORD_RE", "hashed_ids", "pad_ids", "MultiWindowEncoder", "MultiWindowCNN"]
+__all__ = ["hashed_ids", "pad_ids", "MultiWindowEncoder", "MultiWindowCNN"]
 
 #: words for hashing: runs of letters/digits (lower-cased by :func:`hashed_ids`).
 WORD_RE = re.compile(r"[A-Za-z]+|\d+")

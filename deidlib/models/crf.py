@@ -28,7 +28,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["CRF", "allowed_transitions"]
+__all__ = ["CRF"]
 
 #: score of a disallowed transition (finite: keeps logsumexp and its gradient free of NaN)
 DISALLOWED = -1e4

@@ -62,8 +62,7 @@ from .layers import RNNStack, TokenEncoder
 from .protocol import Batch
 from .taggers import BaseTagger, register_kind
 
-__all__ = ["EncoderTagger", "EncoderVectorCache", "clear_encoder_caches", "cached_bytes", "length_groups",
-           "DEFAULT_CACHE_BYTES"]
+__all__ = []
 
 #: the default bound of all frozen encoders' cached word vectors together, in bytes (about
 #: 3 GB: the training sentences of every study fit; ``deidlib deidentify`` runs with a far

@@ -38,7 +38,7 @@ from collections.abc import Callable
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-__all__ = ["count_flops", "matmul_gflops", "CUSTOM"]
+__all__ = ["count_flops"]
 
 
 def _lstm_layer(input_shape, w_ih_shape, w_hh_shape, *args, out_shape=None, **kwargs) -> int:

@@ -16,8 +16,7 @@ from ..embeddings.chars import CASINGS, N_CHAR_IDS
 from .features import UNK
 from .protocol import Batch
 
-__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn",
-           "run_rnn_padded", "length_groups", "char_group_costs", "grouped_final_states", "packed_rnns", "Dropout"]
+__all__ = ["RNNStack", "run_rnn", "run_rnn_padded"]
 
 
 def _reversal_index(lengths: torch.Tensor, total: int) -> torch.Tensor:

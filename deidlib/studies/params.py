@@ -24,7 +24,7 @@ import typing
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["StudyParams", "profiles", "type_fits"]
+__all__ = ["StudyParams", "profiles"]
 
 P = TypeVar("P", bound="StudyParams")
 

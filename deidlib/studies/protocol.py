@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["STUDY_FILES", "StudyResults"]
+__all__ = ["StudyResults"]
 
 #: the modules every study package holds
 STUDY_FILES = ("params.py", "run.py", "tables.py", "figures.py", "claims.py")

@@ -28,8 +28,7 @@ from ..rng import derive_seed
 from .phi_forms import format_phone, random_id, site_id, site_phone
 from .vocab import DIAGNOSES, HARD_FIRST_NAMES, HARD_LAST_NAMES, PRIMARY_SITES, PROFESSIONS_EN
 
-__all__ = ["SitePools", "Doctor", "Patient", "build_site_pools", "styled_pools", "make_patient", "faker_for", "wide_names",
-           "WIDE_NAME_LOCALES"]
+__all__ = []
 
 _FAKERS: dict[str, object] = {}
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..corpus.document import Document, Span
 
-__all__ = ["KEYBOARD_NEIGHBOURS", "OPERATIONS", "misspell_word", "misspell_document", "misspell_documents"]
+__all__ = ["misspell_documents"]
 
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 

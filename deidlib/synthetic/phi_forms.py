@@ -13,28 +13,7 @@ import random
 
 from ..numwords import number_words
 
-__all__ = [
-    "DATE_FORMATS",
-    "PARTIAL_DATE_FORMATS",
-    "format_date",
-    "format_age",
-    "age_words",
-    "format_name",
-    "NAME_FORMS",
-    "format_phone",
-    "PHONE_FORMATS",
-    "random_id",
-    "site_phone",
-    "site_id",
-    "ID_SHAPES",
-    "month_names",
-    "ordinal",
-    "ipv6_address",
-    "dash_grouped_id",
-    "device_serial",
-    "staff_user",
-    "dictation_initials",
-]
+__all__ = []
 
 _MONTHS = {
     "en": ["January", "February", "March", "April", "May", "June", "July", "August", "September",

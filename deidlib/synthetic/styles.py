@@ -49,8 +49,7 @@ from dataclasses import dataclass, field, replace
 
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["SiteStyle", "ARCHETYPES", "SITE_DATE_FORMATS", "SITE_PHONE_FORMATS", "SITE_ID_SHAPES",
-           "SITE_HOSPITAL_SUFFIXES", "SITE_VOCAB", "HEADERS", "KV_SEPS", "DEFAULT_HETEROGENEITY", "check_heterogeneity", "site_style", "site_names", "NOTE_TYPES", "GUIDELINE_NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
+__all__ = ["DEFAULT_HETEROGENEITY"]
 
 NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report", "icu_nursing_note")
 #: note types in no site's default mix, added by ``generate(extra_note_types=...)``

@@ -12,24 +12,7 @@ learnable but not trivial).
 
 from __future__ import annotations
 
-__all__ = [
-    "DIAGNOSES",
-    "DIAGNOSIS_LABELS",
-    "COMMON_MEDS",
-    "LABS",
-    "VITALS",
-    "EPONYMS",
-    "EPONYM_DISEASES",
-    "EPONYM_OTHER",
-    "NON_PHI_PLACE_TERMS",
-    "PRIMARY_SITES",
-    "HARD_LAST_NAMES",
-    "HARD_FIRST_NAMES",
-    "PROFESSIONS_EN",
-    "NURSING_OBS",
-    "ABBREVIATIONS",
-    "SPELLING_TARGETS",
-]
+__all__ = []
 
 # A medication: (name, doses, route, frequencies)
 _M = tuple

@@ -20,7 +20,7 @@ from ..models import PRESETS, Featurizer, build_featurizer, build_tagger
 from ..models.presets import encoder_of
 from .trainer import History, train
 
-__all__ = ["TaggerInputs", "VECTOR_KEYS", "build_inputs", "word_embeddings", "fit_tagger", "prepare_tagger"]
+__all__ = ["build_inputs", "word_embeddings", "fit_tagger", "prepare_tagger"]
 
 #: what word2vec/fastText vectors are trained on: ``"normalized"`` — the featurizer's word
 #: keys (lowercased, digits → 0: the tokens the vocabulary holds); ``"raw"`` — the tokens as

@@ -9,7 +9,7 @@ import torch
 
 from ..models.protocol import Batch
 
-__all__ = ["make_optimizer", "InverseTimeLR", "lr_schedule", "step", "train_epoch", "OPTIMIZERS"]
+__all__ = ["make_optimizer"]
 
 OPTIMIZERS = ("sgd", "adam", "nadam")
 

@@ -15,8 +15,8 @@ from ..evaluation import binary_token_prf
 from .precision import mixed_precision
 
 __all__ = [
-    "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK",
-    "operating_points", "threshold_for_recall", "THRESHOLD_GRID", "choose_threshold", "refine_threshold",
+    "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "operating_points",
+    "THRESHOLD_GRID", "choose_threshold",
 ]
 
 #: PHI-marginal thresholds tried on a dev split when a threshold is chosen for a target recall

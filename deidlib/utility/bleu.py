@@ -17,7 +17,7 @@ from nltk.translate.bleu_score import corpus_bleu
 
 from deidlib.corpus.tokenize import tokenize
 
-__all__ = ["WEIGHTS", "bleu_scores"]
+__all__ = ["bleu_scores"]
 
 #: cumulative uniform weights for BLEU-1, BLEU-2, BLEU-3
 WEIGHTS = {1: (1.0,), 2: (0.5, 0.5), 3: (1 / 3, 1 / 3, 1 / 3)}

@@ -24,7 +24,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedGroupKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 
-__all__ = ["top_classes", "restrict", "make_classifier", "classify"]
+__all__ = ["top_classes", "restrict", "classify"]
 
 
 def top_classes(labels: Sequence, n: int) -> list:

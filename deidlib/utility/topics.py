@@ -33,7 +33,7 @@ from scipy.optimize import linear_sum_assignment
 
 from deidlib.corpus.tokenize import tokenize
 
-__all__ = ["preprocess", "fit_topics", "choose_num_topics", "topic_overlap", "TopicOverlap"]
+__all__ = ["fit_topics", "choose_num_topics", "topic_overlap"]
 
 
 def preprocess(text: str) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from deidlib.corpus import Document, Span
 
-__all__ = ["merge_regions", "replace_spans", "remove", "mask", "apply", "MASK_FORMATS"]
+__all__ = ["merge_regions", "remove", "mask"]
 
 #: mask styles: "bracket" -> "[NAME]", "i2b2" -> "[**Name**]" (thesis Fig. 2.1b)
 MASK_FORMATS = {"bracket": "[{CAT}]", "i2b2": "[**{Cat}**]"}

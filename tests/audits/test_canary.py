@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from deidlib.audits import canary_exposure, canary_words, exposure, insert_canaries, make_canaries
+from deidlib.audits import canary_exposure, canary_words, insert_canaries, make_canaries
+from deidlib.audits.canary import exposure
 from deidlib.studies import audits as au
 from deidlib.studies.audits.data import _featurizer
 

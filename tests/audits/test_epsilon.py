@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 
 import deidlib.privacy.dpsgd as dpsgd
-from deidlib.audits import audit_dp_step, audit_epsilon, clopper_pearson_upper, epsilon_lower_bound
-from deidlib.audits.epsilon import epsilon_from_rates
+from deidlib.audits import audit_dp_step
+from deidlib.audits.epsilon import (
+    audit_epsilon,
+    clopper_pearson_upper,
+    epsilon_from_rates,
+    epsilon_lower_bound,
+)
 
 
 def test_clopper_pearson_closed_forms():

@@ -1,14 +1,8 @@
 import numpy as np
 import pytest
 
-from deidlib.audits import (
-    attack_scores,
-    group_scores,
-    lira_offline_scores,
-    logit_confidence,
-    loss_scores,
-    sentence_losses,
-)
+from deidlib.audits import attack_scores, group_scores, lira_offline_scores, loss_scores, sentence_losses
+from deidlib.audits.membership import logit_confidence
 from deidlib.studies import audits as au
 from deidlib.studies.audits.data import _featurizer, _half
 

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from deidlib.audits import attack_scores, roc_auc, tpr_at_fpr
+from deidlib.audits import attack_scores
+from deidlib.audits.metrics import roc_auc, tpr_at_fpr
 
 
 def test_auc_and_tpr_of_separated_and_identical_scores():

@@ -7,8 +7,9 @@ import math
 import pytest
 import torch
 
-from deidlib.collaborative import UploadLedger, dp_select_upload, fraction_count, make_generator
-from deidlib.collaborative.dp_upload import SELECTION_SHARE, laplace
+from deidlib.collaborative import UploadLedger, make_generator
+from deidlib.collaborative.dp_upload import SELECTION_SHARE, dp_select_upload, laplace
+from deidlib.collaborative.dssgd import fraction_count
 
 
 def test_laplace_moments():

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from deidlib.collaborative import (
+from deidlib.collaborative import make_generator
+from deidlib.collaborative.dssgd import (
     apply_download,
     apply_upload,
     fraction_count,
-    make_generator,
     select_download,
     select_upload,
     threshold_and_clip,

@@ -15,18 +15,16 @@ from collab_tiny import tiny_accuracy, tiny_data, tiny_factory, tiny_trainer
 
 pytest.importorskip("flwr")
 
-from deidlib.collaborative import (  # noqa: E402
-    DSSGD,
-    DSSGDConfig,
-    ParameterServer,
-    RoundRobin,
-    fraction_count,
-    make_sites,
-    simulate,
-)
-from deidlib.collaborative.flower import FedAvg, LoopbackGrid, Plan, flower_simulate, run_server  # noqa: E402
+from deidlib.collaborative import DSSGD, DSSGDConfig, ParameterServer, RoundRobin, make_sites, simulate
+from deidlib.collaborative.dssgd import fraction_count
+from deidlib.collaborative.flower import flower_simulate
 from deidlib.collaborative.flower.client_app import SiteSpec, make_client_app  # noqa: E402
-from deidlib.collaborative.flower.engine import _task_identity  # noqa: E402
+from deidlib.collaborative.flower.engine import (
+    FedAvg,
+    LoopbackGrid,
+    _task_identity,  # noqa: E402
+)
+from deidlib.collaborative.flower.server_app import Plan, run_server  # noqa: E402
 from deidlib.rng import derive_seed  # noqa: E402
 
 EVAL = tiny_accuracy(tiny_data(40, seed=99))

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from deidlib.corpus import FESTAG_TYPES, Document, Span
+from deidlib.corpus import Document, Span
 from deidlib.corpus.labels import (
     decode_tags,
     downsample_negatives,
@@ -15,6 +15,7 @@ from deidlib.corpus.labels import (
     tagged_sentences,
     thin_negatives,
 )
+from deidlib.corpus.phi import FESTAG_TYPES
 from deidlib.corpus.tokenize import tokenize
 
 TEXT = "Dr. John Smith saw Smith on 12/02/2020 at Mass General; room 4B."

@@ -65,7 +65,7 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
     ``target_recall``) applied to the model on the synthetic dev split, aligned as the training notes."""
     from deidlib import datasets
     from deidlib.corpus.conventions import align_spans
-    from deidlib.synthetic import GUIDELINE_NOTE_TYPES
+    from deidlib.synthetic.generator import GUIDELINE_NOTE_TYPES
     from deidlib.training import choose_threshold, load_tagger
 
     seen = []

@@ -8,17 +8,10 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from deidlib.corpus import ALL_TYPES, FESTAG_TYPES
-from deidlib.synthetic import (
-    DIAGNOSIS_LABELS,
-    EPONYMS,
-    NOTE_TYPES,
-    PRIMARY_SITES,
-    generate,
-    generate_iter,
-    site_names,
-)
-from deidlib.synthetic.vocab import HARD_FIRST_NAMES, HARD_LAST_NAMES
+from deidlib.corpus.phi import ALL_TYPES, FESTAG_TYPES
+from deidlib.synthetic import generate, generate_iter
+from deidlib.synthetic.generator import DIAGNOSIS_LABELS, NOTE_TYPES, site_names
+from deidlib.synthetic.vocab import EPONYMS, HARD_FIRST_NAMES, HARD_LAST_NAMES, PRIMARY_SITES
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ from collections import Counter
 import pytest
 
 from deidlib.corpus.labels import tagged_sentences
-from deidlib.synthetic import NOTE_TYPES, generate
+from deidlib.synthetic import generate
+from deidlib.synthetic.generator import NOTE_TYPES
 from deidlib.synthetic.icu_vocab import OPENINGS, PHI_PHRASES, PLAN, SYSTEM_PHRASES
 from deidlib.synthetic.notes import icu
 from deidlib.synthetic.styles import ARCHETYPES

@@ -46,8 +46,7 @@ from ..strategies import DSSGDConfig
 from .client_app import SiteSpec, make_client_app
 from .server_app import Plan, run_server
 
-__all__ = ["server_app", "client_app", "demo_model", "demo_partition", "demo_test_set", "demo_evaluator",
-           "plan_from_config"]
+__all__ = []
 
 FEATURES, CLASSES, HIDDEN = 6, 3, 8
 

@@ -27,7 +27,7 @@ from ..strategies import DSSGD, CollaborativeHistory, RoundRobin, Strategy
 from .client_app import SiteSpec, make_client_app
 from .server_app import Plan, run_server
 
-__all__ = ["LoopbackGrid", "FedAvg", "flower_simulate", "plan_for"]
+__all__ = ["flower_simulate"]
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from flwr.app import Array, ArrayRecord, RecordDict
 
-__all__ = ["to_array", "from_array", "array_record", "count_arrays"]
+__all__ = []
 
 
 def to_array(t: torch.Tensor) -> Array:

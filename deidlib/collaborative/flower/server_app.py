@@ -46,7 +46,7 @@ from ..server import ParameterServer
 from ..strategies import CollaborativeHistory, DSSGDConfig, dssgd_generator, dssgd_order, epoch_seed
 from .records import array_record, count_arrays, from_array
 
-__all__ = ["Plan", "RecordingGrid", "run_server", "STRATEGIES"]
+__all__ = []
 
 STRATEGIES = ("round_robin", "dssgd", "fedavg")
 

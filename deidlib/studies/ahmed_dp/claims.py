@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...reporting import Claim, claims_table, flat_table
 
-__all__ = ["THESIS_TABLE_5_3", "THESIS_SAT_I2B2_F1", "THESIS_POINTS", "paper_vs_ours"]
+__all__ = ["paper_vs_ours"]
 
 NAN = math.nan
 _flat = flat_table

@@ -13,7 +13,7 @@ from ...training import prepare_tagger, train
 from .members import _prf, _recipe, train_member
 from .params import ENCODING, SCHEME, DPParams
 
-__all__ = ["privacy_utility_curve", "recipe_curves", "SAT_ROLES", "sat_dp_cost"]
+__all__ = []
 
 
 def privacy_utility_curve(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):

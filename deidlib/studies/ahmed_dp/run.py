@@ -21,7 +21,7 @@ from .members import _published_member
 from .params import DPParams
 from .tables import epsilon_table, fine_tuning_table, scenario_tables, thesis_sequence_table
 
-__all__ = ["DPStudyResults", "run_study", "results_json"]
+__all__ = ["DPStudyResults", "run_study"]
 
 
 @dataclass

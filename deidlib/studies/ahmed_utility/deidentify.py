@@ -25,7 +25,7 @@ from ...training import prepare_tagger, train
 from ...utility.transforms import mask, merge_regions, remove
 from .params import ENCODING, SCHEME, SOURCES, UtilityParams
 
-__all__ = ["train_taggers", "pseudonymize_text", "make_transforms", "deidentify", "source_scores"]
+__all__ = []
 
 
 def train_taggers(train_docs: Sequence[Document], params: UtilityParams, *, seed: int = 0, device="cpu",

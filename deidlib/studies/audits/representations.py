@@ -11,7 +11,7 @@ import pandas as pd
 
 from .params import AuditParams, alawad_params, friedrich_params
 
-__all__ = ["representation_rows", "SHARED_APPROACHES", "shared_layer_rows"]
+__all__ = []
 
 
 def representation_rows(params: AuditParams, *, seed: int = 0) -> list[dict[str, Any]]:

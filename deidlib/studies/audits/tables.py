@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["UTILITY", "ALAWAD_UTILITY", "seed_table", "frontier_table"]
+__all__ = []
 
 
 def _part(res: Any, name: str) -> list[dict[str, Any]]:

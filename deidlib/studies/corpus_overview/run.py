@@ -17,7 +17,7 @@ from ..protocol import StudyResults
 from .params import CorpusOverviewParams
 from .sites import cross_site_matrix
 
-__all__ = ["CorpusOverviewResults", "default_levels", "run_study"]
+__all__ = ["CorpusOverviewResults", "run_study"]
 
 
 @dataclass

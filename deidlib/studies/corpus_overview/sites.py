@@ -24,7 +24,7 @@ from ...corpus.splits import CorpusSplits
 from ...evaluation import binary_token_prf
 from .params import TAGGER
 
-__all__ = ["by_site", "cross_site_matrix", "documents_sites"]
+__all__ = []
 
 
 def by_site(splits: CorpusSplits) -> dict[str, CorpusSplits]:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...reporting import Claim, claims_table
 
-__all__ = ["PAPER_TABLE3", "paper_table3", "paper_mean", "paper_spread", "paper_vs_ours"]
+__all__ = ["PAPER_TABLE3", "paper_table3", "paper_vs_ours"]
 
 #: Table 3: test F1 after 200 epochs, min / mean / max over the workers (C, D); A and B are one
 #: model each, the paper gives only their score

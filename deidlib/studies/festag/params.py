@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from ...collaborative import TAGGER_LOSSES
 from ..params import StudyParams, profiles
 
-__all__ = ["EXPERIMENTS", "SITE_SPLITS", "SCHEME", "ENCODING", "FestagParams", "PROFILE_PARAMS", "params_for"]
+__all__ = ["params_for"]
 
 EXPERIMENTS = ("A", "B", "C_0.1", "C_0.5", "D")
 SITE_SPLITS = ("auto", "documents", "random")

@@ -18,7 +18,7 @@ from ...training.stopping import select_epoch
 from .data import dev_key
 from .params import FestagParams
 
-__all__ = ["curves", "selection", "table3", "stability", "theta_table", "heterogeneity_of", "heterogeneity_table"]
+__all__ = ["selection", "table3", "stability", "theta_table", "heterogeneity_table"]
 
 
 def curves(results: Mapping[str, Any]):

@@ -15,7 +15,7 @@ from ...training import choose_threshold, fit_tagger, operating_points
 from ..protocol import StudyResults
 from .params import THRESHOLDS, OperatingPointParams
 
-__all__ = ["OperatingPointResults", "run_study", "peer_points", "default_model_curve"]
+__all__ = ["OperatingPointResults", "run_study"]
 
 
 @dataclass

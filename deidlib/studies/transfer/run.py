@@ -33,7 +33,7 @@ from ...training import (
 from ..protocol import StudyResults
 from .params import REAL_CORPORA, TransferParams
 
-__all__ = ["TransferResults", "run_study", "upper_case_notes", "THRESHOLD_GRID"]
+__all__ = ["TransferResults", "run_study"]
 
 
 @dataclass

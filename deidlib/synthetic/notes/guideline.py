@@ -35,7 +35,7 @@ from .context import NoteContext
 from .slots import SLOTS, render_many
 from .templates import COURSE, HPI_MORE, PMH
 
-__all__ = ["GUIDELINE_RENDERERS", "render_dictated_discharge", "render_emergency_visit"]
+__all__ = []
 
 _CREDENTIALS = ("M.D.", "MD", "M.D., Ph.D.", "D.O.", "NP", "PA-C")
 _DEVICES = ("pacemaker", "ICD", "insulin pump", "LVAD", "neurostimulator", "infusion pump", "CPAP machine")

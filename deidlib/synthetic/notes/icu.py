@@ -48,7 +48,7 @@ from ..icu_vocab import (
 from ..identities import wide_names
 from .context import NoteContext, _misspell
 
-__all__ = ["render_icu_nursing", "ICU_CASING", "icu_casing", "icu_value"]
+__all__ = []
 
 #: casing of ICU nursing notes (whole note) when sites write alike (heterogeneity 0)
 ICU_CASING: dict[str, float] = {"upper": 0.3, "lower": 0.45, "normal": 0.25}

@@ -34,7 +34,7 @@ from .templates import (
     SOCIAL,
 )
 
-__all__ = ["RENDERERS", "render_note", "contact_block"]
+__all__ = []
 
 
 def _slot(ctx: NoteContext, name: str) -> None:

@@ -14,7 +14,7 @@ import re
 
 from ..vocab import ABBREVIATIONS
 
-__all__ = ["compile_template", "HPI_OPEN", "HPI_MORE", "PMH", "PSH", "SOCIAL", "FAMILY", "COURSE", "PN_SUBJ", "PN_AP", "NURSE", "FOLLOWUP", "CONTACT", "ALLERGIES", "EXAM_LINES", "DISPO", "HOLIDAYS_EN", "HOLIDAYS_FR"]
+__all__ = []
 
 
 _SLOT_RE = re.compile(r"\{(\w+)\}")
