@@ -21,7 +21,7 @@ def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def as_random(seed: int | random.Random | None) -> random.Random:
+def _as_random(seed: int | random.Random | None) -> random.Random:
     """A stdlib :class:`random.Random` from a seed, or the instance itself."""
     if isinstance(seed, random.Random):
         return seed

@@ -51,7 +51,7 @@ FORMATS: tuple[tuple[tuple[str, ...], int], ...] = (
 )
 
 
-def pseudo_name(rng: np.random.Generator) -> str:
+def _pseudo_name(rng: np.random.Generator) -> str:
     """A random capitalised three-syllable name (140³ ≈ 2.7·10⁶ possible)."""
     s = "".join(_ONSETS[rng.integers(len(_ONSETS))] + _VOWELS[rng.integers(len(_VOWELS))] for _ in range(3))
     return s.capitalize()
@@ -91,7 +91,7 @@ def make_canaries(copies: Sequence[int], per_setting: int, n_candidates: int, se
         for _ in range(per_setting):
             names: list[str] = []
             while len(names) < n_candidates:
-                n = pseudo_name(rng)
+                n = _pseudo_name(rng)
                 if n not in used:
                     used.add(n)
                     names.append(n)

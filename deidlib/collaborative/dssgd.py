@@ -136,7 +136,7 @@ def select_download(
     return chosen
 
 
-def apply_download(local: torch.Tensor, global_: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+def _apply_download(local: torch.Tensor, global_: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     """A copy of ``local`` with the entries at ``indices`` replaced by the global values."""
     if local.shape != global_.shape:
         raise ValueError(f"local {tuple(local.shape)} and global {tuple(global_.shape)} parameter vectors differ in shape")

@@ -347,7 +347,7 @@ class LocalOnly(Strategy):
         return hist
 
 
-STRATEGIES: dict[str, type[Strategy]] = {
+_STRATEGIES: dict[str, type[Strategy]] = {
     "centralized": Centralized,
     "round_robin": RoundRobin,
     "dssgd": DSSGD,

@@ -43,11 +43,11 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 TYPE_TO_CATEGORY: dict[str, str] = {t: c for c, ts in CATEGORIES.items() for t in ts}
-ALL_TYPES: tuple[str, ...] = tuple(TYPE_TO_CATEGORY)
+_ALL_TYPES: tuple[str, ...] = tuple(TYPE_TO_CATEGORY)
 
 #: The 28 subtypes of festag Table 1 (29 classes with non-PHI).
 FESTAG_TYPES: tuple[str, ...] = tuple(
-    t for t in ALL_TYPES if t not in ("ROOM", "DEPARTMENT", "OTHER")
+    t for t in _ALL_TYPES if t not in ("ROOM", "DEPARTMENT", "OTHER")
 )
 
 #: (category, TYPE) pairs that the official i2b2 2014 script counts as HIPAA PHI.
@@ -70,5 +70,5 @@ def category_of(subtype: str) -> str:
         return TYPE_TO_CATEGORY[subtype]
     except KeyError:
         raise UnknownPHITypeError(
-            f"unknown PHI TYPE {subtype!r}; expected one of {', '.join(ALL_TYPES)}"
+            f"unknown PHI TYPE {subtype!r}; expected one of {', '.join(_ALL_TYPES)}"
         ) from None

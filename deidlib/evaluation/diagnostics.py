@@ -30,7 +30,7 @@ from .scorer import prf
 
 __all__ = ["token_kind", "error_tokens", "grouped_token_counts"]
 
-TOKEN_KINDS = ("time", "date-like", "measurement", "number", "abbreviation", "upper-case word",
+_TOKEN_KINDS = ("time", "date-like", "measurement", "number", "abbreviation", "upper-case word",
                "capitalised word", "lower-case word", "other")
 
 _HOLDER = re.compile(r"[^\s,;()\[\]\"]+")

@@ -34,14 +34,14 @@ TOKEN_RE = re.compile(r"[a-zA-Z0-9]+")
 Key = tuple
 
 
-def is_hipaa(span: Span, idnum_bug: bool = True) -> bool:
+def _is_hipaa(span: Span, idnum_bug: bool = True) -> bool:
     if idnum_bug and span.subtype == "IDNUM":
         return False
     return (span.category, span.subtype) in HIPAA_TYPES
 
 
 def hipaa_filter(spans: Iterable[Span], idnum_bug: bool = True) -> list[Span]:
-    return [s for s in spans if is_hipaa(s, idnum_bug)]
+    return [s for s in spans if _is_hipaa(s, idnum_bug)]
 
 
 def strict_keys(spans: Iterable[Span], binary: bool = False) -> set[Key]:

@@ -53,7 +53,7 @@ DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
 }
 
 #: the tagger kinds, in preset order
-KINDS: tuple[str, ...] = tuple(PRESETS)
+_KINDS: tuple[str, ...] = tuple(PRESETS)
 
 
 def check_kind(kind: str) -> str:

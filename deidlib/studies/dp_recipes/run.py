@@ -26,7 +26,7 @@ from .params import ENCODING, RECIPES, SCHEME, DpRecipesParams, Recipe, with_ove
 
 __all__ = [
     "DpRecipesResults", "build_recipe_tagger", "pretrain_public", "train_recipe", "recipe_curve",
-    "restrict_to_recipe",
+    "restrict_to_recipe", "run_study",
 ]
 
 

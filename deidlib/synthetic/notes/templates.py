@@ -28,7 +28,7 @@ def _abbreviate(s: str) -> str:
     return s
 
 
-def compile_template(src: str) -> tuple[tuple, tuple]:
+def _compile_template(src: str) -> tuple[tuple, tuple]:
     """``"{PT} is a ..."`` -> (plain pieces, abbreviated pieces); a piece is ``(is_slot, str)``."""
     parts = _SLOT_RE.split(src)
     plain, abbr = [], []
@@ -43,7 +43,7 @@ def compile_template(src: str) -> tuple[tuple, tuple]:
 
 
 def _compile_all(*srcs: str) -> list[tuple[tuple, tuple]]:
-    return [compile_template(s) for s in srcs]
+    return [_compile_template(s) for s in srcs]
 
 
 HPI_OPEN = _compile_all(
