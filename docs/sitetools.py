@@ -416,7 +416,7 @@ def documented_names(exports: dict[str, list[str]]) -> list[str]:
             parents = [mod.rsplit(".", k)[0] for k in range(1, mod.count("."))]
             if not any(name in exports.get(p, ()) and getattr(sys.modules[p], name) is obj for p in parents):
                 paths.append(f"{mod}.{name}")
-    return sorted(paths)
+    return sorted(set(paths))
 
 
 def _section(path: str) -> str:
