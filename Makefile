@@ -53,12 +53,14 @@ DOCS_PROFILE ?= $(PROFILE)
 DOCS_OUT ?= docs/_build/html
 
 docs: install
+	$(PY) docs/sitetools.py api
 	$(PY) docs/sitetools.py stage --profile $(DOCS_PROFILE)
 	$(PY) -m sphinx -b html -q docs $(DOCS_OUT)
 	@echo "docs: open $(DOCS_OUT)/index.html"
 
 ## the site with warnings as errors, then its internal links and notebook figures checked
 docs-check: install
+	$(PY) docs/sitetools.py api
 	$(PY) docs/sitetools.py stage --profile $(DOCS_PROFILE)
 	$(PY) -m sphinx -b html -q -W --keep-going docs $(DOCS_OUT)
 	$(PY) docs/sitetools.py check $(DOCS_OUT)

@@ -37,6 +37,7 @@ from deidlib.collaborative import (
     make_sites,
 )
 from deidlib.collaborative.strategies import LocalOnly  # noqa: F401  (documented counterpart)
+from deidlib.studies.festag.run import benchmark_setup
 
 
 class BiLSTMTagger(nn.Module):
@@ -74,9 +75,8 @@ def _lstm_setup(n_sent: int, seed: int):
 
 
 def _festag_setup(n_sent: int, seed: int):
-    from deidlib.studies import festag
 
-    return festag.benchmark_setup(n_sent, seed)
+    return benchmark_setup(n_sent, seed)
 
 
 def main(argv=None) -> int:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "cache_dir"]
+__all__ = ["cache_dir"]
 
 #: the environment variable that overrides the folder
-ENV_VAR = "DEIDLIB_CACHE_DIR"
+_ENV_VAR = "DEIDLIB_CACHE_DIR"
 
 
 def cache_dir(*parts: str) -> Path:
     """The cache folder (``parts`` appended), not created: callers create what they write."""
-    env = os.environ.get(ENV_VAR)
+    env = os.environ.get(_ENV_VAR)
     if env:
         root = Path(env).expanduser()
     else:

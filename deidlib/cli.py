@@ -13,10 +13,10 @@ import sys
 
 from . import __version__
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main"]
 
 #: subcommand -> module implementing it, in the order ``--help`` lists them.
-COMMANDS: dict[str, str] = {
+_COMMANDS: dict[str, str] = {
     "reproduce": "deidlib.commands.reproduce",
     "synth": "deidlib.commands.synth",
     "evaluate": "deidlib.commands.evaluate",
@@ -28,14 +28,14 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deidlib",
         description="Privacy-preserving de-identification of clinical text: reproduce five papers.",
     )
     parser.add_argument("--version", action="version", version=f"deidlib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, modname in COMMANDS.items():
+    for name, modname in _COMMANDS.items():
         mod = importlib.import_module(modname)
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = _build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version, or a usage error argparse already printed

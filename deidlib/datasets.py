@@ -45,10 +45,10 @@ from .corpus.splits import (
 from .profiles import get_profile
 from .synthetic import DEFAULT_HETEROGENEITY, generate
 
-__all__ = ["load_corpus", "CORPORA", "SPLITS", "I2B2_2014", "synthetic_documents"]
+__all__ = ["load_corpus", "I2B2_2014", "synthetic_documents"]
 
 CORPORA = ("synthetic", "physionet", "i2b2", "mixed")
-SPLITS = ("patient", "document")
+_SPLITS = ("patient", "document")
 #: folder name of the i2b2 2014 corpus under ``$DEIDLIB_DATA_DIR``
 I2B2_2014 = "i2b2_2014"
 #: fractions (train, dev, test) for patient splits and synthetic document splits
@@ -122,8 +122,8 @@ def load_corpus(
     """
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; choose one of {', '.join(CORPORA)}")
-    if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if split is not None and split not in _SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(_SPLITS)}")
     if corpus == "synthetic":
         docs = synthetic_documents(profile, seed, patients, sites, note_scale, heterogeneity, extra_note_types)
         if split == "document":

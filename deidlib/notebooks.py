@@ -5,7 +5,7 @@ each must write and the tables (CSV: the papers' table analogs). A run goes to t
 git-ignored ``runs/<profile>/<name>/`` (executed notebook, figures, tables, result JSON);
 figures and tables of cpu/paper runs on the synthetic corpus are then copied into
 ``figures/<name>/`` for the README and the docs, together with the executed notebook itself
-(:func:`store_executed`: ``figures/<name>/<name>.ipynb`` with its outputs, each image output
+(:func:`_store_executed`: ``figures/<name>/<name>.ipynb`` with its outputs, each image output
 kept as a PNG file under ``figures/<name>/outputs/`` instead of an inline blob, and this
 checkout's path removed), which ``make docs`` renders without executing anything
 (:func:`load_stored` puts the images back inline). Runs on real corpora never copy anything
@@ -40,40 +40,20 @@ from jupyter_client.provisioning import LocalProvisioner
 
 from .threads import env_threads, thread_env
 
-__all__ = [
-    "NotebookEntry",
-    "repo_root",
-    "notebooks_dir",
-    "load_manifest",
-    "run_notebook",
-    "reproduce",
-    "default_jobs",
-    "NotebookRunError",
-    "failure_message",
-    "INLINE_BACKEND",
-    "inline_figures",
-    "store_executed",
-    "kernel_manager_class",
-    "install_kernel_spec",
-    "kernel_arguments",
-    "KERNEL_EXEC_LINES",
-    "load_stored",
-    "stored_notebook",
-    "stored_images",
-    "STORED_IMAGES",
-]
+__all__ = ["load_manifest", "run_notebook", "reproduce", "NotebookRunError", "load_stored", "stored_images",
+           "install_kernel_spec"]
 
 #: the backend the kernels run with: every figure a notebook shows is stored in the executed
 #: notebook (and so on its documentation page), whatever ``MPLBACKEND`` the caller has set
-INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+_INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 _env_lock = threading.Lock()
 _env_users = 0
 _env_saved: str | None = None
 
 
 @contextmanager
-def inline_figures() -> Iterator[None]:
-    """Set ``MPLBACKEND`` to :data:`INLINE_BACKEND` for the kernels started inside (papermill
+def _inline_figures() -> Iterator[None]:
+    """Set ``MPLBACKEND`` to :data:`_INLINE_BACKEND` for the kernels started inside (papermill
     starts them with this process's environment), and put the caller's value back when the
     last of the concurrent runs ends. A caller's ``MPLBACKEND=Agg`` (a test suite, a headless
     batch job) would otherwise reach the kernels, which would then save their figure files but
@@ -82,7 +62,7 @@ def inline_figures() -> Iterator[None]:
     with _env_lock:
         if _env_users == 0:
             _env_saved = os.environ.get("MPLBACKEND")
-            os.environ["MPLBACKEND"] = INLINE_BACKEND
+            os.environ["MPLBACKEND"] = _INLINE_BACKEND
         _env_users += 1
     try:
         yield
@@ -96,7 +76,7 @@ def inline_figures() -> Iterator[None]:
                     os.environ["MPLBACKEND"] = _env_saved
 
 
-def kernel_manager_class():
+def _kernel_manager_class():
     """The kernel manager papermill starts the notebook kernels with: on POSIX one that talks to
     its kernel over local IPC sockets (files in a private temporary folder of this process, each
     kernel its own) instead of unencrypted TCP on localhost, so the kernel has nothing to warn
@@ -131,7 +111,7 @@ PROVISIONER_NAME = "deidlib-local-sockets"
 
 class LocalSocketProvisioner(LocalProvisioner):
     """jupyter_client's local provisioner with the kernel's sockets moved from TCP on localhost to
-    local IPC files (POSIX), each kernel its own: what :func:`kernel_manager_class` does for
+    local IPC files (POSIX), each kernel its own: what :func:`_kernel_manager_class` does for
     ``deidlib reproduce``, done by the kernel spec itself, so that papermill or JupyterLab run
     on this environment's ``python3`` kernel without plaintext TCP (and without ipykernel's
     warning about it). A manager already set to IPC is left as it is; elsewhere than POSIX
@@ -172,15 +152,15 @@ def _socket_dir() -> Path:
 #: shows every table cell and column in full (its defaults cut text at 50 characters, the claims
 #: tables' claims, and leave out the middle columns of a table wider than 20), and tqdm draws its
 #: text bar without warning that ipywidgets (not a dependency) is missing
-KERNEL_EXEC_LINES = (
+_KERNEL_EXEC_LINES = (
     "import warnings; warnings.filterwarnings('ignore', message='IProgress not found')",
     "import pandas; pandas.set_option('display.max_colwidth', None); pandas.set_option('display.max_columns', None)",
 )
 
 
-def kernel_arguments() -> list[str]:
-    """Command-line arguments of the notebook kernels: :data:`KERNEL_EXEC_LINES` as ``exec_lines``."""
-    lines = ", ".join(repr(line) for line in KERNEL_EXEC_LINES)
+def _kernel_arguments() -> list[str]:
+    """Command-line arguments of the notebook kernels: :data:`_KERNEL_EXEC_LINES` as ``exec_lines``."""
+    lines = ", ".join(repr(line) for line in _KERNEL_EXEC_LINES)
     return [f"--IPKernelApp.exec_lines=[{lines}]"]
 
 
@@ -286,7 +266,7 @@ def run_notebook(
         **(extra_parameters or {}),
     }
     try:
-        with inline_figures():
+        with _inline_figures():
             pm.execute_notebook(
                 str(src),
                 str(running),
@@ -295,13 +275,13 @@ def run_notebook(
                 kernel_name=KERNEL_NAME,
                 progress_bar=progress,
                 request_save_on_cell_execute=False,
-                kernel_manager_class=kernel_manager_class(),
-                extra_arguments=kernel_arguments(),
+                kernel_manager_class=_kernel_manager_class(),
+                extra_arguments=_kernel_arguments(),
             )
     except Exception as e:
         if running.exists():
             os.replace(running, failed)
-        raise NotebookRunError(failure_message(entry.name, profile, e, failed if failed.exists() else None)) from None
+        raise NotebookRunError(_failure_message(entry.name, profile, e, failed if failed.exists() else None)) from None
     os.replace(running, final)
     if entry.is_partial(extra_parameters):
         return out
@@ -315,17 +295,17 @@ def run_notebook(
 
 
 #: folder (inside ``figures/<name>/``) of the image outputs of a stored executed notebook
-STORED_IMAGES = "outputs"
+_STORED_IMAGES = "outputs"
 _IMAGE_KEY = "deidlib_image"
 
 
-def stored_notebook(name: str, figures_dir: str | Path | None = None) -> Path:
-    """Where :func:`store_executed` keeps notebook ``name``: ``figures/<name>/<name>.ipynb``."""
+def _stored_notebook(name: str, figures_dir: str | Path | None = None) -> Path:
+    """Where :func:`_store_executed` keeps notebook ``name``: ``figures/<name>/<name>.ipynb``."""
     base = Path(figures_dir) if figures_dir is not None else repo_root() / "figures"
     return base / name / f"{name}.ipynb"
 
 
-def store_executed(executed: str | Path, dest: str | Path, root: str | Path | None = None) -> Path:
+def _store_executed(executed: str | Path, dest: str | Path, root: str | Path | None = None) -> Path:
     """Keep the executed notebook ``executed`` in folder ``dest`` for the documentation site:
     every ``image/png`` output is written to ``dest/outputs/<name>_<cell>_<k>.png`` (names fixed
     by position, so a re-run rewrites the same files) and replaced by a reference in the output's
@@ -339,7 +319,7 @@ def store_executed(executed: str | Path, dest: str | Path, root: str | Path | No
     text = executed.read_text(encoding="utf-8")
     text = text.replace(json.dumps(root_text + "/")[1:-1], "").replace(json.dumps(root_text)[1:-1], ".")
     nb = nbformat.reads(text, as_version=4)
-    images = dest / STORED_IMAGES
+    images = dest / _STORED_IMAGES
     if images.is_dir():
         shutil.rmtree(images)
     for i, cell in enumerate(nb.cells):
@@ -347,7 +327,7 @@ def store_executed(executed: str | Path, dest: str | Path, root: str | Path | No
             data = out.get("data", {})
             if "image/png" not in data:
                 continue
-            rel = f"{STORED_IMAGES}/{name}_{i:03d}_{k}.png"
+            rel = f"{_STORED_IMAGES}/{name}_{i:03d}_{k}.png"
             images.mkdir(parents=True, exist_ok=True)
             (dest / rel).write_bytes(base64.b64decode(data.pop("image/png")))
             out.setdefault("metadata", {})[_IMAGE_KEY] = rel
@@ -358,7 +338,7 @@ def store_executed(executed: str | Path, dest: str | Path, root: str | Path | No
 
 
 def load_stored(path: str | Path):
-    """The notebook :func:`store_executed` kept at ``path``, its images inline again (an
+    """The notebook :func:`_store_executed` kept at ``path``, its images inline again (an
     ``nbformat`` node, as the executed notebook had them). A missing image file raises
     ``FileNotFoundError``."""
     import nbformat
@@ -383,7 +363,7 @@ def stored_images(path: str | Path) -> list[Path]:
             if _IMAGE_KEY in o.get("metadata", {})]
 
 
-def failure_message(name: str, profile: str, exc: BaseException, executed: Path | None) -> str:
+def _failure_message(name: str, profile: str, exc: BaseException, executed: Path | None) -> str:
     """A few lines on a failed notebook: which one, which cell, which exception, and where
     the executed notebook (with the full traceback) lies. ``exc`` is papermill's
     ``PapermillExecutionError`` (cell and exception known) or any other error (kernel
@@ -417,7 +397,7 @@ def kernel_threads(profile: str, device: str = "cpu", threads: int | None = None
     """The intra-op threads :func:`reproduce`'s notebook kernels run with: ``OMP_NUM_THREADS``
     when it is set in the environment (it wins, as documented there), else ``threads``, else
     1 for the smoke and cpu profiles on the CPU, else ``None`` (torch's default, one per
-    core). The one rule behind both the kernels' environment and :func:`default_jobs`."""
+    core). The one rule behind both the kernels' environment and :func:`_default_jobs`."""
     env = env_threads()
     if env is not None:
         return env
@@ -428,7 +408,7 @@ def kernel_threads(profile: str, device: str = "cpu", threads: int | None = None
     return None
 
 
-def default_jobs(profile: str, device: str = "cpu", threads: int | None = None, cores: int | None = None) -> int:
+def _default_jobs(profile: str, device: str = "cpu", threads: int | None = None, cores: int | None = None) -> int:
     """How many notebooks :func:`reproduce` runs at once by default: ``min(2, cores)`` for the
     smoke and cpu profiles on the CPU when each kernel runs one thread
     (:func:`kernel_threads` is 1), else 1 (a multi-threaded or GPU kernel already uses the
@@ -458,13 +438,13 @@ def reproduce(
 ) -> list[Path]:
     """Run the manifest's notebooks in order and refresh ``figures/`` (synthetic corpus and
     cpu/paper profiles only: smoke figures and anything computed on real data stay in ``runs/``):
-    each notebook's figures and tables, and the executed notebook itself (:func:`store_executed`),
+    each notebook's figures and tables, and the executed notebook itself (:func:`_store_executed`),
     the page ``make docs`` shows.
 
     ``jobs``: notebooks executed at once (each in its own kernel process, started in manifest
     order as slots free up; no notebook reads another's outputs). With one thread per kernel,
     ``jobs=2`` uses both cores of a 2-core machine; the numbers are the same as with ``jobs=1``
-    (every kernel is seeded and single-threaded). ``None`` (the default): :func:`default_jobs`,
+    (every kernel is seeded and single-threaded). ``None`` (the default): :func:`_default_jobs`,
     i.e. 2 on a machine with at least 2 cores when every kernel gets one thread (smoke/cpu
     profile on the CPU without ``threads``), else 1. Outputs are returned in manifest order; after a
     failure no further notebook is started, the running ones finish, and the first error is raised.
@@ -485,7 +465,7 @@ def reproduce(
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
     if jobs is None:
-        jobs = default_jobs(profile, device, threads)
+        jobs = _default_jobs(profile, device, threads)
     if data_dir is not None:  # the kernels run in notebooks/: make the user's relative path absolute
         data_dir = str(Path(data_dir).expanduser().resolve())
     threads = kernel_threads(profile, device, threads)
@@ -532,7 +512,7 @@ def reproduce(
             for name in files:
                 if (out / name).is_file():
                     shutil.copy2(out / name, dest / name)
-            store_executed(out / f"{e.name}.ipynb", dest, root)
+            _store_executed(out / f"{e.name}.ipynb", dest, root)
 
     done: dict[str, Path] = {}
     try:

@@ -1,6 +1,6 @@
 """Shared figure style and a deterministic ``savefig`` (PNG + PDF) for every notebook.
 
-The style is a matplotlib style file shipped with the package (:data:`STYLE`,
+The style is a matplotlib style file shipped with the package (:data:`_STYLE`,
 ``deidlib/deidlib.mplstyle``) applied through a context, :func:`style`: the figure functions
 of :mod:`deidlib.studies` are decorated with it and :func:`savefig` saves inside it. Global
 ``rcParams`` stay as the user set them, and nothing here chooses a backend (JupyterLab's
@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["STYLE", "style", "savefig", "COLORS"]
+__all__ = ["style", "savefig", "COLORS"]
 
 #: the matplotlib style file of every deidlib figure (``plt.style.use(STYLE)`` adopts it globally)
-STYLE = Path(__file__).with_name("deidlib.mplstyle")
+_STYLE = Path(__file__).with_name("deidlib.mplstyle")
 
 #: fixed colours per method so that figures agree across studies
 COLORS = {
@@ -43,7 +43,7 @@ def style() -> Iterator[None]:
     ``tests/test_plotting.py``)."""
     import matplotlib as mpl
 
-    rc = mpl.rc_params_from_file(STYLE, use_default_template=False)
+    rc = mpl.rc_params_from_file(_STYLE, use_default_template=False)
     saved = {k: mpl.rcParams[k] for k in rc}
     mpl.rcParams.update(rc)
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Profile", "PROFILES", "get_profile", "batch_size_for"]
+__all__ = ["get_profile", "batch_size_for"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Profile:
     device_batch_size: int = 128
 
 
-PROFILES: dict[str, Profile] = {
+_PROFILES: dict[str, Profile] = {
     "smoke": Profile("smoke", patients=24, sites=5, description="CI: every notebook in well under a minute on 2 CPU cores",
                      device_batch_size=64),
     "cpu": Profile("cpu", patients=300, sites=5, description="default: meaningful figures on a laptop CPU",
@@ -39,9 +39,9 @@ PROFILES: dict[str, Profile] = {
 
 def get_profile(name: str) -> Profile:
     try:
-        return PROFILES[name]
+        return _PROFILES[name]
     except KeyError:
-        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(_PROFILES)}") from None
 
 
 def batch_size_for(profile: str, device, cpu_batch_size: int) -> int:

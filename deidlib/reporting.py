@@ -23,9 +23,10 @@ import pandas as pd
 
 from .results import Result, atomic_write_text, save_result
 
-__all__ = ["write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready",
-           "Claim", "verdict", "claims_table", "claims_for_profile", "UNMEASURED_PROFILES", "effect_null",
-           "verdict_counts", "VERDICTS", "flat_table", "table_value", "run_folder"]
+__all__ = [
+    "write_table", "to_markdown", "annotated_html", "write_result", "write_json", "json_ready", "Claim",
+    "claims_table", "claims_for_profile", "verdict_counts", "flat_table", "table_value", "run_folder",
+]
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 2) -> str:
@@ -176,12 +177,12 @@ def write_result(
 # ---------------------------------------------------------------------- claims and verdicts
 
 #: the verdicts :func:`verdict` can return
-VERDICTS = ("faithful", "partial", "contradicts", "not measured")
+_VERDICTS = ("faithful", "partial", "contradicts", "not measured")
 #: comparison rules of a :class:`Claim`
 RULES = ("close", "at_least", "at_most", "same_sign")
 #: profiles too small to measure a paper's claim: their claims tables say ``not measured``
 #: on every row (:func:`claims_for_profile`)
-UNMEASURED_PROFILES = frozenset({"smoke"})
+_UNMEASURED_PROFILES = frozenset({"smoke"})
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,7 @@ def _missing(x) -> bool:
     return x is None or (isinstance(x, (float, np.floating)) and math.isnan(x))
 
 
-def effect_null(c: Claim) -> float | None:
+def _effect_null(c: Claim) -> float | None:
     """The no-effect value the verdict tests ``c``'s interval against: 0 for ``same_sign``,
     ``c.null`` otherwise; ``None`` when the claim states no effect (no null given, or a ``close``
     claim whose paper value lies within ``tol`` of it: a claimed tie may span its null)."""
@@ -274,7 +275,7 @@ def verdict(c: Claim) -> str:
 
     1. ``ours`` or ``paper`` missing → ``not measured`` (a profile too small to measure gives it
        on every row: :func:`claims_for_profile`).
-    2. A claimed effect (:func:`effect_null` not ``None``; the paper on side ``s`` of the null)
+    2. A claimed effect (:func:`_effect_null` not ``None``; the paper on side ``s`` of the null)
        whose estimate lies on the side opposite ``s`` and whose interval excludes the paper's
        effect → ``contradicts``, whatever the tolerance (so does an interval wholly on the
        opposite side of the null; for a ``sign_only`` claim, only that).
@@ -293,7 +294,7 @@ def verdict(c: Claim) -> str:
         x = p  # equal up to float rounding (an exact computation that meets its bound)
     has_interval = c.interval is not None and not any(_missing(v) for v in c.interval)
     lo, hi = map(float, c.interval) if has_interval else (x, x)
-    n = effect_null(c)
+    n = _effect_null(c)
     if n is not None and p != n:
         s = 1.0 if p > n else -1.0
         excluded = not c.sign_only and s * (x - n) < 0 and not lo <= p <= hi
@@ -313,7 +314,7 @@ def _rule_text(c: Claim) -> str:
                 "at_least": f"≥ paper (partial: ≥ paper − {t})",
                 "at_most": f"≤ paper (partial: ≤ paper + {t})",
                 "same_sign": f"same sign as paper, beyond ±{t}"}[c.rule]
-    n = effect_null(c)
+    n = _effect_null(c)
     if c.rule != "same_sign" and n is not None:
         text += f"; no effect = {n:g}"
     return text
@@ -321,9 +322,9 @@ def _rule_text(c: Claim) -> str:
 
 def claims_for_profile(table: pd.DataFrame, profile: str) -> pd.DataFrame:
     """``table`` (a :func:`claims_table`) as the notebook of ``profile`` shows it: under a profile
-    too small to measure a paper's claim (:data:`UNMEASURED_PROFILES`, the smoke profile) every
+    too small to measure a paper's claim (:data:`_UNMEASURED_PROFILES`, the smoke profile) every
     verdict is ``not measured`` (its numbers stay, printed for the plumbing, never judged)."""
-    if profile not in UNMEASURED_PROFILES:
+    if profile not in _UNMEASURED_PROFILES:
         return table
     return table.assign(verdict="not measured")
 
@@ -365,4 +366,4 @@ def table_value(df: pd.DataFrame, col: str, **where: Any) -> float:
 def verdict_counts(table: pd.DataFrame) -> str:
     """``"3 faithful, 1 partial, …"`` for a :func:`claims_table` (the notebooks print it)."""
     n = table.verdict.value_counts()
-    return ", ".join(f"{int(n[v])} {v}" for v in VERDICTS if v in n) or "no claims"
+    return ", ".join(f"{int(n[v])} {v}" for v in _VERDICTS if v in n) or "no claims"

@@ -20,10 +20,10 @@ from typing import Any
 
 from . import __version__
 
-__all__ = ["Result", "save_result", "load_result", "fingerprint_documents", "git_sha", "atomic_write_text"]
+__all__ = ["Result", "save_result", "fingerprint_documents", "atomic_write_text"]
 
 
-def git_sha() -> str:
+def _git_sha() -> str:
     """The current git commit of the package checkout, or ``"unknown"``."""
     try:
         out = subprocess.run(
@@ -61,7 +61,7 @@ class Result:
     data_fingerprint: str = ""
     privacy_ledger: dict[str, Any] | None = None
     version: str = __version__
-    git_sha: str = field(default_factory=git_sha)
+    _git_sha: str = field(default_factory=_git_sha)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 
 
@@ -85,5 +85,5 @@ def save_result(result: Result, path: str | os.PathLike) -> Path:
     return atomic_write_text(path, json.dumps(asdict(result), indent=2, sort_keys=True, default=str))
 
 
-def load_result(path: str | os.PathLike) -> Result:
+def _load_result(path: str | os.PathLike) -> Result:
     return Result(**json.loads(Path(path).read_text(encoding="utf-8")))

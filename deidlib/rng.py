@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-__all__ = ["as_generator", "as_random", "derive_seed"]
+__all__ = ["as_generator", "derive_seed"]
 
 
 def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -21,7 +21,7 @@ def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def as_random(seed: int | random.Random | None) -> random.Random:
+def _as_random(seed: int | random.Random | None) -> random.Random:
     """A stdlib :class:`random.Random` from a seed, or the instance itself."""
     if isinstance(seed, random.Random):
         return seed

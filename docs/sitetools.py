@@ -11,6 +11,11 @@ run in ``runs/<profile>/`` when complete, else from the executed notebook ``deid
 keeps in ``figures/<name>/`` (images as files there, put back inline here), else from the
 smoke fallback.
 
+``api``: write the API reference page ``docs/api.md`` from the ``__all__`` lists of deidlib's
+modules (:func:`api_page`): each exported name once, under the shortest module that exports that
+object (a package's facade before its submodules). tests/test_public_api.py checks that the page in
+the repository is the one this writes.
+
 ``check``: every relative ``href``/``src`` of the built HTML points to an existing file (and
 anchor), every notebook page shows each figure the manifest promises as an ``<img>``, and no
 staged notebook output has a table cell pandas cut short, a printed warning or a local path
@@ -18,12 +23,15 @@ staged notebook output has a table cell pandas cut short, a printed warning or a
 
     python docs/sitetools.py stage --profile cpu [--runs-dir runs] [--dest docs/notebooks]
     python docs/sitetools.py check docs/_build/html
+    python docs/sitetools.py api
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import importlib
+import pkgutil
 import re
 import shutil
 import sys
@@ -366,6 +374,72 @@ def output_problems(staged: Path) -> list[str]:
     return bad
 
 
+API_PAGE = ROOT / "docs" / "api.md"
+
+API_INTRO = """\
+# API reference
+
+The public API of deidlib is the set of names in the `__all__` lists of its modules; anything else
+(a name with a leading underscore, or one its module does not list) is internal and may change.
+A package's `__init__` is its facade: a name it exports is listed here under the package, not
+under the submodule that defines it. An algorithm's docstring cites the paper and section it
+implements; [Design](design.md) says which module holds which paper.
+
+This page is written by `python docs/sitetools.py api` from those lists (`make docs` runs it);
+`tests/test_public_api.py` fails when it is out of date.
+"""
+
+
+def exporting_modules() -> dict[str, list[str]]:
+    """Every module of deidlib with an ``__all__`` (``__main__`` modules aside) -> its ``__all__``."""
+    sys.path.insert(0, str(ROOT))
+    import deidlib
+
+    found = {"deidlib": list(deidlib.__all__)}
+    for info in pkgutil.walk_packages(deidlib.__path__, "deidlib."):
+        if info.name.rsplit(".", 1)[-1] == "__main__":
+            continue
+        module = importlib.import_module(info.name)
+        if hasattr(module, "__all__"):
+            found[info.name] = list(module.__all__)
+    return found
+
+
+def documented_names(exports: dict[str, list[str]]) -> list[str]:
+    """The dotted paths the API page documents: each ``__all__`` entry, except one whose object a
+    package above its module exports under the same name (it is documented there)."""
+    paths = []
+    for mod, names in exports.items():
+        module = sys.modules[mod]
+        for name in names:
+            obj = getattr(module, name)
+            parents = [mod.rsplit(".", k)[0] for k in range(1, mod.count("."))]
+            if not any(name in exports.get(p, ()) and getattr(sys.modules[p], name) is obj for p in parents):
+                paths.append(f"{mod}.{name}")
+    return sorted(set(paths))
+
+
+def _section(path: str) -> str:
+    """The page section of a documented path: its package (``deidlib.training``), a study's
+    package (``deidlib.studies.festag``), or ``deidlib`` itself."""
+    parts = path.split(".")
+    return ".".join(parts[:3] if parts[1] == "studies" and len(parts) > 3 else parts[:min(2, len(parts) - 1)])
+
+
+def api_page(exports: dict[str, list[str]] | None = None) -> str:
+    """The markdown of the API page: one autosummary table per package of the documented paths."""
+    paths = documented_names(exporting_modules() if exports is None else exports)
+    sections: dict[str, list[str]] = {}
+    for path in paths:
+        sections.setdefault(_section(path), []).append(path)
+    out = [API_INTRO]
+    for section in sorted(sections):
+        rows = "".join(f"   {p}\n" for p in sections[section])
+        out.append(f"## `{section}`\n\n```{{eval-rst}}\n.. autosummary::\n   :toctree: api\n   :nosignatures:\n\n"
+                   f"{rows}```\n")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="docs/sitetools.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -379,7 +453,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("site", type=Path, nargs="?", default=ROOT / "docs" / "_build" / "html")
     c.add_argument("--staged", type=Path, default=ROOT / "docs" / "notebooks",
                    help="the staged notebooks whose outputs are checked for truncated cells, warnings, local paths")
+    a = sub.add_parser("api", help="write the API reference page from the __all__ lists")
+    a.add_argument("--dest", type=Path, default=API_PAGE)
     args = ap.parse_args(argv)
+    if args.cmd == "api":
+        args.dest.write_text(api_page(), encoding="utf-8")
+        return 0
     if args.cmd == "stage":
         stage(args.profile, args.runs_dir, args.dest, args.fallback or None, args.execute)
         return 0

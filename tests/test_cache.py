@@ -50,7 +50,7 @@ def test_every_cache_user_follows_the_rule(monkeypatch, tmp_path):
         train_word_vectors([["a", "b"], ["b", "c"]], dim=4, epochs=1)
         assert len(list(expected.glob("word2vec-*.kv"))) == 1
         assert default_model.default_model_dir().parent == expected / "models"
-        assert encoders.encoder_dir("minilm").parent == expected / "encoders"
+        assert encoders._encoder_dir("minilm").parent == expected / "encoders"
 
 
 def test_no_other_module_builds_a_cache_path_of_its_own():

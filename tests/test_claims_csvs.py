@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 from deidlib.notebooks import load_manifest
-from deidlib.reporting import UNMEASURED_PROFILES, VERDICTS
+from deidlib.reporting import _UNMEASURED_PROFILES, _VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "figures"
@@ -79,9 +79,9 @@ def _paper_side(paper, null: float) -> tuple[float | None, float | None]:
 def row_problems(row: pd.Series, profile: str | None = None) -> list[str]:
     """What in one claims-CSV row breaks the verdict rule (empty: none)."""
     v = str(row["verdict"])
-    if v not in VERDICTS:
-        return [f"verdict {v!r} is not one of {VERDICTS}"]
-    if profile in UNMEASURED_PROFILES:
+    if v not in _VERDICTS:
+        return [f"verdict {v!r} is not one of {_VERDICTS}"]
+    if profile in _UNMEASURED_PROFILES:
         return [] if v == "not measured" else [f"profile {profile} gives a verdict {v!r}, not 'not measured'"]
     x = _number(row["ours"])
     if x is None or (isinstance(x, float) and math.isnan(x)):

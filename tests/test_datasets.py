@@ -2,7 +2,7 @@ import pytest
 
 from deidlib import datasets
 from deidlib.corpus import Document, Span
-from deidlib.corpus.splits import split_by_patient, write_split_dirs
+from deidlib.corpus.splits import _write_split_dirs, split_by_patient
 from deidlib.datasets import load_corpus, synthetic_documents
 
 
@@ -70,7 +70,7 @@ def toy_docs(n=10):
 def test_i2b2_from_split_dirs_flat_folder_and_env(tmp_path, monkeypatch):
     D = toy_docs()
     s = split_by_patient(D, seed=0)
-    write_split_dirs(s, tmp_path / "i2b2_2014")
+    _write_split_dirs(s, tmp_path / "i2b2_2014")
     got = load_corpus("i2b2", data_dir=tmp_path / "i2b2_2014")
     assert (got.train, got.dev, got.test) == (s.train, s.dev, s.test)
     monkeypatch.setenv("DEIDLIB_DATA_DIR", str(tmp_path))

@@ -12,14 +12,18 @@ from __future__ import annotations
 import pytest
 
 from deidlib.corpus.locate import (
+    _SEARCH_ENV,
     EUROSTAT_HEALTHCARE,
     MEDICAL_ABSTRACTS,
     PHYSIONET_DEID,
-    SEARCH_ENV,
+    _parent_search_enabled,
     find_data_dir,
-    parent_search_enabled,
 )
 from deidlib.notebooks import load_manifest
+from deidlib.studies.ahmed_dp.data import prepare_sites
+from deidlib.studies.ahmed_utility.tables import abstracts_table
+from deidlib.studies.alawad.run import make_registries
+from deidlib.studies.festag.data import prepare_data
 
 PROFILE = "cpu"
 
@@ -36,7 +40,7 @@ def no_data(tmp_path, monkeypatch):
         (decoy / "shared" / "data" / name).mkdir(parents=True)
     monkeypatch.chdir(decoy)
     monkeypatch.setenv("DEIDLIB_DATA_DIR", str(empty))
-    monkeypatch.setenv(SEARCH_ENV, "env")
+    monkeypatch.setenv(_SEARCH_ENV, "env")
     return empty
 
 
@@ -44,15 +48,15 @@ def test_the_switch_turns_the_parent_search_off_and_only_that(tmp_path, monkeypa
     (tmp_path / "shared" / "data" / MEDICAL_ABSTRACTS).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DEIDLIB_DATA_DIR", raising=False)
-    monkeypatch.delenv(SEARCH_ENV, raising=False)
-    assert parent_search_enabled()
+    monkeypatch.delenv(_SEARCH_ENV, raising=False)
+    assert _parent_search_enabled()
     assert find_data_dir(MEDICAL_ABSTRACTS) is not None  # found beside the working directory
-    monkeypatch.setenv(SEARCH_ENV, "env")
-    assert not parent_search_enabled() and find_data_dir(MEDICAL_ABSTRACTS) is None
+    monkeypatch.setenv(_SEARCH_ENV, "env")
+    assert not _parent_search_enabled() and find_data_dir(MEDICAL_ABSTRACTS) is None
     monkeypatch.setenv("DEIDLIB_DATA_DIR", str(tmp_path / "shared" / "data"))
     assert find_data_dir(MEDICAL_ABSTRACTS) == tmp_path / "shared" / "data" / MEDICAL_ABSTRACTS
-    monkeypatch.setenv(SEARCH_ENV, "nowhere")
-    with pytest.raises(ValueError, match=SEARCH_ENV):
+    monkeypatch.setenv(_SEARCH_ENV, "nowhere")
+    with pytest.raises(ValueError, match=_SEARCH_ENV):
         find_data_dir(PHYSIONET_DEID)
 
 
@@ -70,7 +74,7 @@ def _festag():
     from deidlib.studies import festag
 
     params = festag.params_for(PROFILE)
-    return festag.prepare_data("synthetic", None, PROFILE, 0, params)
+    return prepare_data("synthetic", None, PROFILE, 0, params)
 
 
 def _ahmed():
@@ -86,26 +90,26 @@ def _ahmed_utility():
 
     params = ahmed_utility.params_for(PROFILE)
     assert params.max_abstracts != 0  # the cpu profile asks for the abstracts ...
-    assert ahmed_utility.abstracts_table({}, params) is None  # ... and skips that table without them
+    assert abstracts_table({}, params) is None  # ... and skips that table without them
     return load_corpus("synthetic", profile=PROFILE, seed=0)
 
 
 def _ahmed_dp():
     from deidlib.studies import ahmed_dp
 
-    return ahmed_dp.prepare_sites(PROFILE, 0, ahmed_dp.params_for(PROFILE))
+    return prepare_sites(PROFILE, 0, ahmed_dp.params_for(PROFILE))
 
 
 def _friedrich():
-    from deidlib.embeddings.public import describe_sources, public_corpus
+    from deidlib.embeddings.public import _describe_sources, _public_corpus
     from deidlib.studies import friedrich
     from deidlib.studies.friedrich.common import prepare_data
 
     params = friedrich.params_for(PROFILE)
     assert "fasttext" in params.embeddings  # the cpu profile trains FastText on public text
-    pieces, stats = public_corpus(max_documents=params.fasttext_documents, skip_missing=True)
+    pieces, stats = _public_corpus(max_documents=params.fasttext_documents, skip_missing=True)
     assert stats["abstracts"] == {"documents": 0, "tokens": 0, "missing": 1} and stats["wikipedia"]["tokens"] > 10_000
-    assert "fallback: abstracts not found" in describe_sources(stats)
+    assert "fallback: abstracts not found" in _describe_sources(stats)
     assert pieces
     return prepare_data(params, corpus="synthetic", seed=0)
 
@@ -114,7 +118,7 @@ def _alawad():
     from deidlib.studies import alawad
 
     params = alawad.params_for(PROFILE)
-    return alawad.make_registries(params, "synthetic", 0)
+    return make_registries(params, "synthetic", 0)
 
 
 def _tchouka():

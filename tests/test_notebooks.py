@@ -28,9 +28,9 @@ def test_notebook_runs_under_smoke(entry, smoke_notebook):
         lines = (out / f"{t}.csv").read_text().splitlines()
         assert len(lines) >= 2, f"{t}.csv has no rows"
     # every study notebook saves a Result record through deidlib.reporting; the DP one with its ledger
-    from deidlib.results import load_result
+    from deidlib.results import _load_result
 
-    records = [load_result(p) for p in out.glob("*_result.json")]
+    records = [_load_result(p) for p in out.glob("*_result.json")]
     assert len(records) == (entry.study != "corpus")
     for r in records:
         assert r.params["profile"] == "smoke" and r.seeds and r.metrics
@@ -167,19 +167,19 @@ def test_reproduce_jobs_runs_notebooks_side_by_side_in_manifest_order(tmp_path, 
 def test_default_jobs_two_only_for_one_thread_kernels(monkeypatch):
     import os
 
-    from deidlib.notebooks import _usable_cores, default_jobs
+    from deidlib.notebooks import _default_jobs, _usable_cores
 
     assert 1 <= _usable_cores() <= (os.cpu_count() or 1)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert default_jobs("cpu", cores=2) == 2 and default_jobs("smoke", cores=16) == 2
-    assert default_jobs("cpu", cores=1) == 1
-    assert default_jobs("cpu", threads=1, cores=4) == 2
-    assert default_jobs("cpu", threads=2, cores=4) == 1  # multi-threaded kernels already use the cores
-    assert default_jobs("paper", cores=4) == 1 and default_jobs("cpu", device="cuda", cores=4) == 1
+    assert _default_jobs("cpu", cores=2) == 2 and _default_jobs("smoke", cores=16) == 2
+    assert _default_jobs("cpu", cores=1) == 1
+    assert _default_jobs("cpu", threads=1, cores=4) == 2
+    assert _default_jobs("cpu", threads=2, cores=4) == 1  # multi-threaded kernels already use the cores
+    assert _default_jobs("paper", cores=4) == 1 and _default_jobs("cpu", device="cuda", cores=4) == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "4")  # the environment wins over threads=1: 4-thread kernels
-    assert default_jobs("cpu", cores=4) == 1 and default_jobs("cpu", threads=1, cores=4) == 1
+    assert _default_jobs("cpu", cores=4) == 1 and _default_jobs("cpu", threads=1, cores=4) == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # ... and over threads=4: one-thread kernels
-    assert default_jobs("cpu", threads=4, cores=4) == 2
+    assert _default_jobs("cpu", threads=4, cores=4) == 2
 
 
 def test_kernel_threads_one_rule(monkeypatch):
@@ -229,18 +229,18 @@ def test_kernels_show_figures_inline_whatever_the_callers_backend(monkeypatch):
     share the setting and the caller's value comes back after the last one."""
     import os
 
-    from deidlib.notebooks import INLINE_BACKEND, inline_figures
+    from deidlib.notebooks import _INLINE_BACKEND, _inline_figures
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    with inline_figures():
-        assert os.environ["MPLBACKEND"] == INLINE_BACKEND
-        with inline_figures():
-            assert os.environ["MPLBACKEND"] == INLINE_BACKEND
-        assert os.environ["MPLBACKEND"] == INLINE_BACKEND
+    with _inline_figures():
+        assert os.environ["MPLBACKEND"] == _INLINE_BACKEND
+        with _inline_figures():
+            assert os.environ["MPLBACKEND"] == _INLINE_BACKEND
+        assert os.environ["MPLBACKEND"] == _INLINE_BACKEND
     assert os.environ["MPLBACKEND"] == "Agg"
     monkeypatch.delenv("MPLBACKEND")
-    with inline_figures():
-        assert os.environ["MPLBACKEND"] == INLINE_BACKEND
+    with _inline_figures():
+        assert os.environ["MPLBACKEND"] == _INLINE_BACKEND
     assert "MPLBACKEND" not in os.environ
 
 
@@ -250,16 +250,16 @@ def test_kernels_talk_over_local_sockets_show_full_tables_and_print_no_warnings(
     import nbformat
     import papermill as pm
 
-    from deidlib.notebooks import kernel_arguments, kernel_manager_class
+    from deidlib.notebooks import _kernel_arguments, _kernel_manager_class
 
     code = ("import pandas as pd\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(2)):\n    pass\n"
             "pd.DataFrame({'claim': ['x' * 120], **{f'c{i}': [i] for i in range(30)}})")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "in.ipynb")
-    cls = kernel_manager_class()
+    cls = _kernel_manager_class()
     out = pm.execute_notebook(str(tmp_path / "in.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
-                              progress_bar=False, kernel_manager_class=cls, extra_arguments=kernel_arguments(),
+                              progress_bar=False, kernel_manager_class=cls, extra_arguments=_kernel_arguments(),
                               cwd=str(tmp_path))
     outputs = out.cells[0].outputs
     table = next(o for o in outputs if o.output_type == "execute_result").data["text/html"]
@@ -278,9 +278,9 @@ def test_kernels_started_at_once_each_get_their_own_sockets(tmp_path):
     import nbformat
     import papermill as pm
 
-    from deidlib.notebooks import kernel_arguments, kernel_manager_class
+    from deidlib.notebooks import _kernel_arguments, _kernel_manager_class
 
-    cls = kernel_manager_class()
+    cls = _kernel_manager_class()
     assert cls().ip != cls().ip
 
     def run(i: int) -> str:
@@ -290,7 +290,7 @@ def test_kernels_started_at_once_each_get_their_own_sockets(tmp_path):
         nbformat.write(nb, tmp_path / f"in{i}.ipynb")
         out = pm.execute_notebook(str(tmp_path / f"in{i}.ipynb"), str(tmp_path / f"out{i}.ipynb"),
                                   kernel_name="python3", progress_bar=False, kernel_manager_class=cls,
-                                  extra_arguments=kernel_arguments(), cwd=str(tmp_path))
+                                  extra_arguments=_kernel_arguments(), cwd=str(tmp_path))
         return out.cells[0].outputs[0]["text"]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -329,7 +329,7 @@ def test_reproduce_keeps_the_executed_cpu_notebook_in_figures_with_its_images_as
 
     monkeypatch.setattr(notebooks, "run_notebook", fake_run)
     notebooks.reproduce("cpu", only=[entry.study], jobs=1)
-    kept = notebooks.stored_notebook(entry.name, root / "figures")
+    kept = notebooks._stored_notebook(entry.name, root / "figures")
     text = kept.read_text(encoding="utf-8")
     assert "image/png" not in text and str(root) not in text and f"wrote runs/cpu/{entry.name}/t.csv" in text
     assert [p.read_bytes() for p in notebooks.stored_images(kept)] == [png]

@@ -55,11 +55,11 @@ def test_figures_keep_the_backend_and_the_global_rcparams(tmp_path):
 
 
 def test_the_style_file_ships_with_the_package():
-    from deidlib.plotting import STYLE
+    from deidlib.plotting import _STYLE
 
-    assert STYLE.is_file() and STYLE.parent == ROOT / "deidlib"
+    assert _STYLE.is_file() and _STYLE.parent == ROOT / "deidlib"
     data = (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("[tool.setuptools.package-data]", 1)[1]
-    assert f'"{STYLE.name}"' in data.split("\n[", 1)[0]
+    assert f'"{_STYLE.name}"' in data.split("\n[", 1)[0]
 
 
 def _calls(node: ast.AST) -> set[str]:
@@ -103,7 +103,7 @@ def test_a_kernel_shows_every_figure_after_a_styled_one(tmp_path):
     import nbformat
     import papermill as pm
 
-    from deidlib.notebooks import inline_figures
+    from deidlib.notebooks import _inline_figures
 
     cells = [
         "import matplotlib.pyplot as plt\nfrom deidlib import plotting",
@@ -115,7 +115,7 @@ def test_a_kernel_shows_every_figure_after_a_styled_one(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     src, out = tmp_path / "figures.ipynb", tmp_path / "figures.out.ipynb"
     nbformat.write(nb, src)
-    with inline_figures():
+    with _inline_figures():
         pm.execute_notebook(str(src), str(out), kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     shown = [sum("image/png" in o.get("data", {}) for o in c.get("outputs", []))
              for c in json.loads(out.read_text())["cells"]]

@@ -10,8 +10,8 @@ import pytest
 
 from deidlib.corpus.document import Document, Span
 from deidlib.reporting import (
-    UNMEASURED_PROFILES,
-    VERDICTS,
+    _UNMEASURED_PROFILES,
+    _VERDICTS,
     Claim,
     annotated_html,
     claims_for_profile,
@@ -24,7 +24,7 @@ from deidlib.reporting import (
     write_result,
     write_table,
 )
-from deidlib.results import load_result
+from deidlib.results import _load_result
 
 
 def test_write_table_index_rule_and_markdown(tmp_path):
@@ -48,10 +48,10 @@ def test_result_record_keeps_the_privacy_ledger(tmp_path):
     curve = pd.DataFrame({"epsilon": [math.inf, 1.0], "f1": [0.9, 0.5]})
     path = write_result(tmp_path, "ahmed_dp", "x", params={"noises": (0.5, 1.0)}, metrics={"curve": curve},
                         seeds=[0], data_fingerprint="abc", privacy_ledger=ledger)
-    r = load_result(path)
+    r = _load_result(path)
     assert path.name == "ahmed_dp_result.json" and r.privacy_ledger == ledger and r.seeds == [0]
     assert r.params == {"noises": [0.5, 1.0]} and r.metrics["curve"][0] == {"index": 0, "epsilon": "inf", "f1": 0.9}
-    assert load_result(write_result(tmp_path, "festag", "y", params={}, metrics={}, seeds=[1])).privacy_ledger is None
+    assert _load_result(write_result(tmp_path, "festag", "y", params={}, metrics={}, seeds=[1])).privacy_ledger is None
     write_json({"a": curve}, tmp_path / "r.json")
     assert json.loads((tmp_path / "r.json").read_text()) == json_ready({"a": curve})
 
@@ -84,7 +84,7 @@ def test_every_verdict_is_reachable_under_every_rule():
     assert verdict(Claim("A − B", -0.05, 0.03, "same_sign", 0.01)) == "contradicts"
     for missing in (None, math.nan):
         assert verdict(Claim("c", 0.5, missing, "close", 0.05)) == "not measured"
-    assert set(VERDICTS) == {"faithful", "partial", "contradicts", "not measured"}
+    assert set(_VERDICTS) == {"faithful", "partial", "contradicts", "not measured"}
 
 
 def test_a_reversed_finding_is_reported_as_contradicts():
@@ -198,7 +198,7 @@ def test_a_profile_too_small_to_measure_prints_not_measured_never_a_verdict():
     # read faithful
     t = claims_table([Claim("A − B", 0.001, 0.0, "close", 0.02), Claim("C − D", 0.05, 0.0, "same_sign", 0.01)])
     assert "faithful" in set(t.verdict)
-    assert "smoke" in UNMEASURED_PROFILES
+    assert "smoke" in _UNMEASURED_PROFILES
     shown = claims_for_profile(t, "smoke")
     assert shown.verdict.tolist() == ["not measured", "not measured"]
     assert shown.ours.tolist() == t.ours.tolist()  # the numbers stay, unjudged

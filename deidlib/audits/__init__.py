@@ -15,31 +15,19 @@ Layer: above :mod:`deidlib.privacy` and :mod:`deidlib.collaborative` (it attacks
 outputs), below :mod:`deidlib.studies`.
 """
 
-from .canary import Canary, canary_exposure, canary_words, exposure, insert_canaries, make_canaries
-from .epsilon import (
-    EpsilonAudit,
-    audit_dp_step,
-    audit_epsilon,
-    clopper_pearson_upper,
-    epsilon_lower_bound,
-    raise_if_violated,
-)
+from .canary import canary_exposure, canary_words, insert_canaries, make_canaries
+from .epsilon import audit_dp_step, raise_if_violated
 from .linkage import equal_value_disclosure, note_linkage
-from .membership import group_scores, lira_offline_scores, logit_confidence, loss_scores
-from .metrics import attack_scores, roc_auc, tpr_at_fpr
-from .one_run import OneRunAudit, audit_train_dp_one_run, epsilon_one_run
+from .membership import group_scores, lira_offline_scores, loss_scores
+from .metrics import attack_scores
+from .one_run import audit_train_dp_one_run
 from .reconstruction import batch_rows, embedding_slice, reconstruction_prf, recovered_rows
 from .recovery import neighbour_recovery
 from .scoring import sentence_losses
 
 __all__ = [
-    "neighbour_recovery",
-    "Canary", "canary_exposure", "canary_words", "exposure", "insert_canaries", "make_canaries",
-    "EpsilonAudit", "audit_dp_step", "audit_epsilon", "clopper_pearson_upper", "epsilon_lower_bound",
-    "raise_if_violated", "OneRunAudit", "audit_train_dp_one_run", "epsilon_one_run",
-    "equal_value_disclosure", "note_linkage",
-    "group_scores", "lira_offline_scores", "logit_confidence", "loss_scores",
-    "attack_scores", "roc_auc", "tpr_at_fpr",
-    "batch_rows", "embedding_slice", "reconstruction_prf", "recovered_rows",
-    "sentence_losses",
+    "neighbour_recovery", "canary_exposure", "canary_words", "insert_canaries", "make_canaries",
+    "audit_dp_step", "raise_if_violated", "audit_train_dp_one_run", "equal_value_disclosure", "note_linkage",
+    "group_scores", "lira_offline_scores", "loss_scores", "attack_scores", "batch_rows", "embedding_slice",
+    "reconstruction_prf", "recovered_rows", "sentence_losses",
 ]

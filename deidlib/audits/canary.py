@@ -38,8 +38,7 @@ from ..corpus.labels import TaggedSentence
 from ..corpus.tokenize import Token
 from .scoring import sentence_losses
 
-__all__ = ["Canary", "pseudo_name", "make_canaries", "canary_words", "insert_canaries", "exposure",
-           "canary_exposure", "FORMATS"]
+__all__ = ["make_canaries", "canary_words", "insert_canaries", "canary_exposure"]
 
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "kr", "st", "tr", "sh", "th")
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
@@ -52,7 +51,7 @@ FORMATS: tuple[tuple[tuple[str, ...], int], ...] = (
 )
 
 
-def pseudo_name(rng: np.random.Generator) -> str:
+def _pseudo_name(rng: np.random.Generator) -> str:
     """A random capitalised three-syllable name (140³ ≈ 2.7·10⁶ possible)."""
     s = "".join(_ONSETS[rng.integers(len(_ONSETS))] + _VOWELS[rng.integers(len(_VOWELS))] for _ in range(3))
     return s.capitalize()
@@ -92,7 +91,7 @@ def make_canaries(copies: Sequence[int], per_setting: int, n_candidates: int, se
         for _ in range(per_setting):
             names: list[str] = []
             while len(names) < n_candidates:
-                n = pseudo_name(rng)
+                n = _pseudo_name(rng)
                 if n not in used:
                     used.add(n)
                     names.append(n)

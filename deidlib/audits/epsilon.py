@@ -15,7 +15,7 @@ accountant's ε must never be below it — an audit above the accountant's ε is
 turns such a result into an error).
 
 Threshold choice (documented): picking the best threshold on the same trials that estimate
-the rates would void the confidence; :func:`audit_epsilon` picks it on the first half of the
+the rates would void the confidence; :func:`_audit_epsilon` picks it on the first half of the
 trials (the "calibration" half) and bounds the rates on the second half only.
 """
 
@@ -32,18 +32,10 @@ from scipy.stats import beta
 from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.dpsgd import clip_and_noise
 
-__all__ = [
-    "clopper_pearson_upper",
-    "epsilon_from_rates",
-    "epsilon_lower_bound",
-    "audit_epsilon",
-    "EpsilonAudit",
-    "audit_dp_step",
-    "raise_if_violated",
-]
+__all__ = ["audit_dp_step", "raise_if_violated"]
 
 
-def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
+def _clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     """One-sided (1 − α) Clopper–Pearson upper bound of a binomial proportion (k of n)."""
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
@@ -52,7 +44,7 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     return float(beta.ppf(1 - alpha, k + 1, n - k))
 
 
-def epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
+def _epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
     """The largest ε the rates (FPR, FNR) of one test rule prove at ``delta`` (0 if none)."""
     best = 0.0
     for a, b in ((fpr, fnr), (fnr, fpr)):
@@ -73,12 +65,12 @@ def epsilon_lower_bound(scores_in: Sequence[float], scores_out: Sequence[float],
     """ε_LB of the fixed rule "member if score > threshold" with confidence 1 − α."""
     a, b = np.asarray(scores_in, float), np.asarray(scores_out, float)
     fp, fn = _rates(a, b, threshold)
-    fpr = clopper_pearson_upper(fp, b.size, alpha / 2)
-    fnr = clopper_pearson_upper(fn, a.size, alpha / 2)
-    return epsilon_from_rates(fpr, fnr, delta)
+    fpr = _clopper_pearson_upper(fp, b.size, alpha / 2)
+    fnr = _clopper_pearson_upper(fn, a.size, alpha / 2)
+    return _epsilon_from_rates(fpr, fnr, delta)
 
 
-def audit_epsilon(scores_in: Sequence[float], scores_out: Sequence[float], *, delta: float,
+def _audit_epsilon(scores_in: Sequence[float], scores_out: Sequence[float], *, delta: float,
                   alpha: float = 0.05) -> tuple[float, float]:
     """``(ε_LB, threshold)``: the threshold that maximises the *point* estimate of ε on the
     first half of each score list, then the Clopper–Pearson bound on the second half."""
@@ -154,7 +146,7 @@ def audit_dp_step(noise_multiplier: float, *, actual_noise_multiplier: float | N
         s_in.append(float(g[0]))
         (g,), _ = clip_and_noise([empty], max_grad_norm, actual, 1.0, gen)
         s_out.append(float(g[0]))
-    lb, _ = audit_epsilon(s_in, s_out, delta=delta, alpha=alpha)
+    lb, _ = _audit_epsilon(s_in, s_out, delta=delta, alpha=alpha)
     claimed = accountant_epsilon(noise_multiplier, 1.0, 1, delta, accountant)
     return EpsilonAudit(float(noise_multiplier), float(actual), delta, accountant, claimed, lb, 1 - alpha, trials)
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-__all__ = ["note_linkage", "equal_value_disclosure", "LINK_CATEGORIES"]
+__all__ = ["note_linkage", "equal_value_disclosure"]
 
-LINK_CATEGORIES = ("NAME", "LOCATION")
+_LINK_CATEGORIES = ("NAME", "LOCATION")
 
 
 def _norm(s: str) -> str:
@@ -36,7 +36,7 @@ def _prf(tp: int, fp: int, fn: int, pairs: int, positives: int) -> dict[str, flo
             "base_rate": positives / pairs if pairs else 0.0}
 
 
-def note_linkage(records: Sequence, categories: Sequence[str] = LINK_CATEGORIES, *, field: str = "surrogate"
+def note_linkage(records: Sequence, categories: Sequence[str] = _LINK_CATEGORIES, *, field: str = "surrogate"
                  ) -> dict[str, float]:
     """Pairs of notes linked by a shared ``field`` value (``"surrogate"``: the attack on the
     release; ``"original"``: the same attack on the un-de-identified notes, the ceiling)."""

@@ -24,7 +24,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-__all__ = ["loss_scores", "logit_confidence", "lira_offline_scores", "group_scores"]
+__all__ = ["loss_scores", "lira_offline_scores", "group_scores"]
 
 
 def loss_scores(losses: Sequence[float]) -> np.ndarray:
@@ -32,7 +32,7 @@ def loss_scores(losses: Sequence[float]) -> np.ndarray:
     return -np.asarray(losses, float)
 
 
-def logit_confidence(losses: Sequence[float]) -> np.ndarray:
+def _logit_confidence(losses: Sequence[float]) -> np.ndarray:
     """φ = log(p / (1 − p)) with p = exp(−L), computed stably: −L − log(1 − e^{−L})."""
     L = np.maximum(np.asarray(losses, float), 1e-12)
     return -L - np.log(-np.expm1(-L))
@@ -51,12 +51,12 @@ def lira_offline_scores(target_losses: Sequence[float], reference_losses: np.nda
     out = ~rin
     if not out.any():
         raise ValueError("no reference model left any example out")
-    phi = logit_confidence(ref)
+    phi = _logit_confidence(ref)
     counts = out.sum(0)
     mu = np.where(counts > 0, (phi * out).sum(0) / np.maximum(counts, 1), phi[out].mean())
     resid = (phi - mu[None, :])[out]
     sigma = float(resid.std()) if resid.size > 1 and resid.std() > 0 else 1.0
-    return (logit_confidence(t) - mu) / sigma
+    return (_logit_confidence(t) - mu) / sigma
 
 
 def group_scores(scores: Sequence[float], groups: Sequence[Hashable]) -> dict[Hashable, float]:

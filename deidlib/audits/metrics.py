@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["roc_auc", "tpr_at_fpr", "attack_scores", "FPRS"]
+__all__ = ["attack_scores"]
 
 #: the false-positive rates at which TPR is reported
-FPRS = (0.01, 0.001)
+_FPRS = (0.01, 0.001)
 
 
 def _arrays(scores_in, scores_out) -> tuple[np.ndarray, np.ndarray]:
@@ -28,7 +28,7 @@ def _arrays(scores_in, scores_out) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def roc_auc(scores_in: Sequence[float], scores_out: Sequence[float]) -> float:
+def _roc_auc(scores_in: Sequence[float], scores_out: Sequence[float]) -> float:
     """P(score of a random member > score of a random non-member), ties counted 1/2: the
     ROC AUC of members (label 1) against non-members (label 0), by
     :func:`sklearn.metrics.roc_auc_score`. Without a member or without a non-member there is
@@ -40,7 +40,7 @@ def roc_auc(scores_in: Sequence[float], scores_out: Sequence[float]) -> float:
     return float(roc_auc_score(labels, np.concatenate([a, b])))
 
 
-def tpr_at_fpr(scores_in: Sequence[float], scores_out: Sequence[float], fpr: float) -> float:
+def _tpr_at_fpr(scores_in: Sequence[float], scores_out: Sequence[float], fpr: float) -> float:
     """The largest TPR of a threshold rule ``score > t`` whose FPR on the non-members is at
     most ``fpr``. With fewer than ``1/fpr`` non-members the only admissible rule flags no
     non-member at all (FPR = 0), which is what is reported (conservative)."""
@@ -53,11 +53,11 @@ def tpr_at_fpr(scores_in: Sequence[float], scores_out: Sequence[float], fpr: flo
     return float((a > t).mean())
 
 
-def attack_scores(scores_in: Sequence[float], scores_out: Sequence[float], fprs=FPRS) -> dict[str, float]:
+def attack_scores(scores_in: Sequence[float], scores_out: Sequence[float], fprs=_FPRS) -> dict[str, float]:
     """``{"auc", "tpr@1%", "tpr@0.1%", "n_in", "n_out"}`` of one attack."""
     a, b = _arrays(scores_in, scores_out)
-    out = {"auc": roc_auc(a, b)}
+    out = {"auc": _roc_auc(a, b)}
     for f in fprs:
-        out[f"tpr@{f * 100:g}%"] = tpr_at_fpr(a, b, f)
+        out[f"tpr@{f * 100:g}%"] = _tpr_at_fpr(a, b, f)
     out["n_in"], out["n_out"] = int(a.size), int(b.size)
     return out

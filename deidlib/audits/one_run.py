@@ -10,8 +10,8 @@ the rest), and counts the correct guesses ``v`` of its ``r = k_plus + k_minus``.
 
 Their Theorem 5.2: if the mechanism is (ε, δ)-DP, ``v`` is stochastically dominated, up to a
 δ-term, by Binomial(r, e^ε / (1 + e^ε)) — each guess is right with probability at most that
-of ε-randomised response. :func:`p_value` computes their bound on P[v correct or more] (the
-algorithm of their appendix, "numerically computing the p-value"); :func:`epsilon_one_run` is
+of ε-randomised response. :func:`_p_value` computes their bound on P[v correct or more] (the
+algorithm of their appendix, "numerically computing the p-value"); :func:`_epsilon_one_run` is
 the largest ε that this bound rejects at level ``alpha``: with confidence 1 − α, the true ε is
 at least it. A lower bound above the accountant's ε proves that the accountant under-reports
 (a privacy bug; :func:`deidlib.audits.epsilon.raise_if_violated`).
@@ -43,18 +43,10 @@ from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.accounting import noise_for_epsilon
 from .epsilon import AuditVerdict
 
-__all__ = [
-    "p_value",
-    "epsilon_one_run",
-    "GradientCanaryTagger",
-    "canary_word",
-    "canary_sentence",
-    "OneRunAudit",
-    "audit_train_dp_one_run",
-]
+__all__ = ["audit_train_dp_one_run"]
 
 
-def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+def _p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     """Steinke, Nasr & Jagielski (2023), Theorem 5.2 (the appendix's p-value algorithm): an
     upper bound on P[at least ``v`` of ``r`` guesses correct] for an (ε, δ)-DP mechanism
     audited with ``m`` canaries. ``β = P[Binomial(r, q) ≥ v]`` with ``q = e^ε/(1+e^ε)``,
@@ -72,30 +64,30 @@ def p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     return min(1.0, beta + alpha * delta * 2 * m)
 
 
-def epsilon_one_run(m: int, r: int, v: int, delta: float, alpha: float = 0.05, *, iterations: int = 40) -> float:
+def _epsilon_one_run(m: int, r: int, v: int, delta: float, alpha: float = 0.05, *, iterations: int = 40) -> float:
     """The ε lower bound at confidence ``1 − alpha`` from ``v`` correct of ``r`` guesses on
     ``m`` canaries (Steinke, Nasr & Jagielski 2023, Theorem 5.2 and their appendix's
     ε-from-guesses search): the largest ε with ``p_value(m, r, v, ε, δ) < alpha``, by bisection
     (the p-value rises with ε). 0 when even ε = 0 is not rejected."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if p_value(m, r, v, 0.0, delta) >= alpha:
+    if _p_value(m, r, v, 0.0, delta) >= alpha:
         return 0.0
     lo, hi = 0.0, 1.0
-    while p_value(m, r, v, hi, delta) < alpha:
+    while _p_value(m, r, v, hi, delta) < alpha:
         lo, hi = hi, hi + 1.0
         if hi > 100:  # e^100: no finite audit reaches it
             return math.inf
     for _ in range(iterations):
         mid = (lo + hi) / 2
-        if p_value(m, r, v, mid, delta) < alpha:
+        if _p_value(m, r, v, mid, delta) < alpha:
             lo = mid
         else:
             hi = mid
     return lo
 
 
-def canary_word(i: int) -> str:
+def _canary_word(i: int) -> str:
     """A word of its own for canary ``i`` (letters only: the featurizer maps digits to 0)."""
     letters, n = [], i
     while True:
@@ -109,7 +101,7 @@ def canary_word(i: int) -> str:
 class GradientCanaryTagger(torch.nn.Module):
     """A real tagger plus one parameter coordinate per canary ("Dirac" gradient canaries).
 
-    A sentence whose first word is canary ``i``'s word (:func:`canary_word`) has loss
+    A sentence whose first word is canary ``i``'s word (:func:`_canary_word`) has loss
     ``−scale · θ_c[i]`` (its tagger loss is dropped), so its gradient is ``−scale·e_i`` on
     ``canary`` and zero elsewhere; every other sentence keeps its tagger loss and does not
     reach ``canary``. Everything else (featurizer, emissions) is the wrapped tagger's."""
@@ -139,9 +131,9 @@ class GradientCanaryTagger(torch.nn.Module):
         return torch.where(is_canary, canary_loss, tagger_loss)
 
 
-def canary_sentence(i: int) -> TaggedSentence:
+def _canary_sentence(i: int) -> TaggedSentence:
     """Canary ``i`` as a training sentence: its word alone, tagged O."""
-    w = canary_word(i)
+    w = _canary_word(i)
     return TaggedSentence(f"canary-{i}", [Token(w, 0, len(w))], ["O"])
 
 
@@ -209,7 +201,7 @@ def audit_train_dp_one_run(
     if m < 2 or kp + km > m or kp < 0 or km < 0:
         raise ValueError(f"need 2 <= canaries and k_plus + k_minus <= canaries (got {m}, {kp}, {km})")
     t0 = time.perf_counter()
-    words = [canary_word(i) for i in range(m)]
+    words = [_canary_word(i) for i in range(m)]
     base = make_base(words)
     fz = base.featurizer
     ids = [int(fz.encode([[w]], [["O"]]).word_ids[0, 0]) for w in words]
@@ -217,7 +209,7 @@ def audit_train_dp_one_run(
         raise ValueError("make_base must give every canary word an id of its own (extra_words)")
     tagger = GradientCanaryTagger(base, ids)
     coins = np.random.default_rng(seed).random(m) < 0.5
-    train = [*sentences, *(canary_sentence(i) for i in np.flatnonzero(coins))]
+    train = [*sentences, *(_canary_sentence(i) for i in np.flatnonzero(coins))]
     noise = {"target_epsilon": target_epsilon} if actual_noise_multiplier is None else {
         "noise_multiplier": float(actual_noise_multiplier)}
     with torch.random.fork_rng(devices=[]):
@@ -233,7 +225,7 @@ def audit_train_dp_one_run(
     scores = tagger.canary.detach().double().numpy()
     order = np.argsort(-scores, kind="stable")
     correct = int(coins[order[:kp]].sum()) + int((~coins[order[m - km :]]).sum() if km else 0)
-    lb = epsilon_one_run(m, kp + km, correct, ledger.delta, alpha)
+    lb = _epsilon_one_run(m, kp + km, correct, ledger.delta, alpha)
     return OneRunAudit(
         "one-run train_dp (Steinke et al. 2023)", m, "Dirac gradient canary (white-box)", int(coins.sum()),
         kp + km, correct, int(ledger.steps), float(ledger.sample_rate), claimed_sigma,

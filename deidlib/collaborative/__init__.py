@@ -10,85 +10,25 @@ reports or medical abstracts, ``shared_private`` trains single-registry, central
 shared–private CNNs, ``registry_eval`` scores them and attacks the shared representation.
 """
 
-from .dp_upload import DPUpload, UploadLedger, dp_select_upload
-from .dssgd import (
-    apply_download,
-    apply_upload,
-    flatten_parameters,
-    fraction_count,
-    load_parameters,
-    make_generator,
-    select_download,
-    select_upload,
-    threshold_and_clip,
-)
+from .dp_upload import UploadLedger
+from .dssgd import flatten_parameters, make_generator
 from .local import TAGGER_LOSSES, SGDTrainer, tagger_trainer
 from .registries import Registry, abstract_registries, synthetic_registries
-from .registry_eval import AttackResult, registry_attack
-from .server import ParameterServer, ServerCall
+from .registry_eval import registry_attack
+from .server import ParameterServer
 from .shared_private import (
     CNNConfig,
     RegistryTraining,
-    SharedPrivateCNN,
-    SharedPrivateRun,
-    UploadRecord,
     train_centralized,
     train_shared_private,
     train_single_registry,
 )
 from .simulator import make_sites, simulate
-from .sites import Site
-from .strategies import (
-    DSSGD,
-    STRATEGIES,
-    Centralized,
-    CollaborativeHistory,
-    DSSGDConfig,
-    LocalOnly,
-    RoundRobin,
-    Strategy,
-)
+from .strategies import DSSGD, Centralized, DSSGDConfig, LocalOnly, RoundRobin
 
 __all__ = [
-    "apply_download",
-    "apply_upload",
-    "flatten_parameters",
-    "fraction_count",
-    "load_parameters",
-    "make_generator",
-    "select_download",
-    "select_upload",
-    "threshold_and_clip",
-    "DPUpload",
-    "UploadLedger",
-    "dp_select_upload",
-    "SGDTrainer",
-    "tagger_trainer",
-    "TAGGER_LOSSES",
-    "ParameterServer",
-    "ServerCall",
-    "Site",
-    "make_sites",
-    "simulate",
-    "Strategy",
-    "Centralized",
-    "RoundRobin",
-    "DSSGD",
-    "DSSGDConfig",
-    "LocalOnly",
-    "CollaborativeHistory",
-    "STRATEGIES",
-    "Registry",
-    "synthetic_registries",
-    "abstract_registries",
-    "CNNConfig",
-    "RegistryTraining",
-    "SharedPrivateCNN",
-    "SharedPrivateRun",
-    "UploadRecord",
-    "train_single_registry",
-    "train_centralized",
-    "train_shared_private",
-    "AttackResult",
-    "registry_attack",
+    "flatten_parameters", "make_generator", "UploadLedger", "SGDTrainer", "tagger_trainer", "TAGGER_LOSSES",
+    "ParameterServer", "make_sites", "simulate", "Centralized", "RoundRobin", "DSSGD", "DSSGDConfig",
+    "LocalOnly", "Registry", "synthetic_registries", "abstract_registries", "CNNConfig", "RegistryTraining",
+    "train_single_registry", "train_centralized", "train_shared_private", "registry_attack",
 ]

@@ -45,10 +45,10 @@ import torch
 
 from .dssgd import fraction_count
 
-__all__ = ["laplace", "dp_select_upload", "DPUpload", "UploadLedger", "SELECTION_SHARE"]
+__all__ = ["UploadLedger"]
 
 #: share ε₁/ε of an upload's budget spent on selection (Shokri & Shmatikov: 8/9)
-SELECTION_SHARE = 8.0 / 9.0
+_SELECTION_SHARE = 8.0 / 9.0
 
 
 def laplace(shape: tuple[int, ...] | torch.Size, scale: float, generator: torch.Generator,
@@ -80,7 +80,7 @@ def dp_select_upload(
     epsilon: float,
     generator: torch.Generator,
     sensitivity: float | None = None,
-    selection_share: float = SELECTION_SHARE,
+    selection_share: float = _SELECTION_SHARE,
 ) -> DPUpload:
     """Select and noise one worker's upload with the sparse vector technique (see module doc)."""
     if update.dim() != 1:
@@ -154,7 +154,7 @@ class UploadLedger:
             "worker": self.worker,
             "mechanism": "Shokri-Shmatikov DSSGD upload (SVT selection + Laplace values)",
             "composition": "basic sequential (sum of per-upload epsilon)",
-            "selection_share": SELECTION_SHARE,
+            "selection_share": _SELECTION_SHARE,
             "budget": self.budget,
             "total_epsilon": self.total_epsilon,
             "uploads": len(self.entries),

@@ -52,17 +52,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-__all__ = [
-    "flatten_parameters",
-    "load_parameters",
-    "fraction_count",
-    "select_download",
-    "apply_download",
-    "threshold_and_clip",
-    "select_upload",
-    "apply_upload",
-    "make_generator",
-]
+__all__ = ["flatten_parameters", "make_generator"]
 
 Selection = Literal["random", "largest"]
 TieBreak = Literal["random", "index"]
@@ -146,7 +136,7 @@ def select_download(
     return chosen
 
 
-def apply_download(local: torch.Tensor, global_: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+def _apply_download(local: torch.Tensor, global_: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     """A copy of ``local`` with the entries at ``indices`` replaced by the global values."""
     if local.shape != global_.shape:
         raise ValueError(f"local {tuple(local.shape)} and global {tuple(global_.shape)} parameter vectors differ in shape")

@@ -35,10 +35,10 @@ from ..corpus.locate import MEDICAL_ABSTRACTS, find_data_dir
 from ..rng import derive_seed
 from ..synthetic.generator import generate
 
-__all__ = ["LABEL_FIELDS", "Registry", "synthetic_registries", "abstract_registries", "label_counts"]
+__all__ = ["Registry", "synthetic_registries", "abstract_registries", "label_counts"]
 
 #: metadata keys of a pathology report that can serve as the class label.
-LABEL_FIELDS = ("subsite", "primary_site")
+_LABEL_FIELDS = ("subsite", "primary_site")
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,8 @@ def synthetic_registries(n_registries: int = 3, patients: int = 600, *, seed: in
     Label names are sorted over all registries so ids mean the same everywhere.
     """
     _check(n_registries, concentration, test_fraction)
-    if label not in LABEL_FIELDS:
-        raise ValueError(f"label must be one of {LABEL_FIELDS}, got {label!r}")
+    if label not in _LABEL_FIELDS:
+        raise ValueError(f"label must be one of {_LABEL_FIELDS}, got {label!r}")
     docs = generate(patients, n_registries, seed, (1, 1), note_mix={"pathology_report": 1})
     names = sorted({d.metadata[label] for d in docs})
     index = {n: i for i, n in enumerate(names)}

@@ -39,14 +39,8 @@ from torch.nn import functional as F
 from ..rng import derive_seed
 
 __all__ = [
-    "f1_micro_macro",
-    "extreme_classes",
-    "per_class_f1",
-    "paired_bootstrap",
-    "mcnemar",
-    "equivalence_bootstrap",
-    "AttackResult",
-    "registry_attack",
+    "f1_micro_macro", "extreme_classes", "per_class_f1", "paired_bootstrap", "mcnemar",
+    "equivalence_bootstrap", "registry_attack",
 ]
 
 

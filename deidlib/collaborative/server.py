@@ -20,7 +20,7 @@ import torch
 
 from .dssgd import TieBreak, apply_upload, select_download
 
-__all__ = ["ParameterServer", "ServerCall"]
+__all__ = ["ParameterServer"]
 
 
 @dataclass(frozen=True)

@@ -89,22 +89,8 @@ from ..rng import derive_seed
 from .registries import Registry
 
 __all__ = [
-    "ADVERSARIES",
-    "SHARED_PREFIXES",
-    "CNNConfig",
-    "RegistryTraining",
-    "UploadRecord",
-    "SharedPrivateCNN",
-    "SharedPrivateRun",
-    "encode",
-    "difference_loss",
-    "shared_state",
-    "predict",
-    "train_classifier",
-    "train_single_registry",
-    "train_centralized",
-    "train_shared_private",
-    "shared_features",
+    "ADVERSARIES", "SHARED_PREFIXES", "CNNConfig", "RegistryTraining", "encode", "predict",
+    "train_single_registry", "train_centralized", "train_shared_private", "shared_features",
 ]
 
 log = logging.getLogger(__name__)
@@ -224,7 +210,7 @@ def _adversarial_loss(model: SharedPrivateCNN, shared: torch.Tensor, reg_logits:
     return F.cross_entropy(disc(shared.detach()), target) + train.adv_weight * uniform_ce
 
 
-def difference_loss(shared: torch.Tensor, private: torch.Tensor) -> torch.Tensor:
+def _difference_loss(shared: torch.Tensor, private: torch.Tensor) -> torch.Tensor:
     """Bousmalis et al. 2016 eq. 5, ``‖Sᵀ P‖²_F`` on row-L2-normalised features, / batch size."""
     s = F.normalize(shared, dim=1)
     p = F.normalize(private, dim=1)
@@ -250,7 +236,7 @@ def predict(model: nn.Module, ids: Sequence[Sequence[int]], batch_size: int = 25
     return np.concatenate(out) if out else np.zeros(0, dtype=int)
 
 
-def train_classifier(ids: Sequence[Sequence[int]], labels: Sequence[int], n_classes: int, cfg: CNNConfig,
+def _train_classifier(ids: Sequence[Sequence[int]], labels: Sequence[int], n_classes: int, cfg: CNNConfig,
                      train: RegistryTraining, *, seed_key: str = "classifier") -> MultiWindowCNN:
     """A plain :class:`MultiWindowCNN` trained with Adam and cross-entropy for ``train.epochs``."""
     if len(ids) != len(labels) or not len(ids):
@@ -276,7 +262,7 @@ def train_single_registry(registries: Sequence[Registry], cfg: CNNConfig, train:
                           ) -> list[MultiWindowCNN]:
     """One model per registry, each trained on its own reports only."""
     n_classes = len(registries[0].label_names)
-    return [train_classifier(encode(r.train_texts, cfg), r.train_labels, n_classes, cfg, train,
+    return [_train_classifier(encode(r.train_texts, cfg), r.train_labels, n_classes, cfg, train,
                              seed_key=f"single-{r.name}") for r in registries]
 
 
@@ -284,7 +270,7 @@ def train_centralized(registries: Sequence[Registry], cfg: CNNConfig, train: Reg
     """One model on the pooled training reports of all registries (the non-private reference)."""
     ids = [x for r in registries for x in encode(r.train_texts, cfg)]
     labels = [y for r in registries for y in r.train_labels]
-    return train_classifier(ids, labels, len(registries[0].label_names), cfg, train, seed_key="centralized")
+    return _train_classifier(ids, labels, len(registries[0].label_names), cfg, train, seed_key="centralized")
 
 
 @dataclass
@@ -356,7 +342,7 @@ def train_shared_private(registries: Sequence[Registry], cfg: CNNConfig, train: 
                     target = torch.full((len(b),), r, dtype=torch.long)
                     loss = F.cross_entropy(logits, y[b]) + _adversarial_loss(model, shared, reg_logits, target, train)
                     if train.orth_weight > 0:
-                        loss = loss + train.orth_weight * difference_loss(shared, private)
+                        loss = loss + train.orth_weight * _difference_loss(shared, private)
                     opt.zero_grad()
                     enc_opt.zero_grad()  # the discriminator's gradient keeps accumulating over the cycle
                     loss.backward()

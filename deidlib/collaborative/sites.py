@@ -23,7 +23,7 @@ from torch import nn
 
 from .dssgd import flatten_parameters, load_parameters
 
-__all__ = ["Site", "ModelFactory", "Trainer"]
+__all__ = []
 
 #: ``factory(init_seed) -> nn.Module``: the network topology "collectively agreed upon"
 ModelFactory = Callable[[int], nn.Module]

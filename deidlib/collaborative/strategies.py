@@ -53,19 +53,7 @@ from .server import ParameterServer
 from .sites import Site
 from .worker_upload import worker_upload
 
-__all__ = [
-    "CollaborativeHistory",
-    "Strategy",
-    "Centralized",
-    "RoundRobin",
-    "DSSGD",
-    "DSSGDConfig",
-    "LocalOnly",
-    "STRATEGIES",
-    "epoch_seed",
-    "dssgd_order",
-    "dssgd_generator",
-]
+__all__ = ["Centralized", "RoundRobin", "DSSGD", "DSSGDConfig", "LocalOnly"]
 
 Evaluator = Callable[[nn.Module], Any]
 
@@ -359,7 +347,7 @@ class LocalOnly(Strategy):
         return hist
 
 
-STRATEGIES: dict[str, type[Strategy]] = {
+_STRATEGIES: dict[str, type[Strategy]] = {
     "centralized": Centralized,
     "round_robin": RoundRobin,
     "dssgd": DSSGD,

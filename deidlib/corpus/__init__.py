@@ -11,42 +11,28 @@ re-exported: its name is taken by the :mod:`.tokenize` submodule.
 from importlib import import_module
 
 from .document import CorpusError, Document, Span, SpanError
-from .phi import ALL_TYPES, CATEGORIES, FESTAG_TYPES, HIPAA_TYPES, TYPE_TO_CATEGORY, category_of
+from .phi import CATEGORIES, HIPAA_TYPES, TYPE_TO_CATEGORY
 
 #: public name -> submodule that defines it
 _LAZY = {
-    **dict.fromkeys(
-        ["read_i2b2_xml", "read_i2b2_dir", "parse_i2b2", "to_i2b2_xml", "write_i2b2_xml", "write_i2b2_dir",
-         "UnknownTagError"],
-        "i2b2",
-    ),
-    **dict.fromkeys(["read_physionet", "count_overlaps", "PHYSIONET_TYPE_MAP"], "physionet"),
+    **dict.fromkeys(["read_i2b2_xml", "read_i2b2_dir", "to_i2b2_xml", "write_i2b2_dir"], "i2b2"),
+    "read_physionet": "physionet",
     **dict.fromkeys(
         ["CorpusSplits", "split_by_patient", "split_by_document", "partition_by_patient", "read_split_dirs",
-         "write_split_dirs", "split_counts", "THESIS_NURSING_FRACTIONS"],
+         "THESIS_NURSING_FRACTIONS"],
         "splits",
     ),
-    **dict.fromkeys(["Token", "split_sentences", "document_sentences"], "tokenize"),
-    **dict.fromkeys(
-        ["LABEL_SCHEMES", "encode_tags", "decode_tags", "tag_set", "TaggedSentence", "tagged_sentences",
-         "spans_from_predictions"],
-        "labels",
-    ),
+    **dict.fromkeys(["Token", "document_sentences"], "tokenize"),
+    **dict.fromkeys(["tag_set", "TaggedSentence", "tagged_sentences", "spans_from_predictions"], "labels"),
     "find_data_dir": "locate",
 }
 
 __all__ = [
-    "Document",
-    "Span",
-    "CorpusError",
-    "SpanError",
-    "CATEGORIES",
-    "TYPE_TO_CATEGORY",
-    "ALL_TYPES",
-    "FESTAG_TYPES",
-    "HIPAA_TYPES",
-    "category_of",
-    *_LAZY,
+    "Document", "Span", "CorpusError", "SpanError", "CATEGORIES", "TYPE_TO_CATEGORY", "HIPAA_TYPES",
+    "read_i2b2_xml", "read_i2b2_dir", "to_i2b2_xml", "write_i2b2_dir", "read_physionet", "CorpusSplits",
+    "split_by_patient", "split_by_document", "partition_by_patient", "read_split_dirs",
+    "THESIS_NURSING_FRACTIONS", "Token", "document_sentences", "tag_set", "TaggedSentence",
+    "tagged_sentences", "spans_from_predictions", "find_data_dir",
 ]
 
 

@@ -11,7 +11,7 @@ date there (0 of 59 weekday names are inside a span), and a hospital span holds 
 without the generic word after it ("Brindlecombe" in "Brindlecombe Hospital": "hospital"/"hosp"
 follows a hospital span 24 times and sits inside one twice), so under ``physionet`` a
 DATE span that is only a weekday is dropped and trailing generic facility words
-(:data:`FACILITY_WORDS`) are cut from HOSPITAL spans.
+(:data:`_FACILITY_WORDS`) are cut from HOSPITAL spans.
 
 A model trained to one guideline and scored against the other is charged for the
 difference in rules, not for what it learned: a synthetic-trained model tags "58" in
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from ..numwords import number_words
 from .document import Document, Span
 
-__all__ = ["GUIDELINES", "FACILITY_WORDS", "WEEKDAYS", "keeps_span", "trim_span", "align_spans", "age_value"]
+__all__ = ["GUIDELINES", "align_spans"]
 
 #: guideline -> (TYPEs dropped outright, whether ages <= 89 are dropped)
 GUIDELINES: dict[str, tuple[frozenset[str], bool]] = {
@@ -37,10 +37,10 @@ GUIDELINES: dict[str, tuple[frozenset[str], bool]] = {
 }
 
 #: generic words cut from the end of a HOSPITAL span under ``physionet`` (lower case, no dot)
-FACILITY_WORDS = frozenset({"hospital", "hosp", "medical", "center", "centre", "clinic", "health", "healthcare",
+_FACILITY_WORDS = frozenset({"hospital", "hosp", "medical", "center", "centre", "clinic", "health", "healthcare",
                             "infirmary", "ctr", "med"})
 #: weekday names (en, fr, de, nl; lower case): a DATE span of only these is not PHI under ``physionet``
-WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
                       "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun",
                       "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche",
                       "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag",
@@ -51,7 +51,7 @@ _DIGITS = re.compile(r"\d+")
 _WORD_AGES = {number_words(n): n for n in range(0, 120)}
 
 
-def age_value(text: str) -> int | None:
+def _age_value(text: str) -> int | None:
     """The age an AGE span states (``"58"``, ``"58-year-old"``, ``"ninety-one"``), or ``None``
     (``"50s"`` and other decades count as their decade, ``50``)."""
     m = _DIGITS.search(text)
@@ -64,7 +64,7 @@ def age_value(text: str) -> int | None:
     return None
 
 
-def keeps_span(span: Span, guideline: str) -> bool:
+def _keeps_span(span: Span, guideline: str) -> bool:
     """Whether ``span`` is PHI under ``guideline`` (see :data:`GUIDELINES`)."""
     try:
         dropped, young_ages = GUIDELINES[guideline]
@@ -73,26 +73,26 @@ def keeps_span(span: Span, guideline: str) -> bool:
     if span.subtype in dropped:
         return False
     if young_ages and span.subtype == "AGE":
-        v = age_value(span.text)
+        v = _age_value(span.text)
         return v is not None and v > 89
     return True
 
 
 def trim_span(span: Span, guideline: str) -> Span | None:
-    """``span`` as ``guideline`` annotates it: ``None`` if it is not PHI there (:func:`keeps_span`,
+    """``span`` as ``guideline`` annotates it: ``None`` if it is not PHI there (:func:`_keeps_span`,
     and under ``physionet`` a DATE of weekday names only), else the span with trailing
     generic facility words cut from a HOSPITAL name under ``physionet`` (a name of generic
     words only is kept whole)."""
-    if not keeps_span(span, guideline):
+    if not _keeps_span(span, guideline):
         return None
     if guideline not in _FINE_RULES:
         return span
     words = [(m.start(), m.end(), m.group().lower().strip(".")) for m in _WORD.finditer(span.text)]
-    if span.subtype == "DATE" and words and all(w in WEEKDAYS for _, _, w in words):
+    if span.subtype == "DATE" and words and all(w in _WEEKDAYS for _, _, w in words):
         return None
     if span.subtype == "HOSPITAL":
         k = len(words)
-        while k > 1 and words[k - 1][2] in FACILITY_WORDS:
+        while k > 1 and words[k - 1][2] in _FACILITY_WORDS:
             k -= 1
         if 0 < k < len(words):
             end = words[k - 1][1]

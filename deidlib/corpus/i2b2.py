@@ -74,16 +74,7 @@ from ..results import atomic_write_text
 from .document import CorpusError, Document, Span
 from .phi import CATEGORIES, UnknownPHITypeError
 
-__all__ = [
-    "parse_i2b2",
-    "read_i2b2_xml",
-    "read_i2b2_dir",
-    "xml_files",
-    "to_i2b2_xml",
-    "write_i2b2_xml",
-    "write_i2b2_dir",
-    "UnknownTagError",
-]
+__all__ = ["read_i2b2_xml", "read_i2b2_dir", "xml_files", "to_i2b2_xml", "write_i2b2_dir"]
 
 
 class UnknownTagError(CorpusError, UnknownPHITypeError):
@@ -200,7 +191,7 @@ def _tag_label(el: ET.Element) -> str:
     return f"<{el.tag} id={el.get('id', '?')!r} {el.get('start')}-{el.get('end')}>"
 
 
-def parse_i2b2(
+def _parse_i2b2(
     xml: str,
     source: str = "<string>",
     *,
@@ -284,7 +275,7 @@ def parse_i2b2(
 
 def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False, allow_overlap: bool = False,
                   label: str | None = None) -> Document:
-    """Read one ``PPP-RR.xml`` file (UTF-8; see :func:`parse_i2b2`; ``label`` names it in messages)."""
+    """Read one ``PPP-RR.xml`` file (UTF-8; see :func:`_parse_i2b2`; ``label`` names it in messages)."""
     p = Path(path)
     name = label or str(p)
     try:
@@ -293,7 +284,7 @@ def read_i2b2_xml(path: str | os.PathLike, *, lenient: bool = False, allow_overl
         raise CorpusError(f"{name}: not UTF-8 (invalid byte 0x{e.object[e.start]:02x} at byte offset {e.start})") from None
     except OSError as e:
         raise CorpusError(f"{name}: cannot read ({e.strerror})") from None
-    return parse_i2b2(data, str(p), lenient=lenient, allow_overlap=allow_overlap, label=label)
+    return _parse_i2b2(data, str(p), lenient=lenient, allow_overlap=allow_overlap, label=label)
 
 
 def xml_files(directory: str | os.PathLike, *, recursive: bool = False, suffix: str = ".xml") -> list[Path]:
@@ -378,7 +369,7 @@ def to_i2b2_xml(doc: Document, *, include_meta: bool = True) -> str:
     return "".join(out)
 
 
-def write_i2b2_xml(doc: Document, path: str | os.PathLike, *, include_meta: bool = True) -> Path:
+def _write_i2b2_xml(doc: Document, path: str | os.PathLike, *, include_meta: bool = True) -> Path:
     """Write one document atomically (temporary file + rename: never half-written)."""
     return atomic_write_text(path, to_i2b2_xml(doc, include_meta=include_meta))
 

@@ -21,7 +21,7 @@ exact inverse of encoding whenever span edges are token edges, which
 :func:`~deidlib.corpus.tokenize.document_sentences` guarantees for gold spans that do not
 begin or end on whitespace. Decoded spans get the category of their label; with the
 ``category`` and ``binary`` schemes, where the label names no TYPE, the subtype is the
-category's representative in :data:`DEFAULT_SUBTYPE` (binary spans are
+category's representative in :data:`_DEFAULT_SUBTYPE` (binary spans are
 ``OTHER/OTHER``): binary and category-level scores are unaffected by that choice.
 Ill-formed sequences are decoded leniently, as conlleval does: an ``I-``/``E-`` that does
 not continue a chunk of the same label starts a new chunk.
@@ -37,30 +37,17 @@ from .phi import CATEGORIES, FESTAG_TYPES, TYPE_TO_CATEGORY
 from .tokenize import Token, document_sentences
 
 __all__ = [
-    "LABEL_SCHEMES",
-    "ENCODINGS",
-    "DEFAULT_SUBTYPE",
-    "span_label",
-    "scheme_labels",
-    "tag_set",
-    "encode_tags",
-    "decode_tags",
-    "TaggedSentence",
-    "tagged_sentences",
-    "downsample_negatives",
-    "thin_negatives",
-    "sentence_coin",
-    "keyed_subsample",
-    "spans_from_predictions",
+    "span_label", "scheme_labels", "tag_set", "TaggedSentence", "tagged_sentences", "downsample_negatives",
+    "thin_negatives", "keyed_subsample", "spans_from_predictions",
 ]
 
-LABEL_SCHEMES: tuple[str, ...] = ("i2b2", "category", "binary")
-ENCODINGS: tuple[str, ...] = ("BIO", "BIOES", "IO")
+_LABEL_SCHEMES: tuple[str, ...] = ("i2b2", "category", "binary")
+_ENCODINGS: tuple[str, ...] = ("BIO", "BIOES", "IO")
 
 _I2B2_FOLD = {"ROOM": "LOCATION-OTHER", "DEPARTMENT": "LOCATION-OTHER", "OTHER": None}
 
 #: subtype given to decoded spans of a category-level or binary label
-DEFAULT_SUBTYPE = {
+_DEFAULT_SUBTYPE = {
     "NAME": "PATIENT",
     "PROFESSION": "PROFESSION",
     "LOCATION": "LOCATION-OTHER",
@@ -74,10 +61,10 @@ DEFAULT_SUBTYPE = {
 
 
 def _check(scheme: str, encoding: str | None = None) -> None:
-    if scheme not in LABEL_SCHEMES:
-        raise ValueError(f"unknown label scheme {scheme!r}; choose one of {', '.join(LABEL_SCHEMES)}")
-    if encoding is not None and encoding not in ENCODINGS:
-        raise ValueError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
+    if scheme not in _LABEL_SCHEMES:
+        raise ValueError(f"unknown label scheme {scheme!r}; choose one of {', '.join(_LABEL_SCHEMES)}")
+    if encoding is not None and encoding not in _ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; choose one of {', '.join(_ENCODINGS)}")
 
 
 def span_label(span: Span, scheme: str = "i2b2") -> str | None:
@@ -107,7 +94,7 @@ def tag_set(scheme: str = "i2b2", encoding: str = "BIO") -> list[str]:
     return ["O"] + [f"{p}-{lab}" for lab in scheme_labels(scheme) for p in prefixes]
 
 
-def encode_tags(
+def _encode_tags(
     tokens: Sequence[Token], spans: Iterable[Span], scheme: str = "i2b2", encoding: str = "BIO"
 ) -> list[str]:
     """Tags for ``tokens``; a token belongs to the first span (by start) that overlaps it."""
@@ -155,13 +142,13 @@ def _label_to_types(label: str, scheme: str | None) -> tuple[str, str]:
     if label in TYPE_TO_CATEGORY and scheme in (None, "i2b2"):
         return TYPE_TO_CATEGORY[label], label
     if label in CATEGORIES:
-        return label, DEFAULT_SUBTYPE[label]
+        return label, _DEFAULT_SUBTYPE[label]
     if label == "PHI":
         return "OTHER", "OTHER"
     raise ValueError(f"cannot decode label {label!r}")
 
 
-def decode_tags(
+def _decode_tags(
     tokens: Sequence[Token], tags: Sequence[str], text: str, encoding: str = "BIO", scheme: str | None = None
 ) -> list[Span]:
     """Spans encoded by ``tags`` over ``tokens`` (offsets into ``text``)."""
@@ -220,7 +207,7 @@ def tagged_sentences(
     out = []
     for d in docs:
         for toks in document_sentences(d, mode, use_spans=use_spans):
-            out.append(TaggedSentence(d.id, toks, encode_tags(toks, d.spans, scheme, encoding)))
+            out.append(TaggedSentence(d.id, toks, _encode_tags(toks, d.spans, scheme, encoding)))
     return out
 
 
@@ -235,7 +222,7 @@ def spans_from_predictions(
     spans: list[Span] = []
     for sent, tags in zip(sentences, tag_seqs, strict=True):
         toks = sent.tokens if isinstance(sent, TaggedSentence) else sent
-        spans.extend(decode_tags(toks, tags, doc.text, encoding, scheme))
+        spans.extend(_decode_tags(toks, tags, doc.text, encoding, scheme))
     return doc.with_spans(spans)
 
 
@@ -260,7 +247,7 @@ def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: floa
     return [s for i, s in enumerate(sentences) if i in keep]
 
 
-def sentence_coin(sentence: TaggedSentence, key: int | str | bytes) -> float:
+def _sentence_coin(sentence: TaggedSentence, key: int | str | bytes) -> float:
     """A uniform number in [0, 1) that depends only on ``key`` and the sentence itself:
     HMAC-SHA256 (RFC 2104) keyed by ``key`` of the sentence's document id and its token texts,
     the first 53 bits of the digest scaled to [0, 1).
@@ -288,7 +275,7 @@ def keyed_subsample(
     sentences: Sequence[TaggedSentence], rate: float, key: int | str | bytes
 ) -> list[TaggedSentence]:
     """Each sentence independently with probability ``rate``, decided by its own keyed coin
-    (:func:`sentence_coin` < ``rate``), in the original order.
+    (:func:`_sentence_coin` < ``rate``), in the original order.
 
     The decision for a sentence depends only on ``rate``, ``key`` and that sentence, so for
     neighbouring training sets (one sentence added or removed) the subsets are equal or
@@ -297,12 +284,12 @@ def keyed_subsample(
     the data (e.g. ``cap / len(sentences)``) would let one sentence change other decisions.
     This claims no privacy amplification by the subsampling (the key may be public)."""
     _check_rate("rate", rate)
-    return [s for s in sentences if sentence_coin(s, key) < rate]
+    return [s for s in sentences if _sentence_coin(s, key) < rate]
 
 
 def thin_negatives(sentences: Sequence[TaggedSentence], keep_rate: float, seed: int) -> list[TaggedSentence]:
     """All sentences with a PHI tag plus each PHI-free sentence independently with
-    probability ``keep_rate``, decided by its keyed coin (:func:`sentence_coin` with key
+    probability ``keep_rate``, decided by its keyed coin (:func:`_sentence_coin` with key
     ``seed``), in their original order.
 
     Unlike :func:`downsample_negatives` (a fixed number of negatives, which depends on how
@@ -311,4 +298,4 @@ def thin_negatives(sentences: Sequence[TaggedSentence], keep_rate: float, seed: 
     changes the thinned set by at most that sentence: a DP guarantee for the thinned
     training set holds for the full one."""
     _check_rate("keep_rate", keep_rate)
-    return [s for s in sentences if _has_phi(s) or sentence_coin(s, seed) < keep_rate]
+    return [s for s in sentences if _has_phi(s) or _sentence_coin(s, seed) < keep_rate]

@@ -16,22 +16,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["find_data_dir", "parent_search_enabled", "SEARCH_ENV", "PHYSIONET_DEID", "MEDICAL_ABSTRACTS", "CMS_HOSPITALS", "EUROSTAT_HEALTHCARE"]
+__all__ = ["find_data_dir", "PHYSIONET_DEID", "MEDICAL_ABSTRACTS", "EUROSTAT_HEALTHCARE"]
 
 PHYSIONET_DEID = "physionet_deid_1.1"
 MEDICAL_ABSTRACTS = "medical_abstracts_tc"
-CMS_HOSPITALS = "cms_hospital_general_info"
+_CMS_HOSPITALS = "cms_hospital_general_info"
 EUROSTAT_HEALTHCARE = "eurostat_healthcare"
 #: environment variable: ``env`` limits the search to an explicit path and ``$DEIDLIB_DATA_DIR``
-SEARCH_ENV = "DEIDLIB_DATA_SEARCH"
+_SEARCH_ENV = "DEIDLIB_DATA_SEARCH"
 
 
-def parent_search_enabled() -> bool:
+def _parent_search_enabled() -> bool:
     """Whether ``shared/data`` beside the checkout or the working directory is searched
     (``$DEIDLIB_DATA_SEARCH`` unset or ``parents``; ``env`` turns it off)."""
-    value = os.environ.get(SEARCH_ENV, "parents").strip().lower() or "parents"
+    value = os.environ.get(_SEARCH_ENV, "parents").strip().lower() or "parents"
     if value not in ("parents", "env"):
-        raise ValueError(f"{SEARCH_ENV} must be 'parents' or 'env', got {value!r}")
+        raise ValueError(f"{_SEARCH_ENV} must be 'parents' or 'env', got {value!r}")
     return value == "parents"
 
 
@@ -39,7 +39,7 @@ def _candidates(name: str):
     env = os.environ.get("DEIDLIB_DATA_DIR")
     if env:
         yield Path(env) / name
-    if not parent_search_enabled():
+    if not _parent_search_enabled():
         return
     for start in (Path(__file__).resolve().parent, Path.cwd().resolve()):
         for parent in (start, *start.parents):

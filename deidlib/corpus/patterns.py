@@ -72,8 +72,7 @@ from collections.abc import Iterable, Sequence
 
 from .document import Span
 
-__all__ = ["PATTERN_SETS", "GENERIC_PLACES", "LABEL_WORDS", "pattern_spans", "merge_spans", "drop_measurements",
-           "drop_generic_places", "trim_label_words"]
+__all__ = ["pattern_spans", "merge_spans", "drop_measurements", "drop_generic_places", "trim_label_words"]
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -108,7 +107,7 @@ _H16 = r"[0-9a-f]{1,4}"
 _IPV6 = (r"(?<![\w:.])(?:(?:" + _H16 + r":){7}" + _H16 + r"|(?:" + _H16 + r":){1,7}:(?:" + _H16 + r"(?::" + _H16
          + r"){0,6})?|::(?:" + _H16 + r"(?::" + _H16 + r"){0,6}))(?![\w:])")
 #: label words written before an identifier, a date or a number: never part of its PHI span
-LABEL_WORDS = (r"(?:ssn|soc(?:ial)?\s+sec(?:urity)?(?:\s+(?:no|number|#))?|mrn|mr\s?#|med(?:ical)?\s+rec(?:ord)?"
+_LABEL_WORDS = (r"(?:ssn|soc(?:ial)?\s+sec(?:urity)?(?:\s+(?:no|number|#))?|mrn|mr\s?#|med(?:ical)?\s+rec(?:ord)?"
                r"(?:\s+(?:no|number|#))?|unit\s+(?:no|number)|acct|account(?:\s+(?:no|number))?|dob|d\.o\.b\.?"
                r"|date\s+of\s+birth|tel|telephone|phone|ph|cell|fax|pager|beeper|e-?mail|s/n|sn|serial(?:\s+(?:no|number|#))?"
                r"|lic(?:ense)?(?:\s+(?:no|number|#))?|ip|id|user(?:name)?|job\s+(?:no|#)|dd|dt|td)\.?")
@@ -218,16 +217,16 @@ def _is_measurement(text: str, s: int, e: int) -> bool:
 
 
 #: named pattern sets (the saved task's ``"patterns"`` value)
-PATTERN_SETS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {"guideline": _GUIDELINE}
+_PATTERN_SETS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {"guideline": _GUIDELINE}
 
 
 def pattern_spans(text: str, patterns: str = "guideline") -> list[Span]:
     """The spans of ``text`` that the pattern set ``patterns`` matches (sorted, overlaps
     resolved: an earlier pattern's match wins; a later overlapping one is dropped)."""
     try:
-        pats = PATTERN_SETS[patterns]
+        pats = _PATTERN_SETS[patterns]
     except KeyError:
-        raise ValueError(f"unknown pattern set {patterns!r}; choose one of {', '.join(PATTERN_SETS)}") from None
+        raise ValueError(f"unknown pattern set {patterns!r}; choose one of {', '.join(_PATTERN_SETS)}") from None
     taken: list[tuple[int, int]] = []
     out: list[Span] = []
     for typ, rx in pats:
@@ -284,7 +283,7 @@ def drop_measurements(text: str, spans: Sequence[Span]) -> list[Span]:
 #: kinds of units, departments and facilities, and ventilator modes: never PHI on their own (the
 #: Safe Harbor list and the i2b2 2014 guidelines name a hospital, not the kind of unit a patient
 #: is in; "OSH" is "outside hospital"), however a tagger reads "transferred to <X>"
-GENERIC_PLACES = frozenset((
+_GENERIC_PLACES = frozenset((
     "icu", "micu", "sicu", "ccu", "csru", "cvicu", "tsicu", "nsicu", "nicu", "picu", "ed", "er", "or", "pacu", "cath",
     "cath lab", "ep lab", "ir", "ct", "mri", "osh", "floor", "the floor", "rehab", "tele", "telemetry", "step down",
     "stepdown", "home", "nursing home", "dialysis", "hospice", "ward", "unit", "the unit", "hosp", "hospital",
@@ -295,12 +294,12 @@ _PLACE_TYPES = frozenset(("HOSPITAL", "ORGANIZATION", "LOCATION-OTHER", "DEPARTM
 
 def drop_generic_places(spans: Sequence[Span]) -> list[Span]:
     """``spans`` without the place spans (hospital, organisation, other location) whose whole text
-    is a kind of unit or facility (:data:`GENERIC_PLACES`: "MICU", "cath lab", "OSH")."""
+    is a kind of unit or facility (:data:`_GENERIC_PLACES`: "MICU", "cath lab", "OSH")."""
     return [s for s in spans
-            if not (s.subtype in _PLACE_TYPES and " ".join(s.text.lower().replace(".", " ").split()) in GENERIC_PLACES)]
+            if not (s.subtype in _PLACE_TYPES and " ".join(s.text.lower().replace(".", " ").split()) in _GENERIC_PLACES)]
 
 
-_LABEL_PREFIX = re.compile(r"(?:" + LABEL_WORDS + r")(?![a-z])[\s:#.=-]*", re.IGNORECASE)
+_LABEL_PREFIX = re.compile(r"(?:" + _LABEL_WORDS + r")(?![a-z])[\s:#.=-]*", re.IGNORECASE)
 
 
 def trim_label_words(text: str, spans: Sequence[Span]) -> list[Span]:

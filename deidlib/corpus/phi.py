@@ -7,15 +7,7 @@ annotation guidelines; the festag paper's Table 1 lists the 28 subtypes it uses
 
 from __future__ import annotations
 
-__all__ = [
-    "CATEGORIES",
-    "TYPE_TO_CATEGORY",
-    "ALL_TYPES",
-    "FESTAG_TYPES",
-    "HIPAA_TYPES",
-    "category_of",
-    "UnknownPHITypeError",
-]
+__all__ = ["CATEGORIES", "TYPE_TO_CATEGORY", "HIPAA_TYPES"]
 
 #: XML tag (category) -> allowed TYPE attribute values, in i2b2 order.
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -51,11 +43,11 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 TYPE_TO_CATEGORY: dict[str, str] = {t: c for c, ts in CATEGORIES.items() for t in ts}
-ALL_TYPES: tuple[str, ...] = tuple(TYPE_TO_CATEGORY)
+_ALL_TYPES: tuple[str, ...] = tuple(TYPE_TO_CATEGORY)
 
 #: The 28 subtypes of festag Table 1 (29 classes with non-PHI).
 FESTAG_TYPES: tuple[str, ...] = tuple(
-    t for t in ALL_TYPES if t not in ("ROOM", "DEPARTMENT", "OTHER")
+    t for t in _ALL_TYPES if t not in ("ROOM", "DEPARTMENT", "OTHER")
 )
 
 #: (category, TYPE) pairs that the official i2b2 2014 script counts as HIPAA PHI.
@@ -78,5 +70,5 @@ def category_of(subtype: str) -> str:
         return TYPE_TO_CATEGORY[subtype]
     except KeyError:
         raise UnknownPHITypeError(
-            f"unknown PHI TYPE {subtype!r}; expected one of {', '.join(ALL_TYPES)}"
+            f"unknown PHI TYPE {subtype!r}; expected one of {', '.join(_ALL_TYPES)}"
         ) from None

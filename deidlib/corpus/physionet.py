@@ -19,7 +19,7 @@ line. The PHI in the corpus had already been replaced by realistic surrogates by
 PhysioNet. (The ahmed thesis reports 1,826 PHI instances for this corpus; the
 distributed ``id-phi.phrase`` has 1,779 lines, which is what we load.)
 
-:data:`PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 TYPEs (the category follows
+:data:`_PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 TYPEs (the category follows
 from the TYPE):
 
 =================  ==========================  ===============================================
@@ -55,9 +55,9 @@ from pathlib import Path
 from .document import CorpusError, Document, Span
 from .phi import category_of
 
-__all__ = ["read_physionet", "count_overlaps", "PHYSIONET_TYPE_MAP", "PHYSIONET_FILES"]
+__all__ = ["read_physionet"]
 
-PHYSIONET_TYPE_MAP: dict[str, str] = {
+_PHYSIONET_TYPE_MAP: dict[str, str] = {
     "HCPName": "DOCTOR",
     "PTName": "PATIENT",
     "PTNameInitial": "PATIENT",
@@ -71,7 +71,7 @@ PHYSIONET_TYPE_MAP: dict[str, str] = {
 }
 
 #: the two files the reader needs
-PHYSIONET_FILES = ("id.text", "id-phi.phrase")
+_PHYSIONET_FILES = ("id.text", "id-phi.phrase")
 
 _RECORD = re.compile(r"START_OF_RECORD=([^|\n]+)\|\|\|\|([^|\n]+)\|\|\|\|\n(.*)\|\|\|\|END_OF_RECORD\s*", re.S)
 
@@ -98,7 +98,7 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
     Args:
         overlaps: the gold standard has one pair of overlapping mentions (two readings of
             one hospital name). ``"keep"`` (default) keeps every phrase line as a span
-            (1,779 spans; :func:`count_overlaps` reports them; label encoders give a
+            (1,779 spans; :func:`_count_overlaps` reports them; label encoders give a
             token to the first span that covers it); ``"drop"`` drops a span that overlaps
             an earlier-starting kept span, so every document passes strict validation
             (and strict i2b2 XML round trips).
@@ -110,10 +110,10 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
     if overlaps not in ("keep", "drop"):
         raise ValueError(f"overlaps must be 'keep' or 'drop', got {overlaps!r}")
     d = Path(directory)
-    text_file, phrase_file = d / PHYSIONET_FILES[0], d / PHYSIONET_FILES[1]
+    text_file, phrase_file = d / _PHYSIONET_FILES[0], d / _PHYSIONET_FILES[1]
     for f in (text_file, phrase_file):
         if not f.is_file():
-            raise CorpusError(f"{f}: missing (expected a PhysioNet deid 1.1 folder with {' and '.join(PHYSIONET_FILES)})")
+            raise CorpusError(f"{f}: missing (expected a PhysioNet deid 1.1 folder with {' and '.join(_PHYSIONET_FILES)})")
     raw = _read_utf8(text_file)
     notes: dict[tuple[str, str], str] = {}
     lines: dict[tuple[str, str], int] = {}  # record -> line of its START_OF_RECORD (messages name lines, not ids)
@@ -148,9 +148,9 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
         key = (pid, nid)
         if key not in notes:
             raise CorpusError(f"{where}: its pid and nid name no record of {text_file.name}")
-        if typ not in PHYSIONET_TYPE_MAP:
+        if typ not in _PHYSIONET_TYPE_MAP:
             # the field is not quoted: in a line without its TYPE it is the phrase's first word (PHI)
-            raise CorpusError(f"{where}: field 5 is not a PhysioNet PHI type (known: {', '.join(PHYSIONET_TYPE_MAP)}; "
+            raise CorpusError(f"{where}: field 5 is not a PhysioNet PHI type (known: {', '.join(_PHYSIONET_TYPE_MAP)}; "
                               "a line without its TYPE field reads the phrase's first word there)")
         try:
             start, end = int(s), int(e)
@@ -163,7 +163,7 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
         if body[start:end] != phrase:
             raise CorpusError(f"{where}: span {start}-{end} of the record at {text_file.name}:{lines[key]} does not "
                               "match the phrase")
-        sub = PHYSIONET_TYPE_MAP[typ]
+        sub = _PHYSIONET_TYPE_MAP[typ]
         spans[key].append((Span(start, end, category_of(sub), sub, phrase), typ))
     docs = []
     for (pid, nid), body in notes.items():
@@ -186,7 +186,7 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
     return docs
 
 
-def count_overlaps(docs: list[Document]) -> int:
+def _count_overlaps(docs: list[Document]) -> int:
     """Number of spans that overlap an earlier-starting span of their document."""
     n = 0
     for d in docs:

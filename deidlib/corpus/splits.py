@@ -27,15 +27,8 @@ from ..rng import as_generator
 from .document import CorpusError, Document
 
 __all__ = [
-    "CorpusSplits",
-    "THESIS_NURSING_FRACTIONS",
-    "split_counts",
-    "split_by_patient",
-    "split_by_document",
-    "partition_by_patient",
-    "subsample",
-    "read_split_dirs",
-    "write_split_dirs",
+    "CorpusSplits", "THESIS_NURSING_FRACTIONS", "split_by_patient", "split_by_document",
+    "partition_by_patient", "subsample", "read_split_dirs",
 ]
 
 PARTS = ("train", "dev", "test")
@@ -88,7 +81,7 @@ class CorpusSplits:
 THESIS_NURSING_FRACTIONS = (0.8, 0.2)
 
 
-def split_counts(n: int, fractions: Sequence[float]) -> list[int]:
+def _split_counts(n: int, fractions: Sequence[float]) -> list[int]:
     """Part sizes for ``n`` documents: ``floor(n * f)`` for dev/test, the rest for train."""
     fractions = tuple(float(f) for f in fractions)
     if len(fractions) not in (2, 3) or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-6:
@@ -113,7 +106,7 @@ def _check_unique(docs: Sequence[Document]) -> None:
 def split_by_document(
     docs: Sequence[Document], fractions: Sequence[float] = (0.8, 0.2), seed: int = 0, name: str = ""
 ) -> CorpusSplits:
-    """Seeded document-level split into (train, [dev,] test) of :func:`split_counts` sizes.
+    """Seeded document-level split into (train, [dev,] test) of :func:`_split_counts` sizes.
 
     Documents are shuffled with ``numpy.random.default_rng(seed).permutation`` and cut in
     order; with two fractions ``dev`` is empty. A patient's notes may land in different
@@ -123,7 +116,7 @@ def split_by_document(
     order = as_generator(seed).permutation(len(docs))
     shuffled = [docs[i] for i in order]
     parts, pos = [], 0
-    for c in split_counts(len(docs), fractions):
+    for c in _split_counts(len(docs), fractions):
         parts.append(shuffled[pos : pos + c])
         pos += c
     return _as_splits(parts, name)
@@ -143,7 +136,7 @@ def split_by_patient(
 
     Patients (``patient_id``, or the document id when empty) are visited in seeded random
     order; each goes to the first of test, dev whose document count stays within half
-    the patient's record count of its :func:`split_counts` target, otherwise to train.
+    the patient's record count of its :func:`_split_counts` target, otherwise to train.
     Part sizes therefore approach the targets in *documents* (patients have different
     numbers of notes), and train absorbs the slack.
     """
@@ -151,7 +144,7 @@ def split_by_patient(
     groups = _by_patient(docs)
     keys = sorted(groups)
     order = as_generator(seed).permutation(len(keys))
-    targets = split_counts(len(docs), fractions)
+    targets = _split_counts(len(docs), fractions)
     parts: list[list[Document]] = [[] for _ in targets]
     fill = list(range(len(targets) - 1, 0, -1))  # test, then dev
     for i in order:
@@ -256,7 +249,7 @@ def read_split_dirs(
     return split_by_patient(docs, fractions, seed=seed, name=r.name)
 
 
-def write_split_dirs(splits: CorpusSplits, root: str | os.PathLike, *, include_meta: bool = True) -> Path:
+def _write_split_dirs(splits: CorpusSplits, root: str | os.PathLike, *, include_meta: bool = True) -> Path:
     """Write ``root/train``, ``root/dev``, ``root/test`` (non-empty parts only) as i2b2 XML.
 
     Each file is written atomically; every document is serialised before any file is

@@ -26,7 +26,7 @@ With ``spans`` given, a token that straddles a PHI span edge is split at that ed
 (``"Dr.Brown"`` with a span on ``Brown`` gives ``Dr``, ``.``, ``Brown``), so every span
 is a union of whole tokens and label encodings decode back to the exact spans.
 
-Sentence splitting (:func:`split_sentences`) is rule-based and offline, in the spirit of
+Sentence splitting (:func:`_split_sentences`) is rule-based and offline, in the spirit of
 friedrich's extended spaCy heuristics: split at blank lines, before bulleted or numbered
 list items, and after ``. ! ?`` followed by whitespace and an upper-case letter or digit
 unless the word before is a known abbreviation or a single initial. Lines are never
@@ -42,14 +42,7 @@ from typing import NamedTuple
 
 import regex
 
-__all__ = [
-    "Token",
-    "TOKENIZER_MODES",
-    "tokenize",
-    "split_sentences",
-    "document_sentences",
-    "split_at_offsets",
-]
+__all__ = ["Token", "tokenize", "document_sentences"]
 
 
 class Token(NamedTuple):
@@ -119,7 +112,7 @@ def _aggressive_spans(text: str) -> list[tuple[int, int]]:
 
 
 _TOKENIZERS = {"default": _default_spans, "aggressive": _aggressive_spans}
-TOKENIZER_MODES: tuple[str, ...] = tuple(_TOKENIZERS)
+_TOKENIZER_MODES: tuple[str, ...] = tuple(_TOKENIZERS)
 
 
 def _span_edges(spans: Iterable) -> list[int]:
@@ -130,7 +123,7 @@ def _span_edges(spans: Iterable) -> list[int]:
     return sorted(edges)
 
 
-def split_at_offsets(tokens: Sequence[Token], text: str, offsets: Sequence[int]) -> list[Token]:
+def _split_at_offsets(tokens: Sequence[Token], text: str, offsets: Sequence[int]) -> list[Token]:
     """Split every token at the (sorted) ``offsets`` that fall strictly inside it."""
     if not offsets:
         return list(tokens)
@@ -169,12 +162,12 @@ def tokenize(
     try:
         tok = _TOKENIZERS[mode]
     except KeyError:
-        raise ValueError(f"unknown tokenizer mode {mode!r}; choose one of {', '.join(TOKENIZER_MODES)}") from None
+        raise ValueError(f"unknown tokenizer mode {mode!r}; choose one of {', '.join(_TOKENIZER_MODES)}") from None
     end = len(text) if end is None else end
     chunk = text[start:end]
     tokens = [Token(chunk[a:b], a + start, b + start) for a, b in tok(chunk)]
     if spans is not None:
-        tokens = split_at_offsets(tokens, text, _span_edges(spans))
+        tokens = _split_at_offsets(tokens, text, _span_edges(spans))
     return tokens
 
 
@@ -220,7 +213,7 @@ def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
     return cuts
 
 
-def split_sentences(text: str, *, max_chars: int = 600) -> list[tuple[int, int]]:
+def _split_sentences(text: str, *, max_chars: int = 600) -> list[tuple[int, int]]:
     """Offline rule-based sentence splitting; returns ``(start, end)`` ranges without
     surrounding whitespace, covering every non-space character of ``text`` exactly once."""
     cuts = {0, len(text)}
@@ -286,13 +279,13 @@ def document_sentences(doc, mode: str = "default", *, use_spans: bool = True) ->
     spans) to tokenize exactly as a deployed system would.
     """
     spans = doc.spans if use_spans else []
-    ranges = _merge_for_spans(split_sentences(doc.text), spans)
+    ranges = _merge_for_spans(_split_sentences(doc.text), spans)
     edges = _span_edges(spans)  # edges outside a sentence fall inside none of its tokens
     sents = []
     for a, b in ranges:
         toks = tokenize(doc.text, mode, start=a, end=b)
         if spans:
-            toks = split_at_offsets(toks, doc.text, edges)
+            toks = _split_at_offsets(toks, doc.text, edges)
         if toks:
             sents.append(toks)
     return sents

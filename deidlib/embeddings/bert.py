@@ -34,7 +34,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["BertShape", "PlainBert", "plain_bert_supported", "load_plain_bert"]
+__all__ = []
 
 #: the weights file read (the format all-MiniLM-L6-v2's package ships)
 WEIGHTS_FILE = "model.safetensors"

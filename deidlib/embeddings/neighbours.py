@@ -28,14 +28,14 @@ import torch
 
 from .public import PublicEmbeddings
 
-__all__ = ["NeighbourIndex", "cosine_topk"]
+__all__ = ["NeighbourIndex"]
 
 
 def _normalise(x: torch.Tensor) -> torch.Tensor:
     return x / x.norm(dim=1, keepdim=True).clamp(min=1e-12)
 
 
-def cosine_topk(
+def _cosine_topk(
     queries: np.ndarray | torch.Tensor, matrix_normed: torch.Tensor, k: int, batch_size: int = 64
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top-``k`` cosine similarities of each query row against a row-normalised matrix.
@@ -95,7 +95,7 @@ class NeighbourIndex:
             return
         kk = min(k + 1, len(self))  # one extra: the token's own row is dropped later
         with torch.no_grad():
-            sims, idx = cosine_topk(np.stack(vecs), self.matrix, kk, self.batch_size)
+            sims, idx = _cosine_topk(np.stack(vecs), self.matrix, kk, self.batch_size)
         for j, key in enumerate(keys):
             self._cache[key] = (idx[j].numpy(), sims[j].numpy())
 

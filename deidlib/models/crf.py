@@ -14,7 +14,7 @@ Constrained transitions (``labels=...``): for BIO and BIOES label sets the trans
 well-formed tag sequence cannot take (``O → I-X``, ``B-X → O``, ``I-X → I-Y``, a sequence
 starting with ``I-``/``E-`` or ending with ``B-``/``I-``, ...) get a fixed score of −10⁴,
 a non-trainable buffer added to the learned scores in the forward algorithm, the gold
-score and Viterbi (as AllenNLP's ``allowed_transitions``; Lample et al.'s CRF learns them).
+score and Viterbi (as AllenNLP's ``_allowed_transitions``; Lample et al.'s CRF learns them).
 Why: with the thesis's 113 BIOES×TYPE labels the char-GRU-CRF taggers sat in an all-``O``
 phase at cpu scale; the CRF had to learn ~12k (113²) transition scores before a PHI path
 could beat ``O…O``. With the constraints the same model leaves that phase within a few
@@ -28,7 +28,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["CRF", "allowed_transitions"]
+__all__ = ["CRF"]
 
 #: score of a disallowed transition (finite: keeps logsumexp and its gradient free of NaN)
 DISALLOWED = -1e4
@@ -36,7 +36,7 @@ DISALLOWED = -1e4
 _TINY = 1e-20
 
 
-def allowed_transitions(labels: list[str] | tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _allowed_transitions(labels: list[str] | tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Boolean masks (transitions [L, L] from→to, start [L], end [L]) of the moves a
     well-formed BIO/BIOES sequence may make; everything is allowed for IO label sets.
 
@@ -95,7 +95,7 @@ class CRF(nn.Module):
         self.end = nn.Parameter(torch.empty(num_tags).uniform_(-0.1, 0.1))
         if labels is not None and len(labels) != num_tags:
             raise ValueError(f"{len(labels)} labels for a CRF over {num_tags} tags")
-        masks = allowed_transitions(labels) if labels is not None else None
+        masks = _allowed_transitions(labels) if labels is not None else None
         self.constrained = masks is not None and not all(bool(m.all()) for m in masks)
         for name, i in (("trans_bias", 0), ("start_bias", 1), ("end_bias", 2)):
             if self.constrained:

@@ -62,13 +62,12 @@ from .layers import RNNStack, TokenEncoder
 from .protocol import Batch
 from .taggers import BaseTagger, register_kind
 
-__all__ = ["EncoderTagger", "EncoderVectorCache", "clear_encoder_caches", "cached_bytes", "length_groups",
-           "DEFAULT_CACHE_BYTES"]
+__all__ = []
 
 #: the default bound of all frozen encoders' cached word vectors together, in bytes (about
 #: 3 GB: the training sentences of every study fit; ``deidlib deidentify`` runs with a far
 #: smaller bound, :data:`deidlib.pipeline.run.INFERENCE_CACHE_BYTES`)
-DEFAULT_CACHE_BYTES = 3 << 30
+_DEFAULT_CACHE_BYTES = 3 << 30
 #: what one cached sentence costs besides its key and its vectors' data (the tensor object,
 #: its storage and the dict entry), counted so that the bound holds for the process's memory
 _ENTRY_OVERHEAD = 512
@@ -84,10 +83,10 @@ class EncoderVectorCache(dict):
 
     def put(self, key: bytes, vec: torch.Tensor, limit: int) -> bool:
         """Keep ``vec`` under ``key`` unless all caches together would then exceed ``limit``
-        bytes (:func:`cached_bytes`); returns whether it was kept. A full cache keeps what it
+        bytes (:func:`_cached_bytes`); returns whether it was kept. A full cache keeps what it
         has (no eviction: a training pass that does not fit still reuses a fixed part)."""
         size = len(key) + vec.nelement() * vec.element_size() + _ENTRY_OVERHEAD
-        if key in self or cached_bytes() + size > limit:
+        if key in self or _cached_bytes() + size > limit:
             return False
         self[key] = vec
         self.nbytes += size
@@ -102,7 +101,7 @@ class EncoderVectorCache(dict):
 _SHARED_CACHES: dict[str, EncoderVectorCache] = {}
 
 
-def cached_bytes() -> int:
+def _cached_bytes() -> int:
     """Bytes held by every frozen encoder's cached word vectors together."""
     return sum(c.nbytes for c in _SHARED_CACHES.values())
 
@@ -146,7 +145,7 @@ class EncoderTagger(BaseTagger):
         crf: bool = True,
         constrain_crf: bool = True,
         recall_penalty: float | None = None,
-        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        cache_bytes: int = _DEFAULT_CACHE_BYTES,
         embeddings=None,
         freeze_embeddings: bool = False,
         word_dim: int = 0,
@@ -347,7 +346,7 @@ class EncoderTagger(BaseTagger):
 
     def _encode_rows(self, batch: Batch, rows: list[int], lens: list[int]) -> torch.Tensor:
         """The frozen encoder's word vectors of the sentences ``rows`` of ``batch``,
-        [len(rows), T, H], run in groups of similar piece counts (:func:`length_groups`): a batch
+        [len(rows), T, H], run in groups of similar piece counts (:func:`_length_groups`): a batch
         sorted by words still mixes short and long piece counts, and padding would cost as much
         as the pieces themselves. Each sentence's vectors do not depend on its group (padding
         invariance, ``tests/models/test_encoder_tagger.py``)."""
@@ -356,7 +355,7 @@ class EncoderTagger(BaseTagger):
         out = batch.mask.new_zeros(len(rows), T, int(self.encoder.config.hidden_size), dtype=torch.float32)
         order = sorted(range(len(rows)), key=lambda j: lens[rows[j]])
         with torch.no_grad():
-            for group in length_groups([lens[rows[j]] for j in order]):
+            for group in _length_groups([lens[rows[j]] for j in order]):
                 at = [order[j] for j in group]
                 sel = torch.tensor([rows[j] for j in at], device=sub_ids.device)
                 S = max(1, max(lens[rows[j]] for j in at))
@@ -456,7 +455,7 @@ class EncoderTagger(BaseTagger):
         return v.detach(), [g[n] for n in names]
 
 
-def length_groups(lengths: list[int], slack: float = 0.15, max_tokens: int = 4096) -> list[list[int]]:
+def _length_groups(lengths: list[int], slack: float = 0.15, max_tokens: int = 4096) -> list[list[int]]:
     """Consecutive groups of the positions of ``lengths`` (sorted ascending) such that padding
     each group to its longest member costs at most ``slack`` of its real tokens (with the two
     special pieces each) and a group holds at most ``max_tokens`` padded tokens (a longer

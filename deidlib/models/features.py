@@ -24,7 +24,7 @@ from ..embeddings.vectors import normalize_token
 from .presets import encoder_of
 from .protocol import Batch
 
-__all__ = ["Featurizer", "EncoderFeaturizer", "build_featurizer", "PAD", "UNK"]
+__all__ = ["Featurizer", "build_featurizer", "UNK"]
 
 PAD, UNK = 0, 1
 

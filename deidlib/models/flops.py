@@ -15,7 +15,7 @@ convolutions; one multiply–add = 2 FLOPs), forward and, where the function cal
   gradient.
 * The fused oneDNN LSTM (a plain one-layer LSTM on a padded batch,
   :func:`deidlib.models.layers.run_rnn_padded`) is one ``mkldnn_rnn_layer`` operator that
-  torch's counter does not know; :data:`CUSTOM` adds it with the same formula per executed
+  torch's counter does not know; :data:`_CUSTOM` adds it with the same formula per executed
   step, padding steps included (the kernel runs them), and its backward at twice that.
   A count is therefore one of executed work: for a length-bucketed batch the padding is a
   few percent of the steps.
@@ -38,7 +38,7 @@ from collections.abc import Callable
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-__all__ = ["count_flops", "matmul_gflops", "CUSTOM"]
+__all__ = ["count_flops"]
 
 
 def _lstm_layer(input_shape, w_ih_shape, w_hh_shape, *args, out_shape=None, **kwargs) -> int:
@@ -53,13 +53,13 @@ def _lstm_layer_backward(input_shape, w_ih_shape, w_hh_shape, *args, out_shape=N
 
 
 #: formulas for the operators torch's counter does not know (``FlopCounterMode(custom_mapping=...)``)
-CUSTOM = {torch.ops.aten.mkldnn_rnn_layer: _lstm_layer,
+_CUSTOM = {torch.ops.aten.mkldnn_rnn_layer: _lstm_layer,
           torch.ops.aten.mkldnn_rnn_layer_backward: _lstm_layer_backward}
 
 
 def count_flops(fn: Callable[[], object]) -> int:
     """Matmul FLOPs executed by ``fn()`` (see the module docstring)."""
-    with FlopCounterMode(display=False, custom_mapping=CUSTOM) as mode:
+    with FlopCounterMode(display=False, custom_mapping=_CUSTOM) as mode:
         fn()
     return mode.get_total_flops()
 

@@ -16,8 +16,7 @@ from ..embeddings.chars import CASINGS, N_CHAR_IDS
 from .features import UNK
 from .protocol import Batch
 
-__all__ = ["TokenEncoder", "CharEncoder", "LockedDropout", "RNNStack", "sinusoidal_positions", "run_rnn",
-           "run_rnn_padded", "length_groups", "char_group_costs", "grouped_final_states", "packed_rnns", "Dropout"]
+__all__ = ["RNNStack", "run_rnn", "run_rnn_padded"]
 
 
 def _reversal_index(lengths: torch.Tensor, total: int) -> torch.Tensor:
@@ -60,7 +59,7 @@ def _padded_ok(rnn: nn.RNNBase) -> bool:
     return not rnn.proj_size
 
 
-def length_groups(sorted_lengths: list[int], call_cost: float = 100.0, step_rows: float = 0.0) -> list[tuple[int, int]]:
+def _length_groups(sorted_lengths: list[int], call_cost: float = 100.0, step_rows: float = 0.0) -> list[tuple[int, int]]:
     """Cut ascending ``sorted_lengths`` into ``[start, stop)`` groups, each to run as one
     padded kernel call, minimising the estimated time in row-steps: a group of ``rows``
     rows whose longest length is ``T`` costs ``call_cost + (rows + step_rows) · T`` (a
@@ -68,7 +67,7 @@ def length_groups(sorted_lengths: list[int], call_cost: float = 100.0, step_rows
     programming over the cut points where the length changes (a few dozen distinct word
     lengths, so it is cheap). Words' character counts vary from 1 to 30 or more: one padded
     call over all distinct tokens would run mostly padding, one call per length mostly
-    fixed cost. :func:`char_group_costs` gives the costs for a character encoder."""
+    fixed cost. :func:`_char_group_costs` gives the costs for a character encoder."""
     n = len(sorted_lengths)
     if n == 0:
         return []
@@ -87,8 +86,8 @@ def length_groups(sorted_lengths: list[int], call_cost: float = 100.0, step_rows
     return groups[::-1]
 
 
-def char_group_costs(rnn: nn.RNNBase) -> tuple[float, float]:
-    """``(call_cost, step_rows)`` of :func:`length_groups` for a character LSTM, in row-steps
+def _char_group_costs(rnn: nn.RNNBase) -> tuple[float, float]:
+    """``(call_cost, step_rows)`` of :func:`_length_groups` for a character LSTM, in row-steps
     of its own work. Fitted (least squares, time = c + a · steps + b · rows · steps, one
     thread, one direction, forward + backward) on the development machine (2-core AVX-512
     Xeon, torch 2.13) for the oneDNN LSTM: c / b = 103 for festag's character LSTM (128
@@ -164,12 +163,12 @@ def run_rnn(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Te
 
 def grouped_final_states(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """``h_n`` [dirs, B, H] of ``rnn`` over ``x`` [B, T, D] with ``lengths`` (≥ 1), computed
-    by :func:`run_rnn_padded` over groups of rows of similar length (:func:`length_groups`
-    with :func:`char_group_costs`), in the original row order."""
+    by :func:`run_rnn_padded` over groups of rows of similar length (:func:`_length_groups`
+    with :func:`_char_group_costs`), in the original row order."""
     order = torch.argsort(lengths)
     sl = lengths[order]
     parts = []
-    for a, b in length_groups(sl.tolist(), *char_group_costs(rnn)):
+    for a, b in _length_groups(sl.tolist(), *_char_group_costs(rnn)):
         parts.append(run_rnn_padded(rnn, x[order[a:b], : int(sl[b - 1])], sl[a:b])[1])
     return torch.cat(parts, 1).index_select(1, torch.argsort(order))
 

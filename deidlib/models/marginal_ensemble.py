@@ -31,7 +31,7 @@ from torch import nn
 
 from .protocol import Batch
 
-__all__ = ["MarginalEnsemble", "EnsembleBatch", "EnsembleFeaturizer", "DEFAULT_ENSEMBLE_THRESHOLD"]
+__all__ = ["MarginalEnsemble", "DEFAULT_ENSEMBLE_THRESHOLD"]
 
 #: the ensemble's own decision: a token is PHI when the averaged P(PHI) reaches 0.5
 DEFAULT_ENSEMBLE_THRESHOLD = 0.5

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PRESETS", "ALIASES", "DEFAULT_TRAINING", "KINDS", "check_kind", "encoder_of"]
+__all__ = ["PRESETS", "encoder_of"]
 
 PRESETS: dict[str, dict[str, Any]] = {
     "festag": dict(char="lstm", char_onehot=True, char_hidden=128, word_dim=300, casing=False, input_dropout=0.5,
@@ -53,7 +53,7 @@ DEFAULT_TRAINING: dict[str, dict[str, Any]] = {
 }
 
 #: the tagger kinds, in preset order
-KINDS: tuple[str, ...] = tuple(PRESETS)
+_KINDS: tuple[str, ...] = tuple(PRESETS)
 
 
 def check_kind(kind: str) -> str:

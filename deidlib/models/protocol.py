@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-__all__ = ["Batch", "Tagger", "FeaturizerProtocol"]
+__all__ = ["Batch"]
 
 
 @dataclass

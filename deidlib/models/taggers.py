@@ -68,7 +68,7 @@ from .protocol import Batch
 #: activations of the RNN taggers' feed-forward layer (``ff_activation``)
 FF_ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
-__all__ = ["BaseTagger", "RNNTagger", "TransformerTagger", "build_tagger", "tagger_from_config", "count_parameters"]
+__all__ = ["build_tagger", "tagger_from_config", "count_parameters"]
 
 def count_parameters(model: nn.Module, trainable_only: bool = True) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)

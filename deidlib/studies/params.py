@@ -24,7 +24,7 @@ import typing
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["StudyParams", "profiles", "type_fits"]
+__all__ = ["StudyParams", "profiles"]
 
 P = TypeVar("P", bound="StudyParams")
 
@@ -60,7 +60,7 @@ class StudyParams:
             if name in cls.MERGED and isinstance(value, dict):
                 value = base._merge(name, value)
             value = _coerce(value, hints[name])
-            if not type_fits(value, hints[name]):
+            if not _type_fits(value, hints[name]):
                 raise ValueError(
                     f"{cls.STUDY} parameter {name} must be {_type_name(hints[name])}, got {value!r}"
                 )
@@ -103,7 +103,7 @@ def _members(tp: Any) -> tuple[Any, ...]:
     return (tp,)
 
 
-def type_fits(value: Any, tp: Any) -> bool:
+def _type_fits(value: Any, tp: Any) -> bool:
     """Whether ``value`` fits the annotation ``tp`` (shallow: containers by their origin)."""
     for t in _members(tp):
         if t is Any:

@@ -1,6 +1,6 @@
 """The shape every study package has, and the base of its results.
 
-A study is a package ``deidlib/studies/<study>/`` with the files of :data:`STUDY_FILES`:
+A study is a package ``deidlib/studies/<study>/`` with the files of :data:`_STUDY_FILES`:
 ``params.py`` (its :class:`~deidlib.studies.params.StudyParams` dataclass, the profile table
 and ``params_for``), ``run.py`` (``run_study(params, ...) -> <Study>Results``), ``tables.py``,
 ``figures.py`` and ``claims.py`` (the paper's numbers, in that one place, and the "paper vs
@@ -15,10 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["STUDY_FILES", "StudyResults"]
+__all__ = ["StudyResults"]
 
 #: the modules every study package holds
-STUDY_FILES = ("params.py", "run.py", "tables.py", "figures.py", "claims.py")
+_STUDY_FILES = ("params.py", "run.py", "tables.py", "figures.py", "claims.py")
 
 
 @dataclass

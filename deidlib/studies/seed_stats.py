@@ -23,10 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-__all__ = ["EFFECT_VERDICTS", "t_interval", "paired_effect", "effect_verdict"]
+__all__ = ["t_interval", "paired_effect", "effect_verdict"]
 
 #: the verdicts :func:`effect_verdict` can return
-EFFECT_VERDICTS = ("found", "not distinguishable from zero", "reversed", "not measured")
+_EFFECT_VERDICTS = ("found", "not distinguishable from zero", "reversed", "not measured")
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:

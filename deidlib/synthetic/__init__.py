@@ -6,21 +6,7 @@ writing styles differ (:mod:`.styles`), with identities and places from Faker
 :mod:`.vocab` and note templates from :mod:`.notes`. See :mod:`.generator`.
 """
 
-from .generator import DIAGNOSIS_LABELS, GUIDELINE_NOTE_TYPES, NOTE_TYPES, generate, generate_iter, site_names
-from .styles import ARCHETYPES, DEFAULT_HETEROGENEITY, SiteStyle, site_style
-from .vocab import EPONYMS, PRIMARY_SITES
+from .generator import generate, generate_iter
+from .styles import DEFAULT_HETEROGENEITY
 
-__all__ = [
-    "generate",
-    "generate_iter",
-    "site_names",
-    "site_style",
-    "DEFAULT_HETEROGENEITY",
-    "SiteStyle",
-    "ARCHETYPES",
-    "DIAGNOSIS_LABELS",
-    "NOTE_TYPES",
-    "GUIDELINE_NOTE_TYPES",
-    "PRIMARY_SITES",
-    "EPONYMS",
-]
+__all__ = ["generate", "generate_iter", "DEFAULT_HETEROGENEITY"]

@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from ..corpus.document import Document
 from ..rng import derive_seed
 from .identities import SitePools, build_site_pools, make_patient, styled_pools
-from .notes import NoteContext, render_note
+from .notes.context import NoteContext
 from .notes.icu import icu_casing
+from .notes.note_types import render_note
 from .styles import (
     DEFAULT_HETEROGENEITY,
     GUIDELINE_NOTE_TYPES,
@@ -37,7 +38,7 @@ from .styles import (
 )
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["generate", "generate_iter", "site_names", "DIAGNOSIS_LABELS", "NOTE_TYPES", "GUIDELINE_NOTE_TYPES"]
+__all__ = ["generate", "generate_iter"]
 
 
 def _check_extra(extra_note_types):

@@ -28,22 +28,7 @@ initials (``MAE``, ``PERRL``, ``CDI``, ``RIJ``), units and times.
 
 from __future__ import annotations
 
-__all__ = [
-    "SYSTEMS",
-    "SYSTEM_HEADERS",
-    "SYSTEM_PHRASES",
-    "PHI_PHRASES",
-    "OPENINGS",
-    "TITLES",
-    "ASSESSMENT",
-    "PLAN",
-    "PLAN_PHI",
-    "DRIPS",
-    "PRN_MEDS",
-    "PMH_ITEMS",
-    "EVENTS",
-    "UNIT_WORDS",
-]
+__all__ = []
 
 SYSTEMS: tuple[str, ...] = ("neuro", "cv", "resp", "gi", "gu", "id", "endo", "heme", "skin", "lines", "pain",
                             "activity", "social")

@@ -28,13 +28,12 @@ from ..rng import derive_seed
 from .phi_forms import format_phone, random_id, site_id, site_phone
 from .vocab import DIAGNOSES, HARD_FIRST_NAMES, HARD_LAST_NAMES, PRIMARY_SITES, PROFESSIONS_EN
 
-__all__ = ["SitePools", "Doctor", "Patient", "build_site_pools", "styled_pools", "make_patient", "faker_for", "wide_names",
-           "WIDE_NAME_LOCALES"]
+__all__ = []
 
 _FAKERS: dict[str, object] = {}
 
 
-def faker_for(locale: str):
+def _faker_for(locale: str):
     """A Faker instance for ``locale`` (cached; always re-seeded with ``seed_instance`` before use)."""
     f = _FAKERS.get(locale)
     if f is None:
@@ -142,7 +141,7 @@ def build_site_pools(seed: int, site_index: int, site: str, locale: str = "en_US
     Cached per arguments (pools are never mutated after construction), so repeated
     generation with the same seed skips the slow Faker calls.
     """
-    fake = faker_for(locale)
+    fake = _faker_for(locale)
     fake.seed_instance(derive_seed(seed, "faker", site_index, locale))
     rng = random.Random(derive_seed(seed, "pools", site_index, locale))
     lang = "fr" if locale.lower().startswith("fr") else "en"
@@ -229,7 +228,7 @@ def styled_pools(pools: SitePools, style, seed: int, site_index: int) -> SitePoo
 
 
 #: Faker locales whose (Latin-script) name lists make the wide name pool of ICU nursing notes
-WIDE_NAME_LOCALES: tuple[str, ...] = ("en_US", "en_GB", "en_IE", "it_IT", "hr_HR", "de_DE", "de_AT", "nl_NL", "es_ES",
+_WIDE_NAME_LOCALES: tuple[str, ...] = ("en_US", "en_GB", "en_IE", "it_IT", "hr_HR", "de_DE", "de_AT", "nl_NL", "es_ES",
                                       "es_MX", "cs_CZ", "sk_SK", "sv_SE", "fi_FI", "fr_FR", "sl_SI", "et_EE", "lv_LV",
                                       "en_IN", "hu_HU", "da_DK", "no_NO", "pt_PT", "tr_TR")
 
@@ -237,7 +236,7 @@ WIDE_NAME_LOCALES: tuple[str, ...] = ("en_US", "en_GB", "en_IE", "it_IT", "hr_HR
 @functools.cache
 def wide_names(kind: str) -> tuple[str, ...]:
     """Every distinct surname (``kind="last"``) or first name (``"first"``) of the name lists
-    Faker ships for :data:`WIDE_NAME_LOCALES` (about 12,000 surnames, 7,500 first names),
+    Faker ships for :data:`_WIDE_NAME_LOCALES` (about 12,000 surnames, 7,500 first names),
     folded to ASCII, sorted (so draws from it are seeded), unweighted.
 
     A site's pools hold a few hundred frequent names, so a tagger can memorise them; real
@@ -247,9 +246,9 @@ def wide_names(kind: str) -> tuple[str, ...]:
     """
     attrs = {"last": ("last_names",), "first": ("first_names_male", "first_names_female", "first_names")}[kind]
     out: set[str] = set()
-    for loc in WIDE_NAME_LOCALES:
+    for loc in _WIDE_NAME_LOCALES:
         try:
-            prov = faker_for(loc).provider("faker.providers.person")
+            prov = _faker_for(loc).provider("faker.providers.person")
         except (ValueError, AttributeError, KeyError):
             continue
         for attr in attrs:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..corpus.document import Document, Span
 
-__all__ = ["KEYBOARD_NEIGHBOURS", "OPERATIONS", "misspell_word", "misspell_document", "misspell_documents"]
+__all__ = ["misspell_documents"]
 
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 
@@ -37,26 +37,26 @@ def _neighbours() -> dict[str, str]:
 
 
 #: letters next to each letter on a QWERTY keyboard (same row and the rows above and below)
-KEYBOARD_NEIGHBOURS: dict[str, str] = _neighbours()
-#: the typing errors :func:`misspell_word` makes
-OPERATIONS = ("substitute", "transpose", "drop", "double")
+_KEYBOARD_NEIGHBOURS: dict[str, str] = _neighbours()
+#: the typing errors :func:`_misspell_word` makes
+_OPERATIONS = ("substitute", "transpose", "drop", "double")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 
 
-def misspell_word(word: str, rng: np.random.Generator, operation: str | None = None) -> str:
-    """``word`` with one typing error (``operation`` or a random one of :data:`OPERATIONS`); the
+def _misspell_word(word: str, rng: np.random.Generator, operation: str | None = None) -> str:
+    """``word`` with one typing error (``operation`` or a random one of :data:`_OPERATIONS`); the
     result always differs from ``word``. The case of a substituted letter is kept. Words shorter
     than 2 letters are returned unchanged."""
     if len(word) < 2:
         return word
-    ops = [operation] if operation else list(OPERATIONS)
-    if operation is not None and operation not in OPERATIONS:
-        raise ValueError(f"operation must be one of {OPERATIONS}, got {operation!r}")
+    ops = [operation] if operation else list(_OPERATIONS)
+    if operation is not None and operation not in _OPERATIONS:
+        raise ValueError(f"operation must be one of {_OPERATIONS}, got {operation!r}")
     for _ in range(20):
         op = ops[int(rng.integers(len(ops)))]
         if op == "substitute":
             i = int(rng.integers(len(word)))
-            near = KEYBOARD_NEIGHBOURS.get(word[i].lower(), "")
+            near = _KEYBOARD_NEIGHBOURS.get(word[i].lower(), "")
             if not near:
                 continue
             c = near[int(rng.integers(len(near)))]
@@ -75,7 +75,7 @@ def misspell_word(word: str, rng: np.random.Generator, operation: str | None = N
     return word[:-1]  # a word of one repeated letter that no other operation changed
 
 
-def misspell_document(doc: Document, rate: float, rng: np.random.Generator) -> tuple[Document, list[tuple[int, int]]]:
+def _misspell_document(doc: Document, rate: float, rng: np.random.Generator) -> tuple[Document, list[tuple[int, int]]]:
     """``doc`` with each alphabetic token of 3+ letters misspelled with probability ``rate``
     (tokens that cross a span boundary excepted) and the ``(start, end)`` ranges of the
     misspelled tokens in the new text. Spans keep their category/TYPE and cover the same
@@ -92,7 +92,7 @@ def misspell_document(doc: Document, rate: float, rng: np.random.Generator) -> t
         crosses = any(a < x < b for x in bounds)
         if crosses or rng.random() >= rate:
             continue
-        new = misspell_word(m.group(), rng)
+        new = _misspell_word(m.group(), rng)
         pieces.append(doc.text[pos:a])
         new_len += a - pos
         ranges.append((new_len, new_len + len(new)))
@@ -112,12 +112,12 @@ def misspell_document(doc: Document, rate: float, rng: np.random.Generator) -> t
 
 def misspell_documents(docs: Iterable[Document], rate: float = 0.15, seed: int = 0
                        ) -> tuple[list[Document], dict[str, list[tuple[int, int]]]]:
-    """:func:`misspell_document` over ``docs`` with one generator seeded by ``seed``: the new
+    """:func:`_misspell_document` over ``docs`` with one generator seeded by ``seed``: the new
     documents and, per document id, the ranges of its misspelled tokens."""
     rng = np.random.default_rng(seed)
     out, ranges = [], {}
     for d in docs:
-        nd, r = misspell_document(d, rate, rng)
+        nd, r = _misspell_document(d, rate, rng)
         out.append(nd)
         ranges[nd.id] = r
     return out, ranges

@@ -13,28 +13,7 @@ import random
 
 from ..numwords import number_words
 
-__all__ = [
-    "DATE_FORMATS",
-    "PARTIAL_DATE_FORMATS",
-    "format_date",
-    "format_age",
-    "age_words",
-    "format_name",
-    "NAME_FORMS",
-    "format_phone",
-    "PHONE_FORMATS",
-    "random_id",
-    "site_phone",
-    "site_id",
-    "ID_SHAPES",
-    "month_names",
-    "ordinal",
-    "ipv6_address",
-    "dash_grouped_id",
-    "device_serial",
-    "staff_user",
-    "dictation_initials",
-]
+__all__ = []
 
 _MONTHS = {
     "en": ["January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -52,7 +31,7 @@ _WEEKDAYS = {
 }
 
 
-def month_names(lang: str) -> list[str]:
+def _month_names(lang: str) -> list[str]:
     return _MONTHS["fr" if lang == "fr" else "en"]
 
 
@@ -60,11 +39,11 @@ def month_names(lang: str) -> list[str]:
 DATE_FORMATS = ("mdy_slash", "mdy_short", "iso", "mon_d_y", "month_d_y", "d_month_y", "d_mon_y",
                 "ymd_slash", "dot", "mdy_dash")
 #: partial / relative dates (also DATE in i2b2)
-PARTIAL_DATE_FORMATS = ("month_y", "md", "yy_apos", "year", "weekday", "mon_d", "mon_y_short")
+_PARTIAL_DATE_FORMATS = ("month_y", "md", "yy_apos", "year", "weekday", "mon_d", "mon_y_short")
 
 
 def format_date(d: _dt.date, fmt: str, lang: str = "en") -> str:
-    """Render ``d`` in format ``fmt`` (one of :data:`DATE_FORMATS` or :data:`PARTIAL_DATE_FORMATS`).
+    """Render ``d`` in format ``fmt`` (one of :data:`DATE_FORMATS` or :data:`_PARTIAL_DATE_FORMATS`).
 
     For ``lang="fr"`` the numeric slash/dash/short forms are day-first (12/02/2020 is 12 Feb)
     and month/weekday names are French.
@@ -106,7 +85,7 @@ def format_date(d: _dt.date, fmt: str, lang: str = "en") -> str:
         return str(y)
     if fmt == "weekday":
         return _WEEKDAYS[L][d.weekday()]
-    raise ValueError(f"unknown date format {fmt!r}; expected one of {DATE_FORMATS + PARTIAL_DATE_FORMATS}")
+    raise ValueError(f"unknown date format {fmt!r}; expected one of {DATE_FORMATS + _PARTIAL_DATE_FORMATS}")
 
 
 def age_words(n: int) -> str:
@@ -151,7 +130,7 @@ def format_age(age: int, rng: random.Random, lang: str = "en", sex: str = "F",
     return text, suffix.format(sex=sex)
 
 
-NAME_FORMS = ("first_last", "last_comma_first", "title_last", "first", "last", "initials",
+_NAME_FORMS = ("first_last", "last_comma_first", "title_last", "first", "last", "initials",
               "first_initial_last", "first_mi_last", "last_upper", "title_first_last")
 
 
@@ -177,10 +156,10 @@ def format_name(first: str, last: str, form: str, *, title: str = "", middle: st
         return f"{first} {middle[:1] or 'J'}. {last}"
     if form == "last_upper":
         return last.upper()
-    raise ValueError(f"unknown name form {form!r}; expected one of {NAME_FORMS}")
+    raise ValueError(f"unknown name form {form!r}; expected one of {_NAME_FORMS}")
 
 
-PHONE_FORMATS = {
+_PHONE_FORMATS = {
     "en": ("({a}) {b}-{c}", "{a}-{b}-{c}", "{a}.{b}.{c}", "{a}{b}{c}", "+1 {a} {b} {c}", "{b}-{c}",
            "1-{a}-{b}-{c}", "({a}){b}-{c}"),
     "fr": ("0{p} {q} {r} {s} {t}", "0{p}.{q}.{r}.{s}.{t}", "+33 {p} {q} {r} {s} {t}", "0{p}{q}{r}{s}{t}",
@@ -191,15 +170,15 @@ PHONE_FORMATS = {
 def format_phone(rng: random.Random, lang: str = "en", fmt: str | None = None) -> str:
     """A phone or fax number in a locale-specific format (digits are random)."""
     if lang == "fr":
-        f = fmt or rng.choice(PHONE_FORMATS["fr"])
+        f = fmt or rng.choice(_PHONE_FORMATS["fr"])
         return f.format(p=rng.randint(1, 9), q=f"{rng.randint(0, 99):02d}", r=f"{rng.randint(0, 99):02d}",
                         s=f"{rng.randint(0, 99):02d}", t=f"{rng.randint(0, 99):02d}")
-    f = fmt or rng.choice(PHONE_FORMATS["en"])
+    f = fmt or rng.choice(_PHONE_FORMATS["en"])
     return f.format(a=rng.randint(201, 989), b=f"{rng.randint(200, 999)}", c=f"{rng.randint(0, 9999):04d}")
 
 
 #: identifier shapes: '#' digit, 'A' capital letter, anything else literal
-ID_SHAPES: dict[str, tuple[str, ...]] = {
+_ID_SHAPES: dict[str, tuple[str, ...]] = {
     "MEDICALRECORD": ("#######", "########", "###-##-##", "MR#######", "##-###-###", "A#######"),
     "SSN": ("###-##-####", "#########", "### ## ####"),
     "HEALTHPLAN": ("AAA#########", "#########-##", "HP-########", "A##########", "MCR########A"),
@@ -214,12 +193,12 @@ _LETTERS = "ABCDEFGHJKLMNPRSTUVWXYZ"
 
 
 def random_id(kind: str, rng: random.Random, shape: str | None = None) -> str:
-    """A random identifier of ``kind`` (a key of :data:`ID_SHAPES`) in one of its shapes."""
+    """A random identifier of ``kind`` (a key of :data:`_ID_SHAPES`) in one of its shapes."""
     if shape is None:
         try:
-            shape = rng.choice(ID_SHAPES[kind])
+            shape = rng.choice(_ID_SHAPES[kind])
         except KeyError:
-            raise ValueError(f"unknown id kind {kind!r}; expected one of {list(ID_SHAPES)}") from None
+            raise ValueError(f"unknown id kind {kind!r}; expected one of {list(_ID_SHAPES)}") from None
     out = []
     for ch in shape:
         if ch == "#":

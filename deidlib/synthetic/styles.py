@@ -30,9 +30,9 @@ and the verbosity interpolate the same way. What each level changes:
   vocabulary such as "pt"/"hx"/"w/" per note with probability ``h``; a share ``1 - h/2`` of the
   template phrasings).
 * ``h = 1``: each archetype writes PHI in site-exclusive surface forms: disjoint sets of
-  full-date formats (:data:`SITE_DATE_FORMATS`), phone patterns (:data:`SITE_PHONE_FORMATS`),
-  MRN / account / order-number shapes (:data:`SITE_ID_SHAPES`) and hospital-name suffixes
-  (:data:`SITE_HOSPITAL_SUFFIXES`); its own name-form mix, header style, note-type and
+  full-date formats (:data:`_SITE_DATE_FORMATS`), phone patterns (:data:`_SITE_PHONE_FORMATS`),
+  MRN / account / order-number shapes (:data:`_SITE_ID_SHAPES`) and hospital-name suffixes
+  (:data:`_SITE_HOSPITAL_SUFFIXES`); its own name-form mix, header style, note-type and
   diagnosis mix; half of the template phrasings; its own vocabulary. ICU nursing notes follow
   the same rule (:mod:`deidlib.synthetic.notes.icu`): their casing mix moves from the shared
   ICU casing to the site's, and their wording, header separators, event dates and cited
@@ -49,8 +49,7 @@ from dataclasses import dataclass, field, replace
 
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
-__all__ = ["SiteStyle", "ARCHETYPES", "SITE_DATE_FORMATS", "SITE_PHONE_FORMATS", "SITE_ID_SHAPES",
-           "SITE_HOSPITAL_SUFFIXES", "SITE_VOCAB", "HEADERS", "KV_SEPS", "DEFAULT_HETEROGENEITY", "check_heterogeneity", "site_style", "site_names", "NOTE_TYPES", "GUIDELINE_NOTE_TYPES", "SECTION_NAMES", "SECTION_SYNONYMS"]
+__all__ = ["DEFAULT_HETEROGENEITY"]
 
 NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "progress_note", "nursing_note", "pathology_report", "icu_nursing_note")
 #: note types in no site's default mix, added by ``generate(extra_note_types=...)``
@@ -166,7 +165,7 @@ def _uniform(keys, **over) -> dict[str, float]:
 
 _PS = tuple(PRIMARY_SITES)
 
-ARCHETYPES: tuple[SiteStyle, ...] = (
+_ARCHETYPES: tuple[SiteStyle, ...] = (
     SiteStyle(
         name="academic",
         note_mix={"discharge_summary": 0.4, "progress_note": 0.35, "nursing_note": 0.15, "pathology_report": 0.1, "icu_nursing_note": 0.35},
@@ -241,7 +240,7 @@ ARCHETYPES: tuple[SiteStyle, ...] = (
 
 
 #: site-exclusive full-date formats of the five archetypes (pairwise disjoint)
-SITE_DATE_FORMATS: tuple[dict[str, float], ...] = (
+_SITE_DATE_FORMATS: tuple[dict[str, float], ...] = (
     {"mdy_slash": 4, "month_d_y": 1},
     {"mdy_short": 4, "mdy_dash": 1},
     {"iso": 4, "ymd_slash": 1},
@@ -249,7 +248,7 @@ SITE_DATE_FORMATS: tuple[dict[str, float], ...] = (
     {"d_mon_y": 4, "mon_d_y": 1},
 )
 #: site-exclusive English phone patterns (pairwise disjoint; ``{a}`` area code, ``{b}-{c}`` number)
-SITE_PHONE_FORMATS: tuple[dict[str, float], ...] = (
+_SITE_PHONE_FORMATS: tuple[dict[str, float], ...] = (
     {"({a}) {b}-{c}": 1.0},
     {"{a}-{b}-{c}": 2.0, "{b}-{c}": 1.0},
     {"{a}{b}{c}": 1.0, "{a}.{b}.{c}": 1.0},
@@ -257,7 +256,7 @@ SITE_PHONE_FORMATS: tuple[dict[str, float], ...] = (
     {"({a}){b}-{c}": 1.0, "{a} {b} {c}": 1.0},
 )
 #: site-exclusive shapes of medical record, account and order numbers (pairwise disjoint)
-SITE_ID_SHAPES: tuple[dict[str, dict[str, float]], ...] = (
+_SITE_ID_SHAPES: tuple[dict[str, dict[str, float]], ...] = (
     {"MEDICALRECORD": {"MR#######": 1.0}, "ACCOUNT": {"ACCT-#######": 1.0}, "IDNUM": {"ORD-########": 1.0}},
     {"MEDICALRECORD": {"#######": 1.0}, "ACCOUNT": {"##########": 1.0}, "IDNUM": {"#######": 1.0}},
     {"MEDICALRECORD": {"##-###-###": 1.0}, "ACCOUNT": {"#####-#####": 1.0}, "IDNUM": {"AA-##-######": 1.0}},
@@ -266,7 +265,7 @@ SITE_ID_SHAPES: tuple[dict[str, dict[str, float]], ...] = (
      "IDNUM": {"AA##-#####": 1.0, "##AA####": 1.0}},
 )
 #: site-exclusive hospital-name suffixes (English; pairwise disjoint)
-SITE_HOSPITAL_SUFFIXES: tuple[dict[str, float], ...] = (
+_SITE_HOSPITAL_SUFFIXES: tuple[dict[str, float], ...] = (
     {"University Hospital": 2.0, "Medical Center": 1.0},
     {"Community Hospital": 2.0, "Regional Medical Center": 1.0},
     {"Cancer Center": 2.0, "Health Center": 1.0},
@@ -274,7 +273,7 @@ SITE_HOSPITAL_SUFFIXES: tuple[dict[str, float], ...] = (
     {"Health System": 2.0, "General Hospital": 1.0},
 )
 #: site wording of common clinical vocabulary in running text (whole words, case-sensitive)
-SITE_VOCAB: tuple[dict[str, str], ...] = (
+_SITE_VOCAB: tuple[dict[str, str], ...] = (
     {"patient": "patient", "history": "history"},
     {"patient": "pt", "Patient": "Pt", "history": "hx", "with": "w/", "without": "w/o", "and": "&",
      "blood pressure": "BP", "shortness of breath": "SOB", "daily": "qd"},
@@ -285,7 +284,7 @@ SITE_VOCAB: tuple[dict[str, str], ...] = (
      "follow up": "f/u", "twice daily": "BID"},
 )
 #: header decorations and key/value separators the archetypes use (drawn at random at h = 0)
-HEADERS: tuple[str, ...] = tuple(a.header for a in ARCHETYPES)
+HEADERS: tuple[str, ...] = tuple(a.header for a in _ARCHETYPES)
 KV_SEPS: tuple[str, ...] = (": ", " = ")
 
 #: how different the sites are by default (0 = every site writes alike, 1 = the most
@@ -351,12 +350,12 @@ def _mean(xs) -> float:
 
 
 def _common_ids() -> dict[str, dict[str, float]]:
-    return {k: _mean_table([t[k] for t in SITE_ID_SHAPES]) for k in SITE_ID_SHAPES[0]}
+    return {k: _mean_table([t[k] for t in _SITE_ID_SHAPES]) for k in _SITE_ID_SHAPES[0]}
 
 
 def _styled(a: int, h: float) -> SiteStyle:
     """Archetype ``a`` at heterogeneity ``h``: each table and rate between the common pool and its own."""
-    base, A = ARCHETYPES[a], ARCHETYPES
+    base, A = _ARCHETYPES[a], _ARCHETYPES
     tables = ("note_mix", "diagnosis_weights", "primary_site_weights", "casing", "patient_name_forms",
               "doctor_name_forms")
     rates = ("abbrev_rate", "title_rate", "contact_rate", "id_rate", "misspell_rate", "lab_table_rate", "glue_rate")
@@ -368,11 +367,11 @@ def _styled(a: int, h: float) -> SiteStyle:
     return replace(
         base, **over,
         verbosity=(round(lo), max(round(lo), round(hi))),
-        date_formats=_mix(_mean_table(SITE_DATE_FORMATS), SITE_DATE_FORMATS[a], h),
-        phone_formats=_mix(_mean_table(SITE_PHONE_FORMATS), SITE_PHONE_FORMATS[a], h),
-        id_shapes={k: _mix(common_ids[k], SITE_ID_SHAPES[a][k], h) for k in common_ids},
-        hospital_suffixes=_mix(_mean_table(SITE_HOSPITAL_SUFFIXES), SITE_HOSPITAL_SUFFIXES[a], h),
-        vocab=dict(SITE_VOCAB[a]),
+        date_formats=_mix(_mean_table(_SITE_DATE_FORMATS), _SITE_DATE_FORMATS[a], h),
+        phone_formats=_mix(_mean_table(_SITE_PHONE_FORMATS), _SITE_PHONE_FORMATS[a], h),
+        id_shapes={k: _mix(common_ids[k], _SITE_ID_SHAPES[a][k], h) for k in common_ids},
+        hospital_suffixes=_mix(_mean_table(_SITE_HOSPITAL_SUFFIXES), _SITE_HOSPITAL_SUFFIXES[a], h),
+        vocab=dict(_SITE_VOCAB[a]),
         heterogeneity=h,
     )
 
@@ -390,14 +389,14 @@ def site_style(index: int, seed: int, heterogeneity: float = DEFAULT_HETEROGENEI
     h = check_heterogeneity(heterogeneity)
     if index < 0:
         raise ValueError(f"site index must be >= 0, got {index}")
-    a = index % len(ARCHETYPES)
+    a = index % len(_ARCHETYPES)
     base = _styled(a, h)
-    if index < len(ARCHETYPES):
+    if index < len(_ARCHETYPES):
         return base
     rng = random.Random(f"{seed}/style/{index}")
     return replace(
         base,
-        name=f"{base.name}-{index // len(ARCHETYPES) + 1}",
+        name=f"{base.name}-{index // len(_ARCHETYPES) + 1}",
         note_mix=_perturb(base.note_mix, rng, h),
         diagnosis_weights=_perturb(base.diagnosis_weights, rng, h),
         primary_site_weights=_perturb(base.primary_site_weights, rng, h),

@@ -12,24 +12,7 @@ learnable but not trivial).
 
 from __future__ import annotations
 
-__all__ = [
-    "DIAGNOSES",
-    "DIAGNOSIS_LABELS",
-    "COMMON_MEDS",
-    "LABS",
-    "VITALS",
-    "EPONYMS",
-    "EPONYM_DISEASES",
-    "EPONYM_OTHER",
-    "NON_PHI_PLACE_TERMS",
-    "PRIMARY_SITES",
-    "HARD_LAST_NAMES",
-    "HARD_FIRST_NAMES",
-    "PROFESSIONS_EN",
-    "NURSING_OBS",
-    "ABBREVIATIONS",
-    "SPELLING_TARGETS",
-]
+__all__ = []
 
 # A medication: (name, doses, route, frequencies)
 _M = tuple
@@ -218,7 +201,7 @@ LABS: dict[str, tuple] = {
     "troponin": (0.01, 0.84, 2, ""), "TSH": (0.3, 6.1, 2, ""), "Mg": (1.5, 2.6, 1, ""),
 }
 
-VITALS = ["T", "HR", "BP", "RR", "SpO2", "Wt"]
+_VITALS = ["T", "HR", "BP", "RR", "SpO2", "Wt"]
 
 #: eponyms and named entities that are NOT PHI (hard negatives). Some share a surname
 #: with generated patients/doctors (Parkinson, Bell, Foley, Graves, ...).
@@ -229,13 +212,13 @@ EPONYM_DISEASES = [
     "West Nile virus", "Mallory-Weiss tear", "Guillain-Barre syndrome",
 ]
 #: eponymous signs, scores, devices and procedures used in exam / course sentences
-EPONYM_OTHER = [
+_EPONYM_OTHER = [
     "Foley catheter", "Babinski sign", "Murphy's sign", "Glasgow Coma Scale", "Swan-Ganz catheter",
     "Holter monitor", "Whipple procedure", "Nissen fundoplication", "Hartmann's procedure",
 ]
-EPONYMS = EPONYM_DISEASES + EPONYM_OTHER
+_EPONYMS = EPONYM_DISEASES + _EPONYM_OTHER
 #: place-like words that are not PHI in context
-NON_PHI_PLACE_TERMS = ["Lyme disease", "West Nile virus", "Rocky Mountain spotted fever", "Norwalk virus"]
+_NON_PHI_PLACE_TERMS = ["Lyme disease", "West Nile virus", "Rocky Mountain spotted fever", "Norwalk virus"]
 
 #: last names that are also common words, diseases or eponyms (hard positives).
 HARD_LAST_NAMES = ["Brown", "May", "Parkinson", "Hope", "Will", "Bishop", "Bell", "Foley", "Graves",
@@ -267,7 +250,7 @@ ABBREVIATIONS = {
 }
 
 #: non-PHI words that terse sites misspell now and then
-SPELLING_TARGETS = ["patient", "history", "abdomen", "tolerating", "pneumonia", "diarrhea", "received",
+_SPELLING_TARGETS = ["patient", "history", "abdomen", "tolerating", "pneumonia", "diarrhea", "received",
                     "discharge", "hemoglobin", "potassium", "catheter", "edema", "bilateral", "medications"]
 
 # --- cancer registry topography (primary site -> subsites), after ICD-O-3 --------------------

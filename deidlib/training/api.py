@@ -20,13 +20,13 @@ from ..models import PRESETS, Featurizer, build_featurizer, build_tagger
 from ..models.presets import encoder_of
 from .trainer import History, train
 
-__all__ = ["TaggerInputs", "VECTOR_KEYS", "build_inputs", "word_embeddings", "fit_tagger", "prepare_tagger"]
+__all__ = ["build_inputs", "word_embeddings", "fit_tagger", "prepare_tagger"]
 
 #: what word2vec/fastText vectors are trained on: ``"normalized"`` — the featurizer's word
 #: keys (lowercased, digits → 0: the tokens the vocabulary holds); ``"raw"`` — the tokens as
 #: written (the festag study's choice; :func:`~deidlib.embeddings.embedding_matrix` then
 #: falls back from a vocabulary key to its lowercase/digit-normalised forms)
-VECTOR_KEYS = ("normalized", "raw")
+_VECTOR_KEYS = ("normalized", "raw")
 
 
 @dataclass
@@ -53,15 +53,15 @@ def word_embeddings(
     ``vectors`` is ``None``).
 
     ``vectors``: ``"word2vec"``/``"fasttext"`` — gensim vectors trained on ``token_lists``
-    (pass *training* tokens only), as :data:`VECTOR_KEYS` ``keys`` says; or a path to
+    (pass *training* tokens only), as :data:`_VECTOR_KEYS` ``keys`` says; or a path to
     word2vec/GloVe vectors (their own dimension wins over ``dim``). ``cache``: keep trained
     vectors on disk (:func:`~deidlib.embeddings.train_word_vectors`; never for real text).
     Rows of words without a vector are seeded random (:func:`~deidlib.embeddings.embedding_matrix`).
     """
     if not vectors:
         return None
-    if keys not in VECTOR_KEYS:
-        raise ValueError(f"keys must be one of {VECTOR_KEYS}, got {keys!r}")
+    if keys not in _VECTOR_KEYS:
+        raise ValueError(f"keys must be one of {_VECTOR_KEYS}, got {keys!r}")
     if vectors in ("word2vec", "fasttext"):
         sents = token_lists if keys == "raw" else [[featurizer.word_key(w) for w in s] for s in token_lists]
         kv = train_word_vectors(sents, method=vectors, dim=dim, epochs=epochs, seed=seed, cache=cache)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..rng import as_generator, derive_seed
 
-__all__ = ["bucket_batches", "epoch_order"]
+__all__ = []
 
 
 def bucket_batches(

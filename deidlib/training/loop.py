@@ -9,9 +9,9 @@ import torch
 
 from ..models.protocol import Batch
 
-__all__ = ["make_optimizer", "InverseTimeLR", "lr_schedule", "step", "train_epoch", "OPTIMIZERS"]
+__all__ = ["make_optimizer"]
 
-OPTIMIZERS = ("sgd", "adam", "nadam")
+_OPTIMIZERS = ("sgd", "adam", "nadam")
 
 
 def make_optimizer(
@@ -34,7 +34,7 @@ def make_optimizer(
         return torch.optim.Adam(params, lr=lr, **kw)
     if name == "nadam":
         return torch.optim.NAdam(params, lr=lr, **kw)
-    raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+    raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(_OPTIMIZERS)}")
 
 
 class InverseTimeLR(torch.optim.lr_scheduler.LRScheduler):

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 
 import torch
 
-__all__ = ["mixed_precision", "full_precision", "autocast_dtype"]
+__all__ = []
 
 _ENABLED = [True]
 

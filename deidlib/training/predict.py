@@ -15,9 +15,8 @@ from ..evaluation import binary_token_prf
 from .precision import mixed_precision
 
 __all__ = [
-    "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "DEFAULT_TASK",
-    "operating_points", "threshold_for_recall", "THRESHOLD_GRID", "choose_threshold", "refine_threshold",
-    "threshold_doc_counts",
+    "predict_tags", "predict_documents", "evaluate_tagger", "write_predictions", "operating_points",
+    "THRESHOLD_GRID", "choose_threshold", "threshold_doc_counts",
 ]
 
 #: PHI-marginal thresholds tried on a dev split when a threshold is chosen for a target recall
@@ -25,11 +24,11 @@ __all__ = [
 THRESHOLD_GRID = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)
 
 #: how a tagger's labels map to text unless the tagger says otherwise
-DEFAULT_TASK = {"scheme": "i2b2", "encoding": "BIO", "mode": "default"}
+_DEFAULT_TASK = {"scheme": "i2b2", "encoding": "BIO", "mode": "default"}
 
 
 def _task(tagger) -> dict:
-    return {**DEFAULT_TASK, **getattr(tagger, "task", {})}
+    return {**_DEFAULT_TASK, **getattr(tagger, "task", {})}
 
 
 def _batches(tagger, token_lists, batch_size, device):
@@ -226,7 +225,7 @@ def threshold_for_recall(points: Sequence[dict], target_recall: float) -> float 
     return max(ok) if ok else None
 
 
-def refine_threshold(candidates: Sequence[float], reaches) -> tuple[int, int] | None:
+def _refine_threshold(candidates: Sequence[float], reaches) -> tuple[int, int] | None:
     """Binary search over ``candidates`` (ascending) for the highest one with ``reaches(c)``
     true, assuming ``reaches`` is monotone (true up to some index, false above it):
     ``(its index, calls made)``, or None when it is false for all of them."""
@@ -283,7 +282,7 @@ def choose_threshold(tagger, dev_docs: Sequence[Document], target_recall: float,
         seen[v] = _threshold_point(tagger, dev_docs, decoded, v)
         return seen[v]["recall"] >= target_recall
 
-    found = refine_threshold(values, reaches)
+    found = _refine_threshold(values, reaches)
     if found is None:
         return th, curve
     k = found[0]

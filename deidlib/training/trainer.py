@@ -29,7 +29,7 @@ from .precision import mixed_precision
 from .predict import evaluate_tagger
 from .stopping import EarlyStopping
 
-__all__ = ["History", "train", "TrainingInterrupted", "CheckpointError", "load_checkpoint"]
+__all__ = ["History", "train", "CheckpointError", "load_checkpoint"]
 
 
 class TrainingInterrupted(RuntimeError):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from deidlib.corpus.locate import MEDICAL_ABSTRACTS, find_data_dir
 
-__all__ = ["AbstractsError", "load_abstracts", "label_names"]
+__all__ = ["AbstractsError", "load_abstracts"]
 
 
 

@@ -17,10 +17,10 @@ from nltk.translate.bleu_score import corpus_bleu
 
 from deidlib.corpus.tokenize import tokenize
 
-__all__ = ["WEIGHTS", "bleu_scores"]
+__all__ = ["bleu_scores"]
 
 #: cumulative uniform weights for BLEU-1, BLEU-2, BLEU-3
-WEIGHTS = {1: (1.0,), 2: (0.5, 0.5), 3: (1 / 3, 1 / 3, 1 / 3)}
+_WEIGHTS = {1: (1.0,), 2: (0.5, 0.5), 3: (1 / 3, 1 / 3, 1 / 3)}
 
 
 def _toks(text: str) -> list[str]:
@@ -36,9 +36,9 @@ def bleu_scores(originals: Sequence[str], deidentified: Sequence[str], ns: Seque
         raise ValueError(f"{len(originals)} originals but {len(deidentified)} de-identified texts")
     if not originals:
         raise ValueError("BLEU needs at least one document")
-    bad = [n for n in ns if n not in WEIGHTS]
+    bad = [n for n in ns if n not in _WEIGHTS]
     if bad:
-        raise ValueError(f"BLEU-n only for n in {sorted(WEIGHTS)}, got {bad}")
+        raise ValueError(f"BLEU-n only for n in {sorted(_WEIGHTS)}, got {bad}")
     refs = [[_toks(o)] for o in originals]
     hyps = [_toks(d) for d in deidentified]
-    return {f"BLEU-{n}": float(corpus_bleu(refs, hyps, weights=WEIGHTS[n])) for n in ns}
+    return {f"BLEU-{n}": float(corpus_bleu(refs, hyps, weights=_WEIGHTS[n])) for n in ns}

@@ -24,7 +24,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedGroupKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 
-__all__ = ["top_classes", "restrict", "make_classifier", "classify"]
+__all__ = ["top_classes", "restrict", "classify"]
 
 
 def top_classes(labels: Sequence, n: int) -> list:
@@ -42,7 +42,7 @@ def restrict(texts: Sequence[str], labels: Sequence, classes: Sequence) -> tuple
     return [t for t, _ in pairs], [y for _, y in pairs]
 
 
-def make_classifier(seed: int = 0):
+def _make_classifier(seed: int = 0):
     """TF-IDF (1-2-grams, sublinear tf, min_df 2) + logistic regression (lbfgs, C=10)."""
     return make_pipeline(
         TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2, lowercase=True),
@@ -85,7 +85,7 @@ def classify(texts: Sequence[str], labels: Sequence, *, test_texts: Sequence[str
         if test_labels is None or len(test_texts) != len(test_labels):
             raise ValueError("test_texts needs test_labels of the same length")
         xtr, ytr, xte, yte = list(texts), list(labels), list(test_texts), list(test_labels)
-    clf = make_classifier(seed).fit(xtr, ytr)
+    clf = _make_classifier(seed).fit(xtr, ytr)
     pred = clf.predict(xte)
     return {
         "accuracy": float(accuracy_score(yte, pred)),

@@ -33,10 +33,10 @@ from scipy.optimize import linear_sum_assignment
 
 from deidlib.corpus.tokenize import tokenize
 
-__all__ = ["preprocess", "fit_topics", "choose_num_topics", "topic_overlap", "TopicOverlap"]
+__all__ = ["fit_topics", "choose_num_topics", "topic_overlap"]
 
 
-def preprocess(text: str) -> list[str]:
+def _preprocess(text: str) -> list[str]:
     """Lower-cased alphabetic tokens (len >= 2) that are not English stop words."""
     out = []
     for t in tokenize(text):
@@ -57,7 +57,7 @@ def _fit(docs: list[list[str]], k: int, seed: int, passes: int) -> tuple[LdaMode
 
 def fit_topics(texts: Sequence[str], k: int, *, top_n: int = 30, seed: int = 0, passes: int = 5) -> list[list[str]]:
     """Top ``top_n`` words of each of ``k`` LDA topics of ``texts`` (seeded, deterministic)."""
-    lda, _, _ = _fit([preprocess(t) for t in texts], k, seed, passes)
+    lda, _, _ = _fit([_preprocess(t) for t in texts], k, seed, passes)
     return [[w for w, _ in lda.show_topic(i, topn=top_n)] for i in range(k)]
 
 
@@ -72,7 +72,7 @@ def choose_num_topics(texts: Sequence[str], candidates: Sequence[int] = (3, 4, 5
         raise ValueError(f"coherence measure must be 'c_v' or 'u_mass', got {measure!r}")
     if not candidates:
         raise ValueError("no candidate numbers of topics")
-    docs = [preprocess(t) for t in texts]
+    docs = [_preprocess(t) for t in texts]
     scores = {}
     for k in candidates:
         lda, d, bow = _fit(docs, k, seed, passes)

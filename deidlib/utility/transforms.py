@@ -4,7 +4,7 @@ Ahmed thesis §4.3.2 (Tables 4.5, 4.6): the de-identified documents are the orig
 the tokens labelled PHI "sanitized and removed" (ground-truth spans for the GT row, a
 tagger's predicted spans for the Ours/Baseline rows); Fig. 2.1b shows the same note with
 category masks (``[**Name**] [**Age**]``). Both are here: :func:`remove` and :func:`mask`,
-plus :func:`replace_spans` / :func:`apply` to plug in any replacement (e.g.
+plus :func:`_replace_spans` / :func:`apply` to plug in any replacement (e.g.
 ``deidlib.surrogates.SurrogateEngine``).
 
 Choices (the thesis does not say): overlapping or adjacent spans are merged into one
@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 from deidlib.corpus import Document, Span
 
-__all__ = ["merge_regions", "replace_spans", "remove", "mask", "apply", "MASK_FORMATS"]
+__all__ = ["merge_regions", "remove", "mask"]
 
 #: mask styles: "bracket" -> "[NAME]", "i2b2" -> "[**Name**]" (thesis Fig. 2.1b)
-MASK_FORMATS = {"bracket": "[{CAT}]", "i2b2": "[**{Cat}**]"}
+_MASK_FORMATS = {"bracket": "[{CAT}]", "i2b2": "[**{Cat}**]"}
 
 
 def merge_regions(spans: Iterable[Span]) -> list[tuple[int, int, Span]]:
@@ -39,7 +39,7 @@ def merge_regions(spans: Iterable[Span]) -> list[tuple[int, int, Span]]:
     return [(a, b, s) for a, b, s in out]
 
 
-def replace_spans(doc: Document, spans: Sequence[Span] | None, fn: Callable[[Document, Span, str], str]) -> str:
+def _replace_spans(doc: Document, spans: Sequence[Span] | None, fn: Callable[[Document, Span, str], str]) -> str:
     """Text of ``doc`` with each PHI region replaced by ``fn(doc, first_span, region_text)``.
 
     ``spans`` defaults to ``doc.spans`` (gold); pass a tagger's predictions for the
@@ -87,15 +87,15 @@ def mask(doc: Document, spans: Sequence[Span] | None = None, *, level: str = "ca
     """
     if level not in ("category", "subtype"):
         raise ValueError(f"level must be 'category' or 'subtype', got {level!r}")
-    if style not in MASK_FORMATS:
-        raise ValueError(f"style must be one of {', '.join(MASK_FORMATS)}, got {style!r}")
-    fmt = MASK_FORMATS[style]
+    if style not in _MASK_FORMATS:
+        raise ValueError(f"style must be one of {', '.join(_MASK_FORMATS)}, got {style!r}")
+    fmt = _MASK_FORMATS[style]
 
     def _m(d: Document, s: Span, region: str) -> str:
         label = s.category if level == "category" else s.subtype
         return fmt.format(CAT=label.upper(), Cat=label.capitalize())
 
-    return replace_spans(doc, spans, _m)
+    return _replace_spans(doc, spans, _m)
 
 
 def apply(docs: Iterable[Document], method: str | Callable[[Document], str], *,

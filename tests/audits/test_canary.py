@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from deidlib.audits import canary_exposure, canary_words, exposure, insert_canaries, make_canaries
-from deidlib.studies import audits as au
-from deidlib.studies.audits.data import _featurizer
+from deidlib.audits import canary_exposure, canary_words, insert_canaries, make_canaries
+from deidlib.audits.canary import exposure
+from deidlib.studies.audits.data import _featurizer, fit, make_tagger
 
 
 def test_exposure_is_log2_candidates_minus_log2_rank():
@@ -31,8 +31,8 @@ def _train(tiny, copies, noise, epochs):
     params, data = tiny
     cs = make_canaries(copies, 4, 64, seed=7)
     fz = _featurizer([s.words for s in data.sentences], canary_words(cs))
-    tagger = au.make_tagger(fz, params, seed=0)
-    au.fit(tagger, insert_canaries(data.sentences, cs, seed=0), params, noise, seed=0, epochs=epochs)
+    tagger = make_tagger(fz, params, seed=0)
+    fit(tagger, insert_canaries(data.sentences, cs, seed=0), params, noise, seed=0, epochs=epochs)
     return canary_exposure(tagger, cs)
 
 

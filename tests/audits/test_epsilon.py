@@ -8,30 +8,35 @@ import numpy as np
 import pytest
 
 import deidlib.privacy.dpsgd as dpsgd
-from deidlib.audits import audit_dp_step, audit_epsilon, clopper_pearson_upper, epsilon_lower_bound
-from deidlib.audits.epsilon import epsilon_from_rates
+from deidlib.audits import audit_dp_step
+from deidlib.audits.epsilon import (
+    _audit_epsilon,
+    _clopper_pearson_upper,
+    _epsilon_from_rates,
+    epsilon_lower_bound,
+)
 
 
 def test_clopper_pearson_closed_forms():
     # k = 0: the upper bound solves (1 - p)^n = alpha
-    assert clopper_pearson_upper(0, 100, 0.05) == pytest.approx(1 - 0.05 ** (1 / 100))
-    assert clopper_pearson_upper(10, 10, 0.05) == 1.0
-    assert 0.1 < clopper_pearson_upper(10, 100, 0.05) < 0.2
+    assert _clopper_pearson_upper(0, 100, 0.05) == pytest.approx(1 - 0.05 ** (1 / 100))
+    assert _clopper_pearson_upper(10, 10, 0.05) == 1.0
+    assert 0.1 < _clopper_pearson_upper(10, 100, 0.05) < 0.2
     with pytest.raises(ValueError):
-        clopper_pearson_upper(3, 2, 0.05)
+        _clopper_pearson_upper(3, 2, 0.05)
 
 
 def test_epsilon_from_rates_inverts_the_dp_inequalities():
     eps, delta = 1.5, 1e-5
     fnr = 0.2
     fpr = (1 - delta - fnr) / math.exp(eps)  # a rule exactly on the (ε, δ) boundary
-    assert epsilon_from_rates(fpr, fnr, delta) == pytest.approx(eps)
-    assert epsilon_from_rates(0.5, 0.5, delta) == 0.0
+    assert _epsilon_from_rates(fpr, fnr, delta) == pytest.approx(eps)
+    assert _epsilon_from_rates(0.5, 0.5, delta) == 0.0
 
 
 def test_random_guessing_proves_nothing():
     rng = np.random.default_rng(0)
-    lb, _ = audit_epsilon(rng.normal(size=2000), rng.normal(size=2000), delta=1e-5)
+    lb, _ = _audit_epsilon(rng.normal(size=2000), rng.normal(size=2000), delta=1e-5)
     assert lb < 0.3
     assert epsilon_lower_bound([1.0] * 50, [0.0] * 50, 0.5, delta=1e-5) > 2  # perfectly separated
 

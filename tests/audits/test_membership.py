@@ -1,22 +1,15 @@
 import numpy as np
 import pytest
 
-from deidlib.audits import (
-    attack_scores,
-    group_scores,
-    lira_offline_scores,
-    logit_confidence,
-    loss_scores,
-    sentence_losses,
-)
-from deidlib.studies import audits as au
-from deidlib.studies.audits.data import _featurizer, _half
+from deidlib.audits import attack_scores, group_scores, lira_offline_scores, loss_scores, sentence_losses
+from deidlib.audits.membership import _logit_confidence
+from deidlib.studies.audits.data import _featurizer, _half, fit, make_tagger
 
 
 def test_logit_confidence_is_log_odds_of_exp_minus_loss():
     L = np.array([0.01, 0.5, 3.0])
     p = np.exp(-L)
-    assert logit_confidence(L) == pytest.approx(np.log(p / (1 - p)))
+    assert _logit_confidence(L) == pytest.approx(np.log(p / (1 - p)))
 
 
 def test_lira_calibrates_per_example_difficulty():
@@ -47,8 +40,8 @@ def _auc(tiny, noise, epochs, only_phi=False):
     coin = _half(data.patients, 0, "test")
     member = np.array([coin[p] for p in data.patients])
     fz = _featurizer([s.words for s in data.sentences])
-    tagger = au.make_tagger(fz, params, seed=0)
-    au.fit(tagger, [s for s, m in zip(data.sentences, member) if m], params, noise, seed=0, epochs=epochs)
+    tagger = make_tagger(fz, params, seed=0)
+    fit(tagger, [s for s, m in zip(data.sentences, member) if m], params, noise, seed=0, epochs=epochs)
     s = loss_scores(sentence_losses(tagger, data.sentences))
     keep = np.array([any(t != "O" for t in x.tags) for x in data.sentences]) if only_phi else np.ones(len(s), bool)
     return attack_scores(s[member & keep], s[~member & keep])["auc"], tagger

@@ -1,14 +1,15 @@
 import numpy as np
 import pytest
 
-from deidlib.audits import attack_scores, roc_auc, tpr_at_fpr
+from deidlib.audits import attack_scores
+from deidlib.audits.metrics import _roc_auc, _tpr_at_fpr
 
 
 def test_auc_and_tpr_of_separated_and_identical_scores():
     rng = np.random.default_rng(0)
-    assert roc_auc([2, 3, 4], [0, 1]) == 1.0
-    assert roc_auc([0, 1], [2, 3]) == 0.0
-    assert roc_auc([1, 1], [1, 1]) == 0.5  # ties count one half
+    assert _roc_auc([2, 3, 4], [0, 1]) == 1.0
+    assert _roc_auc([0, 1], [2, 3]) == 0.0
+    assert _roc_auc([1, 1], [1, 1]) == 0.5  # ties count one half
     a, b = rng.normal(size=20000), rng.normal(size=20000)
     s = attack_scores(a, b)
     assert abs(s["auc"] - 0.5) < 0.02
@@ -21,7 +22,7 @@ def test_tpr_at_fpr_never_exceeds_the_fpr_on_the_non_members():
     rng = np.random.default_rng(1)
     a, b = rng.normal(1, 1, 500), rng.normal(0, 1, 300)
     for f in (0.0, 0.001, 0.01, 0.1, 0.5):
-        tpr = tpr_at_fpr(a, b, f)
+        tpr = _tpr_at_fpr(a, b, f)
         t = np.sort(b)[::-1][int(np.floor(f * b.size))] if int(np.floor(f * b.size)) < b.size else -np.inf
         assert (b > t).mean() <= f + 1e-12
         assert tpr == pytest.approx((a > t).mean())
@@ -29,9 +30,9 @@ def test_tpr_at_fpr_never_exceeds_the_fpr_on_the_non_members():
 
 def test_bad_scores_are_one_line_errors():
     with pytest.raises(ValueError, match="at least one member"):
-        roc_auc([], [1.0])
+        _roc_auc([], [1.0])
     with pytest.raises(ValueError, match="finite"):
-        roc_auc([np.nan], [1.0])
+        _roc_auc([np.nan], [1.0])
 
 
 def _mann_whitney_auc(a, b) -> float:
@@ -53,11 +54,11 @@ def test_roc_auc_equals_the_mann_whitney_statistic(seed):
     n_in, n_out = int(rng.integers(1, 300)), int(rng.integers(1, 300))
     a = np.round(rng.normal(0.3 * seed, 1, n_in), 1)
     b = np.round(rng.normal(0, 1, n_out), 1)
-    assert roc_auc(a, b) == pytest.approx(_mann_whitney_auc(a, b), abs=1e-12)
-    assert roc_auc(a[:1], b) == pytest.approx(_mann_whitney_auc(a[:1], b), abs=1e-12)
-    assert roc_auc(a, b[:1]) == pytest.approx(_mann_whitney_auc(a, b[:1]), abs=1e-12)
+    assert _roc_auc(a, b) == pytest.approx(_mann_whitney_auc(a, b), abs=1e-12)
+    assert _roc_auc(a[:1], b) == pytest.approx(_mann_whitney_auc(a[:1], b), abs=1e-12)
+    assert _roc_auc(a, b[:1]) == pytest.approx(_mann_whitney_auc(a, b[:1]), abs=1e-12)
 
 
 def test_roc_auc_of_one_class_only_is_the_same_error_as_before():
     with pytest.raises(ValueError, match="at least one member and one non-member"):
-        roc_auc([0.1, 0.2], [])
+        _roc_auc([0.1, 0.2], [])

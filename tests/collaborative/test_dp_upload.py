@@ -7,8 +7,9 @@ import math
 import pytest
 import torch
 
-from deidlib.collaborative import UploadLedger, dp_select_upload, fraction_count, make_generator
-from deidlib.collaborative.dp_upload import SELECTION_SHARE, laplace
+from deidlib.collaborative import UploadLedger, make_generator
+from deidlib.collaborative.dp_upload import _SELECTION_SHARE, dp_select_upload, laplace
+from deidlib.collaborative.dssgd import fraction_count
 
 
 def test_laplace_moments():
@@ -26,7 +27,7 @@ def test_upload_size_and_bounds():
     assert up.indices.numel() <= fraction_count(0.05, 1000)
     assert bool((up.values.abs() <= 0.5).all())
     assert up.indices.unique().numel() == up.indices.numel()
-    assert up.epsilon == 1.0 and up.epsilon_selection == pytest.approx(SELECTION_SHARE)
+    assert up.epsilon == 1.0 and up.epsilon_selection == pytest.approx(_SELECTION_SHARE)
 
 
 def test_large_epsilon_selects_above_threshold_and_keeps_values():
@@ -42,7 +43,7 @@ def test_value_noise_scale():
     """Released values carry Lap(2cΔ/ε₂) noise (large γ so that clamping is inactive)."""
     u = torch.full((1,), 5.0)
     eps, delta = 1.0, 0.01
-    scale = 2 * 1 * delta / (eps * (1 - SELECTION_SHARE))
+    scale = 2 * 1 * delta / (eps * (1 - _SELECTION_SHARE))
     noise = []
     for s in range(3000):
         up = dp_select_upload(u, theta_u=1.0, gamma=100.0, tau=0.0, epsilon=eps, sensitivity=delta,
@@ -70,7 +71,7 @@ def test_selection_probability_ratio_bounded_by_epsilon():
 
     p0, p1 = p_sel(u0), p_sel(u1)
     assert 0.05 < p0 < 0.95 and 0.05 < p1 < 0.95
-    bound = math.exp(eps * SELECTION_SHARE)
+    bound = math.exp(eps * _SELECTION_SHARE)
     slack = 1.15  # sampling error of ~6000 Bernoulli trials
     assert p1 / p0 <= bound * slack and p0 / p1 <= bound * slack
     assert p1 > p0  # the larger update is (slightly) more likely to be chosen

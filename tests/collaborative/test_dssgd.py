@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from deidlib.collaborative import (
-    apply_download,
+from deidlib.collaborative import make_generator
+from deidlib.collaborative.dssgd import (
+    _apply_download,
     apply_upload,
     fraction_count,
-    make_generator,
     select_download,
     select_upload,
     threshold_and_clip,
@@ -54,7 +54,7 @@ def test_download_ties_index_and_random():
 def test_apply_download_replaces_only_chosen():
     local = torch.tensor([1.0, 2.0, 3.0, 4.0])
     glob = torch.tensor([10.0, 20.0, 30.0, 40.0])
-    out = apply_download(local, glob, torch.tensor([1, 3]))
+    out = _apply_download(local, glob, torch.tensor([1, 3]))
     assert out.tolist() == [1.0, 20.0, 3.0, 40.0]
     assert local.tolist() == [1.0, 2.0, 3.0, 4.0]  # pure
 
@@ -125,7 +125,7 @@ def test_one_epoch_hand_computed():
     local = torch.zeros(6)
     idx = select_download(counts, 0.5, tie_break="index")  # counts 4, 3, 2 -> idx 0, 4, 2
     assert sorted(idx.tolist()) == [0, 2, 4]
-    local = apply_download(local, glob, idx)
+    local = _apply_download(local, glob, idx)
     assert local.tolist() == [1.0, 0.0, 3.0, 0.0, 5.0, 0.0]
     new_local = local + torch.tensor([20.0, 1e-6, -0.5, 0.25, -30.0, 0.0])
     upd = threshold_and_clip(new_local - local, tau=1e-4, gamma=10.0)

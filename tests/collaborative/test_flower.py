@@ -15,18 +15,16 @@ from collab_tiny import tiny_accuracy, tiny_data, tiny_factory, tiny_trainer
 
 pytest.importorskip("flwr")
 
-from deidlib.collaborative import (  # noqa: E402
-    DSSGD,
-    DSSGDConfig,
-    ParameterServer,
-    RoundRobin,
-    fraction_count,
-    make_sites,
-    simulate,
-)
-from deidlib.collaborative.flower import FedAvg, LoopbackGrid, Plan, flower_simulate, run_server  # noqa: E402
+from deidlib.collaborative import DSSGD, DSSGDConfig, ParameterServer, RoundRobin, make_sites, simulate
+from deidlib.collaborative.dssgd import fraction_count
+from deidlib.collaborative.flower import flower_simulate
 from deidlib.collaborative.flower.client_app import SiteSpec, make_client_app  # noqa: E402
-from deidlib.collaborative.flower.engine import _task_identity  # noqa: E402
+from deidlib.collaborative.flower.engine import (
+    FedAvg,
+    LoopbackGrid,
+    _task_identity,  # noqa: E402
+)
+from deidlib.collaborative.flower.server_app import Plan, run_server  # noqa: E402
 from deidlib.rng import derive_seed  # noqa: E402
 
 EVAL = tiny_accuracy(tiny_data(40, seed=99))
@@ -42,10 +40,10 @@ def _flower(strategy, parts=PARTS, **over):
     specs = {i: SiteSpec(s, i, kw["evaluate"]) for i, s in enumerate(sites)}
     grid = LoopbackGrid(make_client_app(lambda ctx: specs[int(ctx.node_config["site"])]),
                         [{"site": i} for i in range(len(sites))])
-    from deidlib.collaborative.flower.engine import plan_for
+    from deidlib.collaborative.flower.engine import _plan_for
 
     with _task_identity():
-        hist = run_server(grid, plan_for(strategy, epochs=kw["epochs"], seed=kw["seed"]),
+        hist = run_server(grid, _plan_for(strategy, epochs=kw["epochs"], seed=kw["seed"]),
                           evaluate=kw["evaluate"], model_factory=kw["model_factory"])
     return hist, sites
 
@@ -154,10 +152,10 @@ def test_multi_process_run_on_localhost_equals_the_simulator(tmp_path):
     import sys
 
     from deidlib.collaborative.flower.app import (
-        demo_evaluator,
-        demo_model,
-        demo_partition,
-        demo_test_set,
+        _demo_evaluator,
+        _demo_model,
+        _demo_partition,
+        _demo_test_set,
         demo_trainer,
     )
 
@@ -167,8 +165,8 @@ def test_multi_process_run_on_localhost_equals_the_simulator(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     run = json.loads(out.read_text())
     sim = simulate(DSSGD(DSSGDConfig(theta_d=0.1, theta_u=0.5, gamma=10.0, tau=1e-4)),
-                   [demo_partition(i, 0) for i in range(3)], model_factory=demo_model, trainer=demo_trainer(),
-                   evaluate=demo_evaluator(demo_test_set(0)), epochs=1, seed=0)
+                   [_demo_partition(i, 0) for i in range(3)], model_factory=_demo_model, trainer=demo_trainer(),
+                   evaluate=_demo_evaluator(_demo_test_set(0)), epochs=1, seed=0)
     assert run["records"] == sim.to_dict()["records"]
     k = fraction_count(0.5, run["communication"]["num_params"])
     assert [r["values"] for r in run["received"]] == [k] * 3
@@ -195,10 +193,10 @@ def test_the_flower_app_defaults_to_private_site_randomness():
     from pathlib import Path
 
     import deidlib.collaborative.flower as fl
-    from deidlib.collaborative.flower.app import plan_from_config
+    from deidlib.collaborative.flower.app import _plan_from_config
 
     tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
     cfg = tomllib.loads((Path(fl.__file__).parent / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
-    plan = plan_from_config(cfg)
+    plan = _plan_from_config(cfg)
     assert plan.reproducible is False and plan.strategy == "dssgd" and plan.num_sites == 3
     assert plan.dssgd == DSSGDConfig(theta_d=0.1, theta_u=0.5, gamma=10.0, tau=1e-4)

@@ -191,14 +191,14 @@ def test_bad_configuration_is_a_one_line_error(toy):
 
 
 def test_difference_loss_is_zero_for_orthogonal_features_and_positive_otherwise():
-    from deidlib.collaborative.shared_private import difference_loss
+    from deidlib.collaborative.shared_private import _difference_loss
 
     # columns (features over the batch) of S orthogonal to those of P: SᵀP = 0
     s = torch.tensor([[1.0, 2.0], [0.0, 0.0]])
     p = torch.tensor([[0.0, 0.0], [0.0, 3.0]])
-    assert difference_loss(s, p).item() == 0.0
+    assert _difference_loss(s, p).item() == 0.0
     eye = torch.eye(2)
-    assert difference_loss(eye, eye).item() == pytest.approx(1.0)  # ‖I‖²_F = 2 over a batch of 2
+    assert _difference_loss(eye, eye).item() == pytest.approx(1.0)  # ‖I‖²_F = 2 over a batch of 2
 
 
 def test_shared_private_same_seed_same_models_with_difference_loss(toy):

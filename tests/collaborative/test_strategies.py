@@ -15,12 +15,12 @@ from deidlib.collaborative import (
     LocalOnly,
     ParameterServer,
     RoundRobin,
-    Site,
     flatten_parameters,
-    fraction_count,
     make_sites,
     simulate,
 )
+from deidlib.collaborative.dssgd import fraction_count
+from deidlib.collaborative.sites import Site
 
 TEST = tiny_data(60, seed=99)
 EVAL = tiny_accuracy(TEST)

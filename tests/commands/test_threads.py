@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from deidlib.cli import build_parser, main
+from deidlib.cli import _build_parser, main
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def restore_threads(monkeypatch):
 
 @pytest.mark.parametrize("command", ["train", "predict", "reproduce", "surrogate"])
 def test_long_running_commands_take_threads_and_refuse_zero(command, capsys):
-    sub = next(a for a in build_parser()._actions if a.dest == "command").choices[command]
+    sub = next(a for a in _build_parser()._actions if a.dest == "command").choices[command]
     assert any("--threads" in a.option_strings for a in sub._actions)
     positionals = {"train": ["o"], "predict": ["m", "i", "o"], "reproduce": [], "surrogate": ["i", "o"]}[command]
     assert main([command, "--threads", "0", *positionals]) == 2

@@ -1,6 +1,6 @@
 import pytest
 
-from deidlib.corpus.conventions import GUIDELINES, age_value, align_spans, keeps_span
+from deidlib.corpus.conventions import GUIDELINES, _age_value, _keeps_span, align_spans
 from deidlib.corpus.document import Document, Span
 
 
@@ -11,11 +11,11 @@ def _span(text, subtype, cat):
 @pytest.mark.parametrize("text, value", [("58", 58), ("58-year-old", 58), ("ninety-one", 91), ("seventy-eight", 78),
                                          ("50s", 50), ("eighty", 80), ("old", None)])
 def test_age_value_reads_digits_and_words(text, value):
-    assert age_value(text) == value
+    assert _age_value(text) == value
 
 
 def test_physionet_guideline_keeps_only_ages_over_89_and_drops_departments_professions_rooms():
-    keep = lambda t, st, c: keeps_span(_span(t, st, c), "physionet")  # noqa: E731
+    keep = lambda t, st, c: _keeps_span(_span(t, st, c), "physionet")  # noqa: E731
     assert not keep("89", "AGE", "AGE") and keep("90", "AGE", "AGE") and keep("ninety-two", "AGE", "AGE")
     assert not keep("58", "AGE", "AGE") and not keep("50s", "AGE", "AGE")
     assert not keep("Cardiology", "DEPARTMENT", "LOCATION")
@@ -28,9 +28,9 @@ def test_physionet_guideline_keeps_only_ages_over_89_and_drops_departments_profe
 
 def test_i2b2_guideline_keeps_everything_and_unknown_guideline_is_an_error():
     for st, c, t in [("AGE", "AGE", "58"), ("DEPARTMENT", "LOCATION", "Cardiology"), ("ROOM", "LOCATION", "4")]:
-        assert keeps_span(_span(t, st, c), "i2b2")
+        assert _keeps_span(_span(t, st, c), "i2b2")
     with pytest.raises(ValueError, match="unknown guideline"):
-        keeps_span(_span("58", "AGE", "AGE"), "hipaa")
+        _keeps_span(_span("58", "AGE", "AGE"), "hipaa")
     assert set(GUIDELINES) == {"i2b2", "physionet"}
 
 

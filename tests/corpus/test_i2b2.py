@@ -5,12 +5,12 @@ import pytest
 from deidlib.corpus import CorpusError, Document, Span
 from deidlib.corpus.i2b2 import (
     UnknownTagError,
-    parse_i2b2,
+    _parse_i2b2,
+    _write_i2b2_xml,
     read_i2b2_dir,
     read_i2b2_xml,
     to_i2b2_xml,
     write_i2b2_dir,
-    write_i2b2_xml,
 )
 from deidlib.corpus.phi import UnknownPHITypeError
 
@@ -98,7 +98,7 @@ def test_plain_i2b2_output_without_meta(tmp_path):
     doc = tricky_doc()
     x = to_i2b2_xml(doc, include_meta=False)
     assert "<META>" not in x and "<META>" in to_i2b2_xml(doc)
-    back = parse_i2b2(x, "007-01.xml")
+    back = _parse_i2b2(x, "007-01.xml")
     assert back.spans == doc.spans and back.text == doc.text and back.patient_id == "007" and back.site == ""
 
 
@@ -109,19 +109,19 @@ def test_no_meta_written_for_plain_documents():
     assert "<META>" not in x
     assert x.startswith('<?xml version="1.0" encoding="UTF-8" ?>\n<deIdi2b2>\n<TEXT><![CDATA[seen 2020]]></TEXT>')
     assert '<DATE id="P0" start="5" end="9" text="2020" TYPE="DATE" comment="" />' in x
-    assert parse_i2b2(x, "x/012-03.xml") == doc
+    assert _parse_i2b2(x, "x/012-03.xml") == doc
 
 
 def test_plain_text_element_and_split_cdata_are_read_like_an_xml_parser():
     x = "<deIdi2b2><TEXT>a &lt;b&gt; &amp; c<![CDATA[ <d> ]]> e</TEXT><TAGS><NAME id='P0' start='2' end='5' text='&lt;b&gt;' TYPE='PATIENT'/></TAGS></deIdi2b2>"
-    d = parse_i2b2(x, "001-01.xml")
+    d = _parse_i2b2(x, "001-01.xml")
     assert d.text == "a <b> & c <d>  e" and d.spans[0].text == "<b>"
 
 
 def test_utf8_bom_and_single_file_writer(tmp_path):
     doc = Document("003-01", "Größe 🙂 Jürgen", [], patient_id="003")
     doc = doc.with_spans([Span.of(doc.text, 8, 14, "PATIENT")])
-    p = write_i2b2_xml(doc, tmp_path / "003-01.xml")
+    p = _write_i2b2_xml(doc, tmp_path / "003-01.xml")
     assert read_i2b2_xml(p) == doc
     p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
     assert read_i2b2_xml(p) == doc
@@ -130,7 +130,7 @@ def test_utf8_bom_and_single_file_writer(tmp_path):
 def test_duplicate_tags_collapse_with_a_warning():
     x = "<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><DATE id='P0' start='0' end='3' text='abc' TYPE='DATE'/><DATE id='P1' start='0' end='3' text='abc' TYPE='DATE'/></TAGS></deIdi2b2>"
     with pytest.warns(UserWarning, match="duplicate tag <DATE id='P1'"):
-        d = parse_i2b2(x, "d-01.xml")
+        d = _parse_i2b2(x, "d-01.xml")
     assert len(d.spans) == 1
 
 
@@ -167,22 +167,22 @@ def test_bad_input_names_the_file(tmp_path, xml, message):
 def test_unknown_type_is_also_an_unknown_phi_type_error():
     x = "<deIdi2b2><TEXT><![CDATA[abc]]></TEXT><TAGS><NAME id='P7' start='0' end='2' text='ab' TYPE='NURSE'/></TAGS></deIdi2b2>"
     with pytest.raises(UnknownPHITypeError):
-        parse_i2b2(x, "t-01.xml")
+        _parse_i2b2(x, "t-01.xml")
     with pytest.raises(UnknownTagError):
-        parse_i2b2(x, "t-01.xml")
+        _parse_i2b2(x, "t-01.xml")
 
 
 @pytest.mark.parametrize("xml, message", [b for b in BAD if "</TAGS></deIdi2b2>" in b[0] and "id='P" in b[0]])
 def test_lenient_mode_skips_bad_tags_with_a_warning(xml, message):
     with pytest.warns(UserWarning, match="skipped: t-01.xml"):
-        d = parse_i2b2(xml, "t-01.xml", lenient=True)
+        d = _parse_i2b2(xml, "t-01.xml", lenient=True)
     assert all(d.text[s.start : s.end] == s.text for s in d.spans)
     assert len(d.spans) == xml.count("id='P") - 1
 
 
 def test_lenient_empty_document_is_kept_with_a_warning():
     with pytest.warns(UserWarning, match="e-01.xml: empty document"):
-        d = parse_i2b2("<deIdi2b2><TEXT></TEXT><TAGS/></deIdi2b2>", "e-01.xml", lenient=True)
+        d = _parse_i2b2("<deIdi2b2><TEXT></TEXT><TAGS/></deIdi2b2>", "e-01.xml", lenient=True)
     assert d.text == "" and d.spans == []
 
 
@@ -234,8 +234,8 @@ def test_writer_leaves_nothing_half_written(tmp_path):
         write_i2b2_dir([good, Document("003-01", "y", [], metadata={"f": object()})], tmp_path / "out")
     assert not (tmp_path / "out").exists()
     # an existing file is replaced atomically: a failing write keeps the old content
-    p = write_i2b2_xml(good, tmp_path / "001-01.xml")
+    p = _write_i2b2_xml(good, tmp_path / "001-01.xml")
     before = p.read_bytes()
     with pytest.raises(CorpusError):
-        write_i2b2_xml(Document("001-01", "x\x01", []), p)
+        _write_i2b2_xml(Document("001-01", "x\x01", []), p)
     assert p.read_bytes() == before and [q.name for q in tmp_path.iterdir() if q.is_file()] == ["001-01.xml"]

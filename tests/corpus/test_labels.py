@@ -4,17 +4,18 @@ from dataclasses import dataclass
 
 import pytest
 
-from deidlib.corpus import FESTAG_TYPES, Document, Span
+from deidlib.corpus import Document, Span
 from deidlib.corpus.labels import (
-    decode_tags,
+    _decode_tags,
+    _encode_tags,
     downsample_negatives,
-    encode_tags,
     span_label,
     spans_from_predictions,
     tag_set,
     tagged_sentences,
     thin_negatives,
 )
+from deidlib.corpus.phi import FESTAG_TYPES
 from deidlib.corpus.tokenize import tokenize
 
 TEXT = "Dr. John Smith saw Smith on 12/02/2020 at Mass General; room 4B."
@@ -47,9 +48,9 @@ def test_scheme_folding():
 
 def test_bio_and_bioes_by_hand():
     toks = tokenize(TEXT, spans=spans())
-    bio = dict(zip([t.text for t in toks], encode_tags(toks, spans(), "i2b2", "BIO")))
+    bio = dict(zip([t.text for t in toks], _encode_tags(toks, spans(), "i2b2", "BIO")))
     assert bio["John"] == "B-DOCTOR" and bio["Smith"] in ("I-DOCTOR", "B-PATIENT")
-    tags = encode_tags(toks, spans(), "i2b2", "BIOES")
+    tags = _encode_tags(toks, spans(), "i2b2", "BIOES")
     words = [t.text for t in toks]
     assert tags[words.index("John")] == "B-DOCTOR"
     assert tags[words.index("John") + 1] == "E-DOCTOR"
@@ -74,25 +75,25 @@ def test_adjacent_spans_of_same_type_stay_apart_in_bio_but_merge_in_io():
     sp = [Span.of(text, 0, 5, "PATIENT"), Span.of(text, 6, 11, "PATIENT")]
     toks = tokenize(text, spans=sp)
     for enc, n in (("BIO", 2), ("BIOES", 2), ("IO", 1)):
-        tags = encode_tags(toks, sp, "i2b2", enc)
-        assert len(decode_tags(toks, tags, text, enc)) == n
+        tags = _encode_tags(toks, sp, "i2b2", enc)
+        assert len(_decode_tags(toks, tags, text, enc)) == n
 
 
 def test_lenient_decoding_of_ill_formed_sequences():
     text = "a b c d"
     toks = tokenize(text)
-    got = decode_tags(toks, ["I-DATE", "I-DATE", "B-AGE", "E-DATE"], text, "BIOES")
+    got = _decode_tags(toks, ["I-DATE", "I-DATE", "B-AGE", "E-DATE"], text, "BIOES")
     assert [(s.text, s.subtype) for s in got] == [("a b", "DATE"), ("c", "AGE"), ("d", "DATE")]
     with pytest.raises(ValueError):
-        decode_tags(toks, ["O"], text)
+        _decode_tags(toks, ["O"], text)
 
 
 def test_binary_and_category_decoding_types():
     text = "Smith seen"
     toks = tokenize(text)
-    (s,) = decode_tags(toks, ["B-PHI", "O"], text, "BIO", scheme="binary")
+    (s,) = _decode_tags(toks, ["B-PHI", "O"], text, "BIO", scheme="binary")
     assert (s.category, s.subtype, s.text) == ("OTHER", "OTHER", "Smith")
-    (s,) = decode_tags(toks, ["B-NAME", "O"], text, "BIO", scheme="category")
+    (s,) = _decode_tags(toks, ["B-NAME", "O"], text, "BIO", scheme="category")
     assert (s.category, s.subtype) == ("NAME", "PATIENT")
 
 
@@ -177,7 +178,7 @@ def test_thin_negatives_removing_any_sentence_changes_no_other_decision(drop):
 
 
 def test_keyed_subsample_is_per_sentence_and_neighbour_preserving():
-    from deidlib.corpus.labels import keyed_subsample, sentence_coin
+    from deidlib.corpus.labels import _sentence_coin, keyed_subsample
 
     sents = _sentences(3000)
     out = keyed_subsample(sents, 0.1, key=7)
@@ -186,7 +187,7 @@ def test_keyed_subsample_is_per_sentence_and_neighbour_preserving():
         fewer = sents[:drop] + sents[drop + 1 :]
         assert keyed_subsample(fewer, 0.1, key=7) == [s for s in out if s is not sents[drop]]
     assert keyed_subsample(list(reversed(sents)), 0.1, key=7) == list(reversed(out))  # order-free
-    coins = [sentence_coin(s, 7) for s in sents]
+    coins = [_sentence_coin(s, 7) for s in sents]
     assert all(0 <= c < 1 for c in coins) and len(set(coins)) == len(coins)
     with pytest.raises(ValueError):
         keyed_subsample(sents, -0.1, key=7)

@@ -3,9 +3,9 @@ from collections import Counter
 import pytest
 
 from deidlib.corpus import CorpusError
-from deidlib.corpus.i2b2 import parse_i2b2, to_i2b2_xml
+from deidlib.corpus.i2b2 import _parse_i2b2, to_i2b2_xml
 from deidlib.corpus.phi import TYPE_TO_CATEGORY
-from deidlib.corpus.physionet import PHYSIONET_TYPE_MAP, count_overlaps, read_physionet
+from deidlib.corpus.physionet import _PHYSIONET_TYPE_MAP, _count_overlaps, read_physionet
 
 TEXT = (
     "START_OF_RECORD=1||||1||||\nSeen by Dr Smith on 7/22.\n||||END_OF_RECORD\n"
@@ -39,17 +39,17 @@ def test_reader_on_fixture(tmp_path):
     assert [(s.category, s.subtype, s.text) for s in docs[0].spans] == [("NAME", "DOCTOR", "Smith"), ("DATE", "DATE", "7/22")]
     assert [(s.subtype, s.text) for s in docs[1].spans] == [("PHONE", "555-1234"), ("HOSPITAL", "GH"), ("PATIENT", "S. ")]
     assert docs[1].metadata["physionet_types"] == ["Phone", "Location", "PTNameInitial"]
-    assert sum(len(d.spans) for d in docs) == len(GOOD) and count_overlaps(docs) == 1
+    assert sum(len(d.spans) for d in docs) == len(GOOD) and _count_overlaps(docs) == 1
 
 
 def test_overlaps_drop_gives_strictly_valid_documents(tmp_path):
     write_fixture(tmp_path, GOOD)
     docs = read_physionet(tmp_path, overlaps="drop")
-    assert count_overlaps(docs) == 0 and sum(len(d.spans) for d in docs) == len(GOOD) - 1
+    assert _count_overlaps(docs) == 0 and sum(len(d.spans) for d in docs) == len(GOOD) - 1
     assert [s.text for s in docs[2].spans] == ["Quorrel-Marigolds"]
     assert docs[2].metadata["physionet_types"] == ["Location"]
     for d in docs:  # every document round-trips through strict i2b2 XML
-        assert parse_i2b2(to_i2b2_xml(d), f"{d.id}.xml") == d.validate()
+        assert _parse_i2b2(to_i2b2_xml(d), f"{d.id}.xml") == d.validate()
     with pytest.raises(ValueError, match="overlaps must be"):
         read_physionet(tmp_path, overlaps="merge")
 
@@ -106,10 +106,10 @@ def test_missing_and_non_utf8_files(tmp_path):
 
 
 def test_type_map_covers_all_types_and_maps_into_the_taxonomy():
-    assert set(PHYSIONET_TYPE_MAP) == {
+    assert set(_PHYSIONET_TYPE_MAP) == {
         "HCPName", "PTName", "PTNameInitial", "RelativeProxyName", "Date", "DateYear", "Location", "Phone", "Age", "Other",
     }
-    assert set(PHYSIONET_TYPE_MAP.values()) <= set(TYPE_TO_CATEGORY)
+    assert set(_PHYSIONET_TYPE_MAP.values()) <= set(TYPE_TO_CATEGORY)
 
 
 @pytest.mark.realdata
@@ -123,9 +123,9 @@ def test_physionet_counts(physionet_dir):
     for line in (physionet_dir / "id-phi.phrase").read_text(encoding="utf-8").splitlines():
         if line.strip():
             pid, nid, s, e, typ, phrase = line.split(" ", 5)
-            expected[(f"{pid}-{nid}", int(s), int(e), PHYSIONET_TYPE_MAP[typ], phrase)] += 1
+            expected[(f"{pid}-{nid}", int(s), int(e), _PHYSIONET_TYPE_MAP[typ], phrase)] += 1
     got = Counter((d.id, s.start, s.end, s.subtype, d.text[s.start : s.end]) for d in docs for s in d.spans)
     assert got == expected
-    assert count_overlaps(docs) == 1
+    assert _count_overlaps(docs) == 1
     dropped = read_physionet(physionet_dir, overlaps="drop")
-    assert sum(len(d.spans) for d in dropped) == 1778 and count_overlaps(dropped) == 0
+    assert sum(len(d.spans) for d in dropped) == 1778 and _count_overlaps(dropped) == 0

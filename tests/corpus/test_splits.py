@@ -5,12 +5,12 @@ from deidlib.corpus.i2b2 import write_i2b2_dir
 from deidlib.corpus.splits import (
     THESIS_NURSING_FRACTIONS,
     CorpusSplits,
+    _split_counts,
+    _write_split_dirs,
     partition_by_patient,
     read_split_dirs,
     split_by_document,
     split_by_patient,
-    split_counts,
-    write_split_dirs,
 )
 
 
@@ -33,15 +33,15 @@ def patients(ds):
 
 
 def test_split_counts_rounding_rule():
-    assert split_counts(2434, (0.8, 0.2)) == [1948, 486]
-    assert split_counts(2434, (0.8, 0.0, 0.2)) == [1948, 0, 486]
-    assert split_counts(2434, THESIS_NURSING_FRACTIONS) == [1948, 486]
-    assert split_counts(100, (0.7, 0.1, 0.2)) == [70, 10, 20]
-    assert split_counts(100, (0.71, 0.0, 0.29)) == [71, 0, 29]  # 100 * 0.29 = 28.999999999999996
-    assert split_counts(0, (0.7, 0.1, 0.2)) == [0, 0, 0]
+    assert _split_counts(2434, (0.8, 0.2)) == [1948, 486]
+    assert _split_counts(2434, (0.8, 0.0, 0.2)) == [1948, 0, 486]
+    assert _split_counts(2434, THESIS_NURSING_FRACTIONS) == [1948, 486]
+    assert _split_counts(100, (0.7, 0.1, 0.2)) == [70, 10, 20]
+    assert _split_counts(100, (0.71, 0.0, 0.29)) == [71, 0, 29]  # 100 * 0.29 = 28.999999999999996
+    assert _split_counts(0, (0.7, 0.1, 0.2)) == [0, 0, 0]
     for bad in [(0.5, 0.6), (1.0,), (0.5, 0.25, 0.25, 0.0), (1.2, -0.2)]:
         with pytest.raises(ValueError, match="fractions"):
-            split_counts(10, bad)
+            _split_counts(10, bad)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
@@ -57,7 +57,7 @@ def test_split_by_patient_is_pure_complete_and_seeded(seed):
         assert ids(p) == sorted(ids(p))
     again = split_by_patient(D, seed=seed)
     assert (ids(again.train), ids(again.dev), ids(again.test)) == (ids(s.train), ids(s.dev), ids(s.test))
-    targets = split_counts(len(D), (0.7, 0.1, 0.2))
+    targets = _split_counts(len(D), (0.7, 0.1, 0.2))
     assert abs(len(s.test) - targets[2]) <= 2 and abs(len(s.dev) - targets[1]) <= 2
 
 
@@ -116,7 +116,7 @@ def test_corpus_splits_summary_and_counts():
 def test_split_dirs_round_trip(tmp_path):
     D = docs(10)
     s = split_by_patient(D, seed=0)
-    write_split_dirs(s, tmp_path)
+    _write_split_dirs(s, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dev", "test", "train"]
     back = read_split_dirs(tmp_path)
     assert isinstance(back, CorpusSplits) and back.name == tmp_path.name
@@ -148,7 +148,7 @@ def test_split_dirs_errors(tmp_path):
         read_split_dirs(tmp_path / "dup")
     bad = CorpusSplits(D[:1], [], [Document("009-01", "x\x00", [])])
     with pytest.raises(CorpusError):
-        write_split_dirs(bad, tmp_path / "out")
+        _write_split_dirs(bad, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 

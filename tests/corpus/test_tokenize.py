@@ -8,7 +8,7 @@ import regex
 
 from deidlib.corpus import Document, Span
 from deidlib.corpus import tokenize as T
-from deidlib.corpus.tokenize import Token, document_sentences, split_sentences, tokenize
+from deidlib.corpus.tokenize import Token, _split_sentences, document_sentences, tokenize
 from deidlib.synthetic import generate
 
 
@@ -53,7 +53,7 @@ def test_unknown_mode_is_a_clear_error():
 
 def test_sentence_splitting_rules():
     text = "Seen by Dr. Brown today. Pt stable!\n\nPlan:\n- Lasix 40 mg\n- f/u 2 wks\n1. Call Mr. X. Smith"
-    sents = [text[a:b] for a, b in split_sentences(text)]
+    sents = [text[a:b] for a, b in _split_sentences(text)]
     assert sents == [
         "Seen by Dr. Brown today.",
         "Pt stable!",
@@ -69,7 +69,7 @@ def test_sentence_ranges_cover_every_non_space_character_once():
     words = ["Pt", "Dr.", "Brown", ".", "!", "\n", "\n\n", "- item", "12/02/2020", "A.", "ok", "1."]
     for _ in range(50):
         text = " ".join(rng.choice(words) for _ in range(60))
-        ranges = split_sentences(text)
+        ranges = _split_sentences(text)
         assert all(a < b for a, b in ranges)
         assert all(b1 <= a2 for (_, b1), (a2, _) in zip(ranges, ranges[1:]))
         assert "".join("".join(text[a:b].split()) for a, b in ranges) == "".join(text.split())

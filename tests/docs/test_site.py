@@ -153,7 +153,7 @@ def test_stage_falls_back_page_by_page_to_complete_smoke_runs_and_refuses_incomp
 
 
 def test_stage_renders_the_notebooks_reproduce_keeps_in_figures_without_running_anything(tmp_path, sitetools):
-    from deidlib.notebooks import load_stored, store_executed, stored_images
+    from deidlib.notebooks import _store_executed, load_stored, stored_images
 
     runs, stored = tmp_path / "runs", tmp_path / "figures"
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64
@@ -171,7 +171,7 @@ def test_stage_renders_the_notebooks_reproduce_keeps_in_figures_without_running_
         for f in e.figures:
             (stored / e.name).mkdir(parents=True, exist_ok=True)
             (stored / e.name / f"{f}.png").write_bytes(png)
-        kept = store_executed(path, stored / e.name, root=tmp_path)
+        kept = _store_executed(path, stored / e.name, root=tmp_path)
     text = kept.read_text()
     assert "image/png" not in text and str(tmp_path) not in text and "wrote runs/cpu/" in text
     images = stored_images(kept)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from deidlib.embeddings.bert import PlainBert, plain_bert_supported
-from deidlib.embeddings.encoders import encoder_dir, load_encoder_model
+from deidlib.embeddings.encoders import _encoder_dir, load_encoder_model
 
 pytest.importorskip("transformers")
 if importlib.util.find_spec("all_minilm_l6_v2") is None:
@@ -26,7 +26,7 @@ def pair():
 
 def test_plain_bert_has_bert_models_parameter_names_and_values(pair):
     hf, plain = pair
-    assert isinstance(plain, PlainBert) and plain_bert_supported(encoder_dir("minilm"))
+    assert isinstance(plain, PlainBert) and plain_bert_supported(_encoder_dir("minilm"))
     ours, theirs = plain.state_dict(), {k: v for k, v in hf.state_dict().items() if not k.startswith("pooler.")}
     assert set(ours) == set(theirs)
     assert all(torch.equal(ours[k], theirs[k]) for k in ours)

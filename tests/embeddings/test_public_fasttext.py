@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from deidlib.corpus.locate import MEDICAL_ABSTRACTS, find_data_dir
-from deidlib.embeddings.public import PUBLIC_SOURCES, fasttext_public, public_corpus, read_wikipedia_sample
+from deidlib.embeddings.public import _PUBLIC_SOURCES, _public_corpus, _read_wikipedia_sample, fasttext_public
 
 TINY = dict(epochs=1, max_documents=3, bucket=5000)
 
@@ -38,12 +38,12 @@ def test_friedrich_fasttext_row_is_300d_public_fasttext(monkeypatch):
         assert common.load_embeddings("fasttext", friedrich.params_for(profile)) == "ft"
         assert seen["dim"] == 300 and seen["max_documents"] is None  # the whole public corpus, as the paper's 300 d
         assert "sources" not in seen  # the default: every public source
-    assert PUBLIC_SOURCES == ("abstracts", "wikipedia")
+    assert _PUBLIC_SOURCES == ("abstracts", "wikipedia")
 
 
 def test_fasttext_vectors_are_300d_and_trained_on_the_stated_source(tmp_path):
     ft = fasttext_public(dim=300, sources=("wikipedia",), cache=tmp_path, **TINY)
-    _, stats = public_corpus(("wikipedia",), max_documents=3)
+    _, stats = _public_corpus(("wikipedia",), max_documents=3)
     assert ft.dim == 300 and ft.vectors.shape == (len(ft), 300) and ft.name == "fasttext-public-300d"
     assert ft.source == f"gensim FastText on wikipedia (3 documents, {stats['wikipedia']['tokens']:,} tokens)"
     assert stats["wikipedia"]["tokens"] > 10_000
@@ -74,34 +74,34 @@ def test_fasttext_loading_never_touches_the_network(tmp_path, no_network):
 
 
 def test_wikipedia_sample_is_read_from_a_local_file_only(tmp_path, no_network):
-    assert len(read_wikipedia_sample(max_articles=2)) == 2
+    assert len(_read_wikipedia_sample(max_articles=2)) == 2
     with pytest.raises(FileNotFoundError, match="no such Wikipedia dump"):
-        read_wikipedia_sample(tmp_path / "enwiki.xml.bz2")  # missing: an error, never a download
+        _read_wikipedia_sample(tmp_path / "enwiki.xml.bz2")  # missing: an error, never a download
 
 
 def test_public_corpus_cuts_documents_into_pieces_gensim_keeps_whole():
-    pieces, stats = public_corpus(("wikipedia",), max_documents=2)
+    pieces, stats = _public_corpus(("wikipedia",), max_documents=2)
     assert max(map(len, pieces)) <= 1000 < stats["wikipedia"]["tokens"]  # gensim truncates at 10,000
     assert sum(map(len, pieces)) == stats["wikipedia"]["tokens"]
     assert all(t == t.lower() for p in pieces for t in p)
     with pytest.raises(ValueError, match="public sources must be among"):
-        public_corpus(("commoncrawl",))
+        _public_corpus(("commoncrawl",))
 
 
 def test_without_the_abstracts_fasttext_trains_on_the_wikipedia_sample_and_says_so(tmp_path, monkeypatch):
-    from deidlib.corpus.locate import SEARCH_ENV
+    from deidlib.corpus.locate import _SEARCH_ENV
 
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("DEIDLIB_DATA_DIR", str(empty))
-    monkeypatch.setenv(SEARCH_ENV, "env")
+    monkeypatch.setenv(_SEARCH_ENV, "env")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match=MEDICAL_ABSTRACTS):
-        public_corpus(PUBLIC_SOURCES, max_documents=3)
+        _public_corpus(_PUBLIC_SOURCES, max_documents=3)
     ft = fasttext_public(dim=16, cache=tmp_path / "cache", **TINY)  # every source asked for, one present
-    _, wiki = public_corpus(("wikipedia",), max_documents=3)
+    _, wiki = _public_corpus(("wikipedia",), max_documents=3)
     assert ft.source == (f"gensim FastText on wikipedia (3 documents, {wiki['wikipedia']['tokens']:,} tokens); "
                          "fallback: abstracts not found on this machine (see data/README.md), trained on wikipedia only")
     assert "anarchism" in ft.index
     with pytest.raises(FileNotFoundError, match="none of the public sources"):
-        public_corpus(("abstracts",), skip_missing=True)
+        _public_corpus(("abstracts",), skip_missing=True)

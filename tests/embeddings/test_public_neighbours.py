@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from deidlib.corpus.locate import MEDICAL_ABSTRACTS, find_data_dir
-from deidlib.embeddings.neighbours import NeighbourIndex, cosine_topk
+from deidlib.embeddings.neighbours import NeighbourIndex, _cosine_topk
 from deidlib.embeddings.public import PublicEmbeddings
 
 
@@ -28,7 +28,7 @@ def test_cosine_topk_matches_brute_force_across_batches():
     q = np.random.default_rng(2).normal(size=(37, 12)).astype(np.float32)
     m = torch.from_numpy(emb.vectors)
     m = m / m.norm(dim=1, keepdim=True)
-    sims, idx = cosine_topk(q, m, 25, batch_size=8)  # 5 batches, the last one partial
+    sims, idx = _cosine_topk(q, m, 25, batch_size=8)  # 5 batches, the last one partial
     bs, bi = _brute(emb.vectors.astype(np.float64), q.astype(np.float64), 25)
     np.testing.assert_allclose(sims.numpy(), bs, atol=1e-5)
     assert (idx.numpy() == bi).mean() > 0.99  # only exact float ties may reorder

@@ -2,7 +2,7 @@ import pytest
 
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf
-from deidlib.evaluation.diagnostics import TOKEN_KINDS, error_tokens, grouped_token_counts, token_kind
+from deidlib.evaluation.diagnostics import _TOKEN_KINDS, error_tokens, grouped_token_counts, token_kind
 
 
 @pytest.mark.parametrize("tok, kind", [
@@ -14,7 +14,7 @@ from deidlib.evaluation.diagnostics import TOKEN_KINDS, error_tokens, grouped_to
     ("BRINDLECOMBE", "upper-case word"), ("Brindlecombe", "capitalised word"), ("lethargic", "lower-case word"), (".", "other"),
 ])
 def test_token_kinds(tok, kind):
-    assert token_kind(tok) == kind and kind in TOKEN_KINDS
+    assert token_kind(tok) == kind and kind in _TOKEN_KINDS
 
 
 def _gold_and_system():

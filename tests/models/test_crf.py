@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from deidlib.models.crf import CRF, allowed_transitions
+from deidlib.models.crf import CRF, _allowed_transitions
 
 
 def _brute(crf: CRF, em: torch.Tensor, n: int):
@@ -91,7 +91,7 @@ BIOES = ["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "E-B", "S-B"]
 
 
 def test_allowed_transitions_bioes_bio_io_by_hand():
-    trans, start, end = allowed_transitions(BIOES)
+    trans, start, end = _allowed_transitions(BIOES)
     ix = {lab: i for i, lab in enumerate(BIOES)}
 
     def ok(a, b):
@@ -105,10 +105,10 @@ def test_allowed_transitions_bioes_bio_io_by_hand():
     assert [BIOES[i] for i in range(9) if start[i]] == ["O", "B-A", "S-A", "B-B", "S-B"]
     assert [BIOES[i] for i in range(9) if end[i]] == ["O", "E-A", "S-A", "E-B", "S-B"]
     bio = ["O", "B-A", "I-A", "B-B", "I-B"]
-    t2, s2, e2 = allowed_transitions(bio)
+    t2, s2, e2 = _allowed_transitions(bio)
     assert not t2[0, 2] and t2[1, 2] and t2[2, 2] and not t2[1, 4] and t2[2, 3] and t2[4, 0]
     assert s2.tolist() == [True, True, False, True, False] and e2.all()
-    for m in allowed_transitions(["O", "I-A", "I-B"]):
+    for m in _allowed_transitions(["O", "I-A", "I-B"]):
         assert m.all()  # IO: nothing to constrain
     assert not CRF(3, labels=["O", "I-A", "I-B"]).constrained
 
@@ -117,7 +117,7 @@ def test_constrained_crf_matches_brute_force_over_allowed_paths():
     """log Z sums over well-formed paths only, Viterbi returns the best well-formed path,
     and the NLL of a well-formed gold path is exact."""
     labels = ["O", "B-A", "I-A", "E-A", "S-A"]
-    trans, start, end = allowed_transitions(labels)
+    trans, start, end = _allowed_transitions(labels)
     crf, em, mask = _setup([4, 1, 3], L=5, seed=5)
     con = CRF(5, labels=labels)
     con.load_state_dict(crf.state_dict())

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from deidlib.embeddings.encoders import align_subwords, encoder_dir, load_subword_tokenizer
+from deidlib.embeddings.encoders import _encoder_dir, align_subwords, load_subword_tokenizer
 from deidlib.models import build_featurizer, build_tagger
 from deidlib.models.features import EncoderFeaturizer, Featurizer
 from deidlib.privacy.dpsgd import _micro_clipped_sum, per_unit_gradients, sub_batch
@@ -59,7 +59,7 @@ def test_featurizer_has_no_training_words_and_round_trips(fz):
     with pytest.raises(TypeError, match="EncoderFeaturizer"):
         build_tagger("minilm", Featurizer.build(SENTS, LABELS))
     with pytest.raises(ValueError, match="unknown encoder"):
-        encoder_dir("no-such-encoder")
+        _encoder_dir("no-such-encoder")
 
 
 def test_frozen_encoder_trains_only_the_head_and_caches(fz, frozen):
@@ -223,35 +223,35 @@ def test_unread_top_layers_are_dropped_without_changing_any_state_read(fz):
 
 
 def test_vector_cache_is_bounded_in_bytes_and_changes_no_vector(fz):
-    from deidlib.models.encoder_tagger import cached_bytes, clear_encoder_caches
+    from deidlib.models.encoder_tagger import _cached_bytes, clear_encoder_caches
 
     t = build_tagger("minilm", fz, seed=0, finetune_layers=0).eval()
     clear_encoder_caches()
     b = fz.encode(SENTS)
     t.cache_bytes = 0  # off: nothing is kept
     v0 = t.word_vectors(b)
-    assert cached_bytes() == 0 and len(t._cache) == 0
+    assert _cached_bytes() == 0 and len(t._cache) == 0
     one = len(SENTS[0]) * 384 * 4 + 2 * 16 * 8  # about one sentence's vectors and key
     t.cache_bytes = one + 600
     v1 = t.word_vectors(b)
-    assert 1 <= len(t._cache) < len(SENTS) and cached_bytes() <= t.cache_bytes
+    assert 1 <= len(t._cache) < len(SENTS) and _cached_bytes() <= t.cache_bytes
     t.cache_bytes = 1 << 30
     v2 = t.word_vectors(b)
-    assert len(t._cache) == len(SENTS) and cached_bytes() == t._cache.nbytes > len(SENTS) * 384 * 4
+    assert len(t._cache) == len(SENTS) and _cached_bytes() == t._cache.nbytes > len(SENTS) * 384 * 4
     assert torch.allclose(v0, v1, atol=1e-5) and torch.allclose(v0, v2, atol=1e-5)
     clear_encoder_caches()
-    assert cached_bytes() == 0
+    assert _cached_bytes() == 0
 
 
 def test_length_groups_bound_padding_and_keep_every_sentence():
-    from deidlib.models.encoder_tagger import length_groups
+    from deidlib.models.encoder_tagger import _length_groups
 
     lens = sorted([1, 2, 2, 3, 9, 10, 11, 40, 41, 300, 700])
-    groups = length_groups(lens, slack=0.15, max_tokens=256)
+    groups = _length_groups(lens, slack=0.15, max_tokens=256)
     assert sorted(i for g in groups for i in g) == list(range(len(lens)))
     assert all(g == list(range(g[0], g[-1] + 1)) for g in groups)  # consecutive: sorted order kept
     for g in groups:
         padded, real = len(g) * (lens[g[-1]] + 2), sum(lens[i] + 2 for i in g)
         assert padded <= 1.15 * real and (len(g) == 1 or padded <= 256)
     assert len(groups) < len(lens)  # similar lengths do share a group
-    assert length_groups(lens, slack=1e9, max_tokens=1 << 30) == [list(range(len(lens)))]
+    assert _length_groups(lens, slack=1e9, max_tokens=1 << 30) == [list(range(len(lens)))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from deidlib.embeddings.chars import CASINGS, casing, char_id
+from deidlib.embeddings.chars import CASINGS, _char_id, casing
 from deidlib.models.features import PAD, UNK, Featurizer
 
 SENTS = [["Seen", "by", "Dr", "Smith", "on", "12/01/2010", "."], ["Smith", "seen", "again", "."]]
@@ -34,7 +34,7 @@ def test_encode_shapes_unique_tokens_and_labels():
         for ti, tok in enumerate(sent):
             u = int(b.token_to_unique[bi, ti])
             n = int(b.char_lengths[u])
-            assert b.char_ids[u, :n].tolist() == [char_id(c) for c in tok]
+            assert b.char_ids[u, :n].tolist() == [_char_id(c) for c in tok]
             assert b.char_ids[u, n:].eq(0).all()
             assert CASINGS[int(b.casing_ids[bi, ti])] == casing(tok)
     assert [fz.labels[i] for i in b.labels[0, :7].tolist()] == TAGS[0]
@@ -43,7 +43,7 @@ def test_encode_shapes_unique_tokens_and_labels():
 
 
 def test_char_ids_festag_ascii_onehot_index():
-    assert char_id("A") == ord("A") + 1 and char_id("é") == 128 and char_id("\x7f") == 128
+    assert _char_id("A") == ord("A") + 1 and _char_id("é") == 128 and _char_id("\x7f") == 128
 
 
 def test_casing_classes():

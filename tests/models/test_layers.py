@@ -12,10 +12,10 @@ from deidlib.models.layers import (
     CharEncoder,
     Dropout,
     LockedDropout,
+    _char_group_costs,
+    _length_groups,
     _padded_ok,
     _reversal_index,
-    char_group_costs,
-    length_groups,
     packed_rnns,
     run_rnn,
     run_rnn_padded,
@@ -119,7 +119,7 @@ def _brute_force_groups(lengths, call_cost, step_rows):
 @pytest.mark.parametrize("step_rows", [0.0, 2.5])
 def test_length_groups_minimise_padding_plus_calls(seed, call_cost, step_rows):
     lengths = sorted(torch.randint(1, 9, (9,), generator=torch.Generator().manual_seed(seed)).tolist())
-    groups = length_groups(lengths, call_cost, step_rows)
+    groups = _length_groups(lengths, call_cost, step_rows)
     assert groups[0][0] == 0 and groups[-1][1] == len(lengths)
     assert all(a < b and b == c for (a, b), (c, _) in zip(groups, groups[1:]))
     assert all(lengths[b - 1] < lengths[b] for _, b in groups[:-1])  # cut only where the length changes
@@ -128,14 +128,14 @@ def test_length_groups_minimise_padding_plus_calls(seed, call_cost, step_rows):
 
 
 def test_length_groups_extremes():
-    assert length_groups([]) == []
-    assert length_groups([5] * 100) == [(0, 100)]
+    assert _length_groups([]) == []
+    assert _length_groups([5] * 100) == [(0, 100)]
     lengths = [1] * 40 + [3] * 40 + [12] * 35 + [30]
-    assert length_groups(lengths, 0.0) == [(0, 40), (40, 80), (80, 115), (115, 116)]  # no call cost: no padding
-    assert length_groups(lengths, 1e9) == [(0, 116)]  # calls dear: one padded call
-    assert length_groups([1, 1, 2], 0.0, 0.0) == [(0, 2), (2, 3)]
-    assert length_groups([1, 1, 2], 0.0, 10.0) == [(0, 3)]  # steps dear: 13 · 2 < 12 · 1 + 11 · 2
-    assert char_group_costs(nn.LSTM(128, 128)) == pytest.approx((87 + 4.5e5 / (128 * 256), 0.0))
+    assert _length_groups(lengths, 0.0) == [(0, 40), (40, 80), (80, 115), (115, 116)]  # no call cost: no padding
+    assert _length_groups(lengths, 1e9) == [(0, 116)]  # calls dear: one padded call
+    assert _length_groups([1, 1, 2], 0.0, 0.0) == [(0, 2), (2, 3)]
+    assert _length_groups([1, 1, 2], 0.0, 10.0) == [(0, 3)]  # steps dear: 13 · 2 < 12 · 1 + 11 · 2
+    assert _char_group_costs(nn.LSTM(128, 128)) == pytest.approx((87 + 4.5e5 / (128 * 256), 0.0))
 
 
 def test_dropout_masks_have_the_right_law():

@@ -66,7 +66,7 @@ def test_build_reads_only_the_synthetic_corpus_and_chooses_the_threshold_on_its_
     training notes."""
     from deidlib import datasets
     from deidlib.corpus.conventions import align_spans
-    from deidlib.synthetic import GUIDELINE_NOTE_TYPES
+    from deidlib.synthetic.generator import GUIDELINE_NOTE_TYPES
     from deidlib.training import load_tagger
     from deidlib.training.threshold_rule import choose_threshold_bagged
 

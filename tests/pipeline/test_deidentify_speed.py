@@ -41,13 +41,13 @@ def test_summary_reports_documents_per_cpu_second_of_the_whole_command(tiny_mode
 def test_a_frozen_encoder_model_loads_once_plain_and_with_the_inference_cache_bound(tmp_path):
     from deidlib.embeddings.bert import PlainBert
     from deidlib.models import build_featurizer, build_tagger
-    from deidlib.models.encoder_tagger import DEFAULT_CACHE_BYTES
+    from deidlib.models.encoder_tagger import _DEFAULT_CACHE_BYTES
     from deidlib.pipeline.run import INFERENCE_CACHE_BYTES, ModelBlob, loaded_model
     from deidlib.training import save_tagger
 
     fz = build_featurizer("minilm", [], labels=["O", "B-NAME", "I-NAME"])
     tagger = build_tagger("minilm", fz, seed=0, finetune_layers=0, layers=[2, 3, 4], hidden=8)
-    assert tagger.cache_bytes == DEFAULT_CACHE_BYTES > INFERENCE_CACHE_BYTES
+    assert tagger.cache_bytes == _DEFAULT_CACHE_BYTES > INFERENCE_CACHE_BYTES
     save_tagger(tagger, tmp_path / "m")
     blob = ModelBlob.from_dir(tmp_path / "m")
     first = loaded_model(blob)

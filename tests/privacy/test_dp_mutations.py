@@ -41,6 +41,8 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 import deidlib.privacy.dpsgd as real_dpsgd
 from deidlib.privacy.accounting import epsilon
+from deidlib.studies.audits.accountant import one_run_audit
+from deidlib.studies.audits.data import prepare_data
 
 PROBE = 20_000  # probe coordinates: the per-step noise std is measured to ~0.5 % (1 s.e.)
 
@@ -500,8 +502,8 @@ def _one_run(train_dp_fns, target_epsilon=2.0):
     from deidlib.studies import audits as au
 
     params = au.params_for("smoke", one_run_canaries=200, one_run_steps=1)
-    data = au.prepare_data(params)
-    return [au.one_run_audit(data, params, target_epsilon, train_dp_fn=f) for f in train_dp_fns]
+    data = prepare_data(params)
+    return [one_run_audit(data, params, target_epsilon, train_dp_fn=f) for f in train_dp_fns]
 
 
 def test_one_run_audit_catches_a_tenth_of_the_noise_in_one_run(monkeypatch):

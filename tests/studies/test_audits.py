@@ -6,7 +6,11 @@ import pytest
 import deidlib.privacy.dpsgd as dpsgd
 from deidlib.studies import audits as au
 from deidlib.studies.audits import run as run_module
-from deidlib.studies.audits.data import _half
+from deidlib.studies.audits.accountant import epsilon_audits
+from deidlib.studies.audits.claims import method_statements
+from deidlib.studies.audits.data import AuditData, _half, prepare_data
+from deidlib.studies.audits.figures import FAMILIES
+from deidlib.studies.audits.tables import frontier_table
 
 
 def test_params_resolve_and_reject_bad_values():
@@ -27,7 +31,7 @@ def test_halves_are_balanced_and_seeded():
 
 
 def test_an_empty_run_has_an_empty_frontier_that_lacks_every_method():
-    fr = au.frontier_table({"membership": [], "dssgd": [], "surrogates": []})
+    fr = frontier_table({"membership": [], "dssgd": [], "surrogates": []})
     assert len(fr) == 0
     assert len(au.missing_methods(fr, 1)) == len(au.METHODS)
 
@@ -36,11 +40,11 @@ def test_the_study_raises_when_an_audit_beats_the_accountant(monkeypatch):
     """A noise bug in dpsgd (10x too small) makes the one-step audit exceed the accountant's ε:
     the study must refuse to report it as a result."""
     params = au.params_for("smoke", step_audit_trials=1000)
-    data = au.prepare_data(params)
+    data = prepare_data(params)
     real = dpsgd._add_noise
     monkeypatch.setattr(dpsgd, "_add_noise", lambda s, c, z, d, g: real(s, c, z / 10, d, g))
     with pytest.raises(RuntimeError, match="privacy bug"):
-        au.epsilon_audits(data, params)
+        epsilon_audits(data, params)
 
 
 def _setting(method, setting, seed, f1, tpr, exposure=3.0, eps=1.0):
@@ -91,7 +95,7 @@ def test_the_frontier_dp_rows_come_from_the_learning_recipe_at_the_documented_ep
     assert params.dp_recipe == "minilm" and RECIPES["minilm"].tagger["finetune_layers"] == 0
     assert params.seeds >= 3 and params.dp_noises  # intervals over seeds; the from-scratch contrast stays
     calls = []
-    monkeypatch.setattr(run_module, "prepare_data", lambda p, sd: au.AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
+    monkeypatch.setattr(run_module, "prepare_data", lambda p, sd: AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
     monkeypatch.setattr(run_module, "recipe_base", lambda data, p, seed: f"base{seed}")
     monkeypatch.setattr(run_module, "membership_setting",
                         lambda data, p, s, seed: calls.append(("scratch", s, seed)) or _setting("x", "", seed, 0, 0))
@@ -112,12 +116,12 @@ def test_the_frontier_dp_rows_come_from_the_learning_recipe_at_the_documented_ep
 
 def test_the_statements_are_computed_from_the_results():
     """Change an attack's result or a method's F1 and the per-method statement changes with it."""
-    st = au.method_statements(_fake_results())
+    st = method_statements(_fake_results())
     dp = st[st.method == "DP-SGD (minilm recipe)"].iloc[0]
     assert "TPR@1%FPR 0.050" in dp["attack found"] and "exposure" in dp["attack found"]
     assert dp["reference"] == "non-private (minilm recipe)" and dp["F1 cost"].startswith("0.280 [")
     assert "head" in dp["protects"] and dp["F1"] == "0.620 [0.600–0.640]"
-    st2 = au.method_statements(_fake_results(dp_tpr=0.4, dp_f1=(0.8, 0.8, 0.8)))
+    st2 = method_statements(_fake_results(dp_tpr=0.4, dp_f1=(0.8, 0.8, 0.8)))
     dp2 = st2[st2.method == "DP-SGD (minilm recipe)"].iloc[0]
     assert "TPR@1%FPR 0.400" in dp2["attack found"] and dp2["F1 cost"].startswith("0.100")
     assert (st2[st2.method == "non-private (festag)"]["F1 cost"] == "—").all()
@@ -126,7 +130,7 @@ def test_the_statements_are_computed_from_the_results():
 def test_the_representation_statements_are_computed_from_their_runs():
     """The friedrich and alawad rows state their attack (with its chance level and floor), their
     F1 cost against their own non-private reference, and alawad's utility as its classification F1."""
-    st = au.method_statements(_fake_results()).set_index("method")
+    st = method_statements(_fake_results()).set_index("method")
     adv = st.loc["adversarial representation (friedrich §5)"]
     assert "accuracy on held-out real/fake pairs 0.550" in adv["attack found"] and "chance 0.500" in adv["attack found"]
     assert adv["reference"] == "non-private (friedrich §5)" and adv["F1 cost"].startswith("-0.020")
@@ -136,7 +140,7 @@ def test_the_representation_statements_are_computed_from_their_runs():
     assert "chance 0.333" in sh["attack found"] and "class-label floor 0.500" in sh["attack found"]
     assert sh["reference"] == "non-private (alawad)" and sh["F1 cost"].startswith("0.040")
     assert "subsite classification" in sh["utility"] and "registry" in sh["threat"]
-    st2 = au.method_statements(_fake_results(three_phase_acc=0.8, shared_f1=0.5)).set_index("method")
+    st2 = method_statements(_fake_results(three_phase_acc=0.8, shared_f1=0.5)).set_index("method")
     assert "0.800" in st2.loc["adversarial representation (friedrich §5)", "attack found"]
     assert st2.loc["shared layers (alawad)", "F1 cost"].startswith("0.490")
     assert (st.threat != "not stated").all() and (st.protects != "not stated").all()
@@ -149,7 +153,7 @@ def test_the_frontier_has_every_method_of_the_package_on_every_seed(monkeypatch)
     params = au.params_for("cpu")
     assert params.seeds >= 3
     fake = _fake_results()
-    monkeypatch.setattr(run_module, "prepare_data", lambda p, sd: au.AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
+    monkeypatch.setattr(run_module, "prepare_data", lambda p, sd: AuditData([], [], ["a", "b"], [], [], f"fp{sd}"))
     monkeypatch.setattr(run_module, "recipe_base", lambda data, p, seed: None)
     monkeypatch.setattr(run_module, "membership_setting", lambda data, p, s, seed: _setting(
         "non-private (festag)" if s is None else "DP-SGD from scratch (festag)", "" if s is None else f"σ={s}", seed, 0.5, 0.1))
@@ -179,10 +183,10 @@ def test_the_frontier_has_every_method_of_the_package_on_every_seed(monkeypatch)
     # a method that loses one seed's rows is named
     res.representations = [r for r in res.representations
                               if not (r["procedure"] == "three_phase" and r["seed"] == 1)]
-    assert au.missing_methods(au.frontier_table(res), params.seeds, params.dp_recipe) == [
+    assert au.missing_methods(frontier_table(res), params.seeds, params.dp_recipe) == [
         "adversarial representation (friedrich §5) (representation (real/fake pairs))"]
     res.shared_layers = []
-    assert len(au.missing_methods(au.frontier_table(res), params.seeds, params.dp_recipe)) == 4
+    assert len(au.missing_methods(frontier_table(res), params.seeds, params.dp_recipe)) == 4
 
 
 def test_no_frontier_panel_mixes_attack_metrics():
@@ -190,12 +194,12 @@ def test_no_frontier_panel_mixes_attack_metrics():
     import matplotlib.pyplot as plt
     from matplotlib.collections import PathCollection
 
-    fr = au.frontier_table(_fake_results())
+    fr = frontier_table(_fake_results())
     measured = fr[fr.status == "measured"]
     assert (measured.groupby("family").attack_metric.nunique() == 1).all()
     assert set(measured.family) == {"membership", "canary exposure", "reconstruction", "linkage",
                                     "representation (real/fake pairs)", "representation (registry)"}
-    assert set(measured.family) <= set(au.FAMILIES)
+    assert set(measured.family) <= set(FAMILIES)
     assert (measured.seeds == 3).all() and (measured.utility_lo <= measured.utility_hi).all()
     fig = au.plot_frontier(fr, seed="seeds 0-2")
     axes = [a for a in fig.axes if a.get_xlabel()]

@@ -7,15 +7,21 @@ import importlib
 import pytest
 
 from deidlib.studies import ahmed_dp, ahmed_models, ahmed_utility, alawad, festag, friedrich, tchouka
+from deidlib.studies.ahmed_dp.params import PROFILE_PARAMS as DP_PROFILES
+from deidlib.studies.ahmed_dp.params import DPParams
+from deidlib.studies.ahmed_utility.params import UtilityParams
+from deidlib.studies.alawad.params import AlawadParams
+from deidlib.studies.festag.params import PROFILE_PARAMS as FESTAG_PROFILES
+from deidlib.studies.festag.params import FestagParams
 from deidlib.studies.params import StudyParams
 
 STUDIES = {
-    "festag": (festag, festag.FestagParams),
-    "ahmed_dp": (ahmed_dp, ahmed_dp.DPParams),
+    "festag": (festag, FestagParams),
+    "ahmed_dp": (ahmed_dp, DPParams),
     "ahmed_models": (ahmed_models, ahmed_models.AhmedParams),
     "tchouka": (tchouka, tchouka.TchoukaParams),
-    "alawad": (alawad, alawad.AlawadParams),
-    "ahmed_utility": (ahmed_utility, ahmed_utility.UtilityParams),
+    "alawad": (alawad, AlawadParams),
+    "ahmed_utility": (ahmed_utility, UtilityParams),
     "friedrich": (friedrich, friedrich.FriedrichParams),
 }
 
@@ -53,9 +59,9 @@ def test_types_are_checked_and_lists_become_tuples():
 
 def test_dict_fields_are_merged_into_the_profiles_dict():
     p = festag.params_for("cpu", tagger={"dropout": 0.1})
-    assert p.tagger == {**festag.PROFILE_PARAMS["cpu"].tagger, "dropout": 0.1}
+    assert p.tagger == {**FESTAG_PROFILES["cpu"].tagger, "dropout": 0.1}
     q = ahmed_dp.params_for("smoke", tagger={"layers": 3})
-    assert q.tagger["layers"] == 3 and q.tagger["heads"] == ahmed_dp.PROFILE_PARAMS["smoke"].tagger["heads"]
+    assert q.tagger["layers"] == 3 and q.tagger["heads"] == DP_PROFILES["smoke"].tagger["heads"]
 
 
 def test_run_study_takes_resolved_params_only():

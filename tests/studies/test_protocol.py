@@ -15,7 +15,7 @@ import pytest
 
 import deidlib.studies
 from deidlib.reporting import json_ready
-from deidlib.studies.protocol import STUDY_FILES, StudyResults
+from deidlib.studies.protocol import _STUDY_FILES, StudyResults
 
 STUDIES_DIR = Path(deidlib.studies.__file__).parent
 #: modules of deidlib/studies/ that are shared helpers, not studies
@@ -34,7 +34,7 @@ def test_a_study_is_a_package():
 
 @pytest.mark.parametrize("study", _packages())
 def test_every_study_package_has_the_five_files_and_a_typed_run_study(study):
-    missing = [f for f in STUDY_FILES if not (STUDIES_DIR / study / f).is_file()]
+    missing = [f for f in _STUDY_FILES if not (STUDIES_DIR / study / f).is_file()]
     assert not missing, f"deidlib/studies/{study}/ lacks {missing}"
     pkg = importlib.import_module(f"deidlib.studies.{study}")
     run = importlib.import_module(f"deidlib.studies.{study}.run")

@@ -8,17 +8,10 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from deidlib.corpus import ALL_TYPES, FESTAG_TYPES
-from deidlib.synthetic import (
-    DIAGNOSIS_LABELS,
-    EPONYMS,
-    NOTE_TYPES,
-    PRIMARY_SITES,
-    generate,
-    generate_iter,
-    site_names,
-)
-from deidlib.synthetic.vocab import HARD_FIRST_NAMES, HARD_LAST_NAMES
+from deidlib.corpus.phi import _ALL_TYPES, FESTAG_TYPES
+from deidlib.synthetic import generate, generate_iter
+from deidlib.synthetic.generator import DIAGNOSIS_LABELS, NOTE_TYPES, site_names
+from deidlib.synthetic.vocab import _EPONYMS, HARD_FIRST_NAMES, HARD_LAST_NAMES, PRIMARY_SITES
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +57,7 @@ def test_spans_exact_and_documents_valid(kwargs):
         for s in d.spans:
             assert d.text[s.start : s.end] == s.text
             assert s.text == s.text.strip() and s.text
-            assert s.subtype in ALL_TYPES
+            assert s.subtype in _ALL_TYPES
             assert s.start >= prev_end, f"overlap in {d.id}"
             prev_end = s.end
 
@@ -183,7 +176,7 @@ def test_hard_cases(corpus):
     hits = 0
     for d in corpus:
         low = d.text.lower()
-        for e in EPONYMS:
+        for e in _EPONYMS:
             for m in re.finditer(re.escape(e.lower()), low):
                 hits += 1
                 for s in d.spans:
@@ -244,12 +237,12 @@ def test_bad_arguments(kwargs):
 
 
 def test_spans_round_trip_through_label_encoding():
-    from deidlib.corpus.labels import decode_tags, encode_tags, span_label
+    from deidlib.corpus.labels import _decode_tags, _encode_tags, span_label
     from deidlib.corpus.tokenize import tokenize
 
     for d in generate(patients=3, sites=5, seed=11):
         toks = tokenize(d.text, spans=d.spans)
-        tags = encode_tags(toks, d.spans, scheme="i2b2", encoding="BIO")
-        back = decode_tags(toks, tags, d.text, encoding="BIO")
+        tags = _encode_tags(toks, d.spans, scheme="i2b2", encoding="BIO")
+        back = _decode_tags(toks, tags, d.text, encoding="BIO")
         want = [(s.start, s.end, span_label(s, "i2b2")) for s in d.spans if span_label(s, "i2b2")]
         assert [(s.start, s.end, span_label(s, "i2b2")) for s in back] == want

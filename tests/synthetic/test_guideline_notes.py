@@ -13,7 +13,8 @@ import pytest
 from deidlib.corpus.conventions import align_spans
 from deidlib.corpus.patterns import pattern_spans
 from deidlib.numwords import number_words
-from deidlib.synthetic import GUIDELINE_NOTE_TYPES, NOTE_TYPES, generate
+from deidlib.synthetic import generate
+from deidlib.synthetic.generator import GUIDELINE_NOTE_TYPES, NOTE_TYPES
 from deidlib.synthetic.phi_forms import (
     dash_grouped_id,
     device_serial,

@@ -6,10 +6,11 @@ from collections import Counter
 import pytest
 
 from deidlib.corpus.labels import tagged_sentences
-from deidlib.synthetic import NOTE_TYPES, generate
+from deidlib.synthetic import generate
+from deidlib.synthetic.generator import NOTE_TYPES
 from deidlib.synthetic.icu_vocab import OPENINGS, PHI_PHRASES, PLAN, SYSTEM_PHRASES
 from deidlib.synthetic.notes import icu
-from deidlib.synthetic.styles import ARCHETYPES
+from deidlib.synthetic.styles import _ARCHETYPES
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def _casing_share(notes, case):
 def test_casing_mix_follows_icu_casing_when_sites_write_alike():
     alike = [d for d in generate(patients=120, sites=5, seed=3, heterogeneity=0.0)
              if d.metadata["note_type"] == "icu_nursing_note"]
-    for case, w in icu.ICU_CASING.items():
+    for case, w in icu._ICU_CASING.items():
         assert abs(_casing_share(alike, case) - w) < 0.12, case
     upper = [d for d in alike if d.metadata["casing"] == "upper"]
     assert upper and all(d.text == d.text.upper() for d in upper)
@@ -66,7 +67,7 @@ def test_casing_mix_follows_site_casing_at_full_heterogeneity(icu_notes):
     by_style = {}
     for d in icu_notes:
         by_style.setdefault(d.metadata["style"], []).append(d)
-    for a in ARCHETYPES:
+    for a in _ARCHETYPES:
         notes = by_style[a.name]
         t = sum(a.casing.values())
         for case in ("normal", "upper", "lower"):
@@ -77,7 +78,7 @@ def test_casing_mix_follows_site_casing_at_full_heterogeneity(icu_notes):
 
 def test_icu_casing_interpolates_between_icu_and_site_casing():
     site = {"normal": 1.0}
-    assert icu.icu_casing(site, 0.0) == pytest.approx(icu.ICU_CASING)
+    assert icu.icu_casing(site, 0.0) == pytest.approx(icu._ICU_CASING)
     assert icu.icu_casing(site, 1.0) == pytest.approx({"normal": 1.0})
     half = icu.icu_casing(site, 0.5)
     assert half["normal"] == pytest.approx(0.5 * 0.25 + 0.5) and half["upper"] == pytest.approx(0.15)

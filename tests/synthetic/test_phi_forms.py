@@ -9,9 +9,9 @@ import re
 import pytest
 
 from deidlib.synthetic.phi_forms import (
+    _ID_SHAPES,
+    _PARTIAL_DATE_FORMATS,
     DATE_FORMATS,
-    ID_SHAPES,
-    PARTIAL_DATE_FORMATS,
     age_words,
     format_age,
     format_date,
@@ -19,7 +19,7 @@ from deidlib.synthetic.phi_forms import (
     format_phone,
     random_id,
 )
-from deidlib.synthetic.styles import ARCHETYPES, site_names, site_style
+from deidlib.synthetic.styles import _ARCHETYPES, site_names, site_style
 
 D = dt.date(2020, 2, 12)  # a Wednesday
 
@@ -49,7 +49,7 @@ def test_date_formats(fmt, en, fr):
 
 
 def test_every_date_format_renders_and_unknown_raises():
-    for f in DATE_FORMATS + PARTIAL_DATE_FORMATS:
+    for f in DATE_FORMATS + _PARTIAL_DATE_FORMATS:
         assert format_date(D, f)
     with pytest.raises(ValueError, match="unknown date format"):
         format_date(D, "julian")
@@ -85,7 +85,7 @@ def test_phones_and_ids_have_their_shapes():
         assert 7 <= len(re.sub(r"\D", "", p)) <= 11
         q = format_phone(rng, "fr")
         assert q.startswith(("0", "+33")) and len(re.sub(r"\D", "", q)) in (10, 11, 12)
-    for kind, shapes in ID_SHAPES.items():
+    for kind, shapes in _ID_SHAPES.items():
         for shape in shapes:
             s = random_id(kind, rng, shape)
             assert len(s) == len(shape)
@@ -102,8 +102,8 @@ def test_styles():
     # at full heterogeneity the first five sites are the archetypes' own tables (dates, phones and
     # IDs from the site-exclusive tables)
     full = [site_style(i, 0, 1.0) for i in range(5)]
-    for st, a in zip(full, ARCHETYPES):
+    for st, a in zip(full, _ARCHETYPES):
         assert (st.name, st.note_mix.keys(), st.header, st.abbrev_rate) == (a.name, a.note_mix.keys(), a.header, a.abbrev_rate)
     s5a, s5b, s5c = site_style(5, 0), site_style(5, 0), site_style(5, 1)
-    assert s5a == s5b and s5a.note_mix != s5c.note_mix and s5a.name.startswith(ARCHETYPES[0].name)
-    assert len({a.header for a in ARCHETYPES}) == len(ARCHETYPES)
+    assert s5a == s5b and s5a.note_mix != s5c.note_mix and s5a.name.startswith(_ARCHETYPES[0].name)
+    assert len({a.header for a in _ARCHETYPES}) == len(_ARCHETYPES)

@@ -19,9 +19,9 @@ def main(argv):
 
 
 def test_registered_in_cli():
-    from deidlib.cli import COMMANDS
+    from deidlib.cli import _COMMANDS
 
-    assert COMMANDS["synth"] == "deidlib.commands.synth"
+    assert _COMMANDS["synth"] == "deidlib.commands.synth"
 
 
 def test_metadata_tsv_rows():

@@ -38,7 +38,8 @@ def test_negative_decay_is_refused():
 
 
 def test_trainer_and_a_resumed_run_follow_the_old_rates(splits, tmp_path):
-    from deidlib.training import TrainingInterrupted, prepare_tagger
+    from deidlib.training import prepare_tagger
+    from deidlib.training.trainer import TrainingInterrupted
 
     def tagger():
         return prepare_tagger("gru", splits.train, encoding="BIOES", embeddings=None, seed=0, **TINY)

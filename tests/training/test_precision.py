@@ -5,7 +5,7 @@ device side (F1 with and without) is ``benchmarks/device_check.py``."""
 import pytest
 import torch
 
-from deidlib.profiles import PROFILES, batch_size_for
+from deidlib.profiles import _PROFILES, batch_size_for
 from deidlib.training.precision import autocast_dtype, full_precision, mixed_precision
 
 
@@ -58,7 +58,7 @@ def test_an_encoder_taggers_cpu_emissions_ignore_the_compute_dtype():
 
 def test_the_device_batch_comes_from_the_profile_and_the_cpu_keeps_its_own():
     assert batch_size_for("cpu", "cpu", 16) == 16 and batch_size_for("paper", torch.device("cpu"), 16) == 16
-    for name, prof in PROFILES.items():
+    for name, prof in _PROFILES.items():
         assert batch_size_for(name, "cuda", 16) == max(16, prof.device_batch_size)
         assert batch_size_for(name, torch.device("cuda", 0), 512) == max(512, prof.device_batch_size)
     assert batch_size_for("paper", "cuda", 16) > batch_size_for("smoke", "cuda", 16) > 16

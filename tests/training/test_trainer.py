@@ -9,18 +9,17 @@ import torch
 from deidlib.corpus.i2b2 import read_i2b2_dir
 from deidlib.evaluation import binary_token_prf
 from deidlib.training import (
-    TrainingInterrupted,
-    bucket_batches,
-    epoch_order,
     evaluate_tagger,
     load_tagger,
     predict_documents,
     prepare_tagger,
     save_tagger,
-    step,
     train,
     write_predictions,
 )
+from deidlib.training.batching import bucket_batches, epoch_order
+from deidlib.training.loop import step
+from deidlib.training.trainer import TrainingInterrupted
 
 from .conftest import TINY
 
@@ -266,11 +265,11 @@ def test_word2vec_embeddings_come_from_training_tokens_only(splits):
 def test_refine_threshold_finds_the_last_true_of_a_monotone_predicate():
     """Binary search against brute force: every cut point of a monotone predicate, including
     none true and all true, with the number of calls bounded by ceil(log2(n + 1))."""
-    from deidlib.training import refine_threshold
+    from deidlib.training.predict import _refine_threshold
 
     for n in range(0, 40):
         for cut in range(-1, n):  # candidates[0..cut] reach the target
-            got = refine_threshold(list(range(n)), lambda c, cut=cut: c <= cut)
+            got = _refine_threshold(list(range(n)), lambda c, cut=cut: c <= cut)
             if cut < 0:
                 assert got is None
             else:
@@ -318,7 +317,7 @@ def test_the_default_model_curve_scores_its_saved_decision_in_the_same_pass_as_i
     threshold (predict_documents), or with none its own decision; the other rows are the curve."""
     import deidlib.pipeline.default_model as dm
     import deidlib.training as training
-    from deidlib.studies.operating_point import default_model_curve
+    from deidlib.studies.operating_point.run import _default_model_curve
     from deidlib.training import operating_points
 
     monkeypatch.setattr(dm, "ensure_default_model", lambda progress=False: "unused")
@@ -327,7 +326,7 @@ def test_the_default_model_curve_scores_its_saved_decision_in_the_same_pass_as_i
     try:
         for saved in (0.2, None):
             fitted.task = {**fitted.task, "phi_threshold": saved}
-            rows = default_model_curve(splits.dev, grid)
+            rows = _default_model_curve(splits.dev, grid)
             own = binary_token_prf(splits.dev, predict_documents(fitted, splits.dev))
             assert rows[0]["own"] and rows[0]["threshold"] == saved
             assert (rows[0]["precision"], rows[0]["recall"], rows[0]["f1"]) == pytest.approx(own)
@@ -340,7 +339,8 @@ def test_phi_threshold_trades_precision_for_recall_and_travels_with_the_model(sp
     """The recall-oriented operating point: lower PHI-marginal thresholds never lower recall;
     the smallest marks (almost) every token; the threshold saved in the task is used by
     predict_documents after save/load; threshold_for_recall picks the best such point."""
-    from deidlib.training import operating_points, threshold_for_recall
+    from deidlib.training import operating_points
+    from deidlib.training.predict import threshold_for_recall
 
     pts = operating_points(fitted, splits.dev, [0.9, 0.5, 0.2, 0.05, 1e-6])
     assert pts[0]["threshold"] is None

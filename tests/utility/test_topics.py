@@ -1,6 +1,6 @@
 import pytest
 
-from deidlib.utility.topics import choose_num_topics, fit_topics, preprocess, topic_overlap
+from deidlib.utility.topics import _preprocess, choose_num_topics, fit_topics, topic_overlap
 
 CARDIO = "heart cardiac artery coronary infarction troponin chest angina stent ventricle".split()
 NEURO = "brain stroke seizure neuron cortex headache migraine aphasia neural epilepsy".split()
@@ -15,7 +15,7 @@ def corpus(words_a, words_b, n=30):
 
 
 def test_preprocess_drops_stopwords_punctuation_and_short_tokens():
-    assert preprocess("The patient, a 63 yo man, had a Stroke.") == ["patient", "yo", "man", "stroke"]
+    assert _preprocess("The patient, a 63 yo man, had a Stroke.") == ["patient", "yo", "man", "stroke"]
 
 
 def test_identical_topic_lists_overlap_fully_and_disjoint_ones_not_at_all():

@@ -10,10 +10,6 @@ Shokri & Shmatikov's DP upload) and FedAvg as server logic on Flower's Grid and 
 Needs the ``flower`` extra (``pip install 'deidlib[flower]'``).
 """
 
-from ..worker_upload import worker_upload
-from .client_app import SiteSpec, make_client_app
-from .engine import FedAvg, LoopbackGrid, flower_simulate, plan_for
-from .server_app import Plan, RecordingGrid, run_server
+from .engine import flower_simulate
 
-__all__ = ["SiteSpec", "make_client_app", "FedAvg", "LoopbackGrid", "flower_simulate", "plan_for", "Plan",
-           "RecordingGrid", "run_server", "worker_upload"]
+__all__ = ["flower_simulate"]

@@ -3,7 +3,7 @@
 ``flower-superlink`` runs :data:`server_app` (via ``flwr run``), every
 ``flower-supernode --node-config "site=I"`` runs :data:`client_app` for site ``I``,
 which builds *only its own* partition of a small synthetic classification task
-(:func:`demo_partition`; a 6-feature, 3-class softmax problem and a one-hidden-layer
+(:func:`_demo_partition`; a 6-feature, 3-class softmax problem and a one-hidden-layer
 network, so that a run takes seconds on a CPU). The run configuration (``pyproject.toml``
 next to this module, overridable with ``flwr run --run-config``) selects the strategy:
 
@@ -46,8 +46,7 @@ from ..strategies import DSSGDConfig
 from .client_app import SiteSpec, make_client_app
 from .server_app import Plan, run_server
 
-__all__ = ["server_app", "client_app", "demo_model", "demo_partition", "demo_test_set", "demo_evaluator",
-           "plan_from_config"]
+__all__ = []
 
 FEATURES, CLASSES, HIDDEN = 6, 3, 8
 
@@ -68,7 +67,7 @@ class DemoNet(nn.Module):
         return self.l2(torch.tanh(self.l1(x)))
 
 
-def demo_model(seed: int) -> nn.Module:
+def _demo_model(seed: int) -> nn.Module:
     return DemoNet(seed)
 
 
@@ -78,12 +77,12 @@ def _examples(n: int, seed: int) -> list[tuple[torch.Tensor, int]]:
     return [(torch.from_numpy(x), int(y)) for x, y in zip(xs, (xs @ w).argmax(1))]
 
 
-def demo_partition(site: int, seed: int, n: int = 40) -> list[tuple[torch.Tensor, int]]:
+def _demo_partition(site: int, seed: int, n: int = 40) -> list[tuple[torch.Tensor, int]]:
     """Site ``site``'s private examples (only that site's process builds them)."""
     return _examples(n + 10 * site, derive_seed(seed, "demo-site", site))
 
 
-def demo_test_set(seed: int, n: int = 200) -> list[tuple[torch.Tensor, int]]:
+def _demo_test_set(seed: int, n: int = 200) -> list[tuple[torch.Tensor, int]]:
     return _examples(n, derive_seed(seed, "demo-test"))
 
 
@@ -97,7 +96,7 @@ def demo_trainer() -> SGDTrainer:
     return SGDTrainer(_loss, lr=0.5, batch_size=4)
 
 
-def demo_evaluator(test) -> Any:
+def _demo_evaluator(test) -> Any:
     x = torch.stack([b[0] for b in test])
     y = torch.tensor([b[1] for b in test])
 
@@ -107,7 +106,7 @@ def demo_evaluator(test) -> Any:
     return evaluate
 
 
-def plan_from_config(cfg: dict[str, Any]) -> Plan:
+def _plan_from_config(cfg: dict[str, Any]) -> Plan:
     eps = float(cfg.get("dp-epsilon", 0.0))
     budget = float(cfg.get("dp-budget", 0.0))
     dssgd = DSSGDConfig(theta_d=float(cfg.get("theta-d", 0.1)), theta_u=float(cfg.get("theta-u", 0.5)),
@@ -125,13 +124,13 @@ server_app = ServerApp()
 @server_app.main()
 def _serve(grid: Grid, context: Context) -> None:
     cfg = dict(context.run_config)
-    plan = plan_from_config(cfg)
+    plan = _plan_from_config(cfg)
     log(INFO, "deidlib: %s, %d rounds, seed %d, waiting for %s sites", plan.strategy, plan.epochs, plan.seed,
         plan.num_sites or "the connected")
     if plan.reproducible and plan.strategy == "dssgd":
         log(WARNING, "deidlib: reproducible=true hands each site's upload randomness (and DP noise) to the "
             "server: for checking against the simulator only")
-    hist = run_server(grid, plan, evaluate=demo_evaluator(demo_test_set(plan.seed)), model_factory=demo_model)
+    hist = run_server(grid, plan, evaluate=_demo_evaluator(_demo_test_set(plan.seed)), model_factory=_demo_model)
     log(INFO, "deidlib: what the server received (float values / integer indices per reply):")
     for r in hist.received:
         log(INFO, "deidlib:   round %s  %-6s  %-18s values=%d indices=%d", r["round"], r["site"], r["type"],
@@ -150,9 +149,9 @@ def _serve(grid: Grid, context: Context) -> None:
 
 @lru_cache(maxsize=8)
 def _spec(site: int, seed: int) -> SiteSpec:
-    s = Site(f"site{site + 1}", demo_partition(site, seed), model_factory=demo_model, trainer=demo_trainer(),
+    s = Site(f"site{site + 1}", _demo_partition(site, seed), model_factory=_demo_model, trainer=demo_trainer(),
              init_seed=derive_seed(seed, "init"))
-    return SiteSpec(s, site, demo_evaluator(demo_test_set(seed)))
+    return SiteSpec(s, site, _demo_evaluator(_demo_test_set(seed)))
 
 
 def _load(context: Context) -> SiteSpec:

@@ -56,7 +56,7 @@ from ..strategies import epoch_seed
 from ..worker_upload import worker_upload
 from .records import array_record, from_array
 
-__all__ = ["SiteSpec", "make_client_app"]
+__all__ = []
 
 
 @dataclass

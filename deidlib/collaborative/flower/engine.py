@@ -27,7 +27,7 @@ from ..strategies import DSSGD, CollaborativeHistory, RoundRobin, Strategy
 from .client_app import SiteSpec, make_client_app
 from .server_app import Plan, run_server
 
-__all__ = ["LoopbackGrid", "FedAvg", "flower_simulate", "plan_for"]
+__all__ = ["flower_simulate"]
 
 
 @contextmanager
@@ -112,7 +112,7 @@ class FedAvg(Strategy):
         raise ValueError("FedAvg runs only as Flower apps: use flower_simulate (engine='flower')")
 
 
-def plan_for(strategy: Strategy, *, epochs: int, seed: int, reproducible: bool = True,
+def _plan_for(strategy: Strategy, *, epochs: int, seed: int, reproducible: bool = True,
              num_sites: int | None = None) -> Plan:
     """The :class:`Plan` of a simulator :class:`Strategy` object (B, C, DP-C or FedAvg)."""
     if isinstance(strategy, RoundRobin):
@@ -139,7 +139,7 @@ def flower_simulate(
     progress: bool = False,
 ) -> CollaborativeHistory:
     """Run ``strategy`` as Flower apps over a :class:`LoopbackGrid`; same result as ``simulate``."""
-    plan = plan_for(strategy, epochs=epochs, seed=seed, num_sites=len(partitions))
+    plan = _plan_for(strategy, epochs=epochs, seed=seed, num_sites=len(partitions))
     sites = make_sites(partitions, model_factory=model_factory, trainer=trainer, seed=seed, names=names)
     specs = {i: SiteSpec(s, i, evaluate) for i, s in enumerate(sites)}
     app = make_client_app(lambda ctx: specs[int(ctx.node_config["site"])])

@@ -13,10 +13,10 @@ import numpy as np
 import torch
 from flwr.app import Array, ArrayRecord, RecordDict
 
-__all__ = ["to_array", "from_array", "array_record", "count_arrays"]
+__all__ = []
 
 
-def to_array(t: torch.Tensor) -> Array:
+def _to_array(t: torch.Tensor) -> Array:
     """A Flower :class:`Array` holding a copy of the CPU tensor ``t``."""
     return Array(np.ascontiguousarray(t.detach().cpu().numpy()))
 
@@ -29,7 +29,7 @@ def from_array(a: Array) -> torch.Tensor:
 def array_record(**tensors: torch.Tensor) -> ArrayRecord:
     rec = ArrayRecord()
     for k, v in tensors.items():
-        rec[k] = to_array(v)
+        rec[k] = _to_array(v)
     return rec
 
 

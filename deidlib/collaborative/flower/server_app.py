@@ -46,9 +46,9 @@ from ..server import ParameterServer
 from ..strategies import CollaborativeHistory, DSSGDConfig, dssgd_generator, dssgd_order, epoch_seed
 from .records import array_record, count_arrays, from_array
 
-__all__ = ["Plan", "RecordingGrid", "run_server", "STRATEGIES"]
+__all__ = []
 
-STRATEGIES = ("round_robin", "dssgd", "fedavg")
+_STRATEGIES = ("round_robin", "dssgd", "fedavg")
 
 
 @dataclass
@@ -66,8 +66,8 @@ class Plan:
     timeout: float = 3600.0
 
     def __post_init__(self):
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"unknown Flower strategy {self.strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        if self.strategy not in _STRATEGIES:
+            raise ValueError(f"unknown Flower strategy {self.strategy!r}; choose one of {', '.join(_STRATEGIES)}")
         if int(self.epochs) < 0:
             raise ValueError(f"epochs must be >= 0, got {self.epochs}")
 

@@ -29,39 +29,13 @@ MIMIC-III and the nursing notes; none fits a 2-core CPU, MIMIC-III and i2b2 are 
 Every choice with its reason and the measurements behind it: ``docs/studies/ahmed_dp.md``.
 """
 
-from .claims import THESIS_POINTS, THESIS_TABLE_5_3, paper_vs_ours
-from .curves import SAT_ROLES, privacy_utility_curve, recipe_curves, sat_dp_cost
-from .data import SiteData, prepare_sites
+from .claims import paper_vs_ours
 from .figures import plot_curve, plot_recipe_curves, plot_rules
-from .members import member_recipe, train_member
-from .params import PROFILE_PARAMS, DPParams, params_for
-from .run import DPStudyResults, results_json, run_study
-from .tables import dp_costs, epsilon_table, fine_tuning_table, scenario_tables, thesis_sequence_table
+from .params import params_for
+from .run import DPStudyResults, run_study
+from .tables import dp_costs
 
 __all__ = [
-    "PROFILE_PARAMS",
-    "DPParams",
-    "DPStudyResults",
-    "params_for",
-    "SiteData",
-    "prepare_sites",
-    "epsilon_table",
-    "thesis_sequence_table",
-    "train_member",
-    "privacy_utility_curve",
-    "scenario_tables",
-    "fine_tuning_table",
-    "run_study",
-    "plot_curve",
-    "plot_recipe_curves",
-    "plot_rules",
-    "recipe_curves",
-    "sat_dp_cost",
-    "dp_costs",
-    "SAT_ROLES",
-    "member_recipe",
-    "results_json",
-    "THESIS_TABLE_5_3",
-    "THESIS_POINTS",
+    "DPStudyResults", "params_for", "run_study", "plot_curve", "plot_recipe_curves", "plot_rules", "dp_costs",
     "paper_vs_ours",
 ]

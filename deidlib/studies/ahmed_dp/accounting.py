@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from ...privacy.accounting import ACCOUNTANTS, epsilon, steps_for
 from .claims import THESIS_TABLE_5_3
 
-__all__ = ["EpsilonRow", "table_5_3", "solve_sequences", "thesis_sequence_counts"]
+__all__ = []
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ...training import prepare_tagger, train
 from .members import _prf, _recipe, train_member
 from .params import ENCODING, SCHEME, DPParams
 
-__all__ = ["privacy_utility_curve", "recipe_curves", "SAT_ROLES", "sat_dp_cost"]
+__all__ = []
 
 
 def privacy_utility_curve(train_docs, test_docs, params: DPParams, *, seed: int = 0, progress: bool = False):
@@ -57,7 +57,7 @@ def recipe_curves(train_docs, test_docs, params: DPParams, *, seed: int = 0, pro
 
 
 #: what each model of :func:`sat_dp_cost` trains and what DP-SGD makes private
-SAT_ROLES = {
+_SAT_ROLES = {
     "non-private SAT": "notebook 02's self-attention tagger (pre-trained MiniLM + CRF), no DP",
     "recipe without DP": "the DP recipe's model, same lots and optimiser, no noise, no clipping",
     "DP SAT": "the DP recipe's model under DP-SGD",

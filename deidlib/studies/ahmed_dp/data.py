@@ -13,7 +13,7 @@ from ...rng import derive_seed
 from ...synthetic import generate
 from .params import ENCODING, SCHEME, DPParams, params_for
 
-__all__ = ["SiteData", "prepare_sites"]
+__all__ = []
 
 
 @dataclass

@@ -13,7 +13,7 @@ from ...training import evaluate_tagger, prepare_tagger, train
 from .data import _sentences, _thin_and_subsample
 from .params import ENCODING, SCHEME, DPParams
 
-__all__ = ["member_recipe", "train_member"]
+__all__ = []
 
 
 def _recipe(params: DPParams, name: str, corpus: str = "synthetic"):

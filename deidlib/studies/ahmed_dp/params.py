@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
-__all__ = ["SCHEME", "ENCODING", "DPParams", "PROFILE_PARAMS", "params_for"]
+__all__ = ["params_for"]
 
 SCHEME, ENCODING = "binary", "BIO"
 

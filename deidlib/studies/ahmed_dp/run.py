@@ -21,12 +21,12 @@ from .members import _published_member
 from .params import DPParams
 from .tables import epsilon_table, fine_tuning_table, scenario_tables, thesis_sequence_table
 
-__all__ = ["DPStudyResults", "run_study", "results_json"]
+__all__ = ["DPStudyResults", "run_study"]
 
 
 @dataclass
 class DPStudyResults(StudyResults):
-    """What :func:`run_study` returns (tables as DataFrames; :func:`results_json` makes it JSON-able)."""
+    """What :func:`run_study` returns (tables as DataFrames; :func:`_results_json` makes it JSON-able)."""
 
     params: dict[str, Any]  #: asdict(DPParams)
     profile: str
@@ -59,7 +59,7 @@ def run_study(
 ) -> DPStudyResults:
     """Everything of the notebook: ε tables, the F1-vs-ε curve (on ``corpus``), members per
     synthetic site, scenario A/B tables, rule trade-off, fine-tuning, guarantee. Returns
-    DataFrames and JSON-able records (:func:`results_json`). With a real ``corpus``
+    DataFrames and JSON-able records (:func:`_results_json`). With a real ``corpus``
     (``"physionet"``: the thesis' nursing notes) the curve is computed on it and it joins the
     three synthetic sites as a fourth member / target (its ε table row counts its sentences).
     Outputs computed on real data must not be committed (they are aggregate scores, but the
@@ -115,7 +115,7 @@ def run_study(
     return DPStudyResults(**out)
 
 
-def results_json(out: DPStudyResults | dict[str, Any]) -> dict[str, Any]:
+def _results_json(out: DPStudyResults | dict[str, Any]) -> dict[str, Any]:
     """JSON-able copy of :func:`run_study`'s output (DataFrames as records; :func:`deidlib.reporting.json_ready`)."""
     if isinstance(out, DPStudyResults):
         out = {f.name: getattr(out, f.name) for f in fields(out)}

@@ -17,7 +17,7 @@ from .data import SiteData
 from .members import _prf, _published_member
 from .params import DPParams
 
-__all__ = ["epsilon_table", "thesis_sequence_table", "scenario_tables", "fine_tuning_table", "dp_costs"]
+__all__ = ["dp_costs"]
 
 
 def epsilon_table(sizes: dict[str, int], params: DPParams | None = None, accountants=("prv", "rdp", "gdp")):

@@ -24,28 +24,8 @@ ways of removing PHI. Choices, in short (``docs/studies/ahmed_utility.md`` has e
 """
 
 from .claims import paper_vs_ours
-from .deidentify import deidentify, make_transforms, pseudonymize_text, source_scores, train_taggers
 from .figures import plot_tradeoff
-from .params import PROFILE_PARAMS, SOURCES, UtilityParams, params_for
+from .params import params_for
 from .run import UtilityResults, run_study
-from .tables import abstracts_table, bleu_table, classification_table, topic_table
 
-__all__ = [
-    "UtilityParams",
-    "PROFILE_PARAMS",
-    "UtilityResults",
-    "SOURCES",
-    "params_for",
-    "train_taggers",
-    "pseudonymize_text",
-    "make_transforms",
-    "deidentify",
-    "source_scores",
-    "bleu_table",
-    "topic_table",
-    "classification_table",
-    "abstracts_table",
-    "run_study",
-    "plot_tradeoff",
-    "paper_vs_ours",
-]
+__all__ = ["UtilityResults", "params_for", "run_study", "plot_tradeoff", "paper_vs_ours"]

@@ -1,7 +1,7 @@
 """The de-identification the ahmed_utility study measures (Ahmed 2020 thesis §4.3.2): the two
 taggers that give PHI spans (:func:`train_taggers`), the ways of removing PHI
 (:func:`make_transforms`: removal, masks, Tchouka et al. surrogates, Friedrich et al. neighbour
-pseudonymization in place, :func:`pseudonymize_text`), applied to every span source
+pseudonymization in place, :func:`_pseudonymize_text`), applied to every span source
 (:func:`deidentify`), and each source's binary-token scores (:func:`source_scores`).
 """
 
@@ -25,7 +25,7 @@ from ...training import prepare_tagger, train
 from ...utility.transforms import mask, merge_regions, remove
 from .params import ENCODING, SCHEME, SOURCES, UtilityParams
 
-__all__ = ["train_taggers", "pseudonymize_text", "make_transforms", "deidentify", "source_scores"]
+__all__ = []
 
 
 def train_taggers(train_docs: Sequence[Document], params: UtilityParams, *, seed: int = 0, device="cpu",
@@ -49,7 +49,7 @@ def train_taggers(train_docs: Sequence[Document], params: UtilityParams, *, seed
     return out
 
 
-def pseudonymize_text(doc: Document, index, n: int, rng: random.Random) -> str:
+def _pseudonymize_text(doc: Document, index, n: int, rng: random.Random) -> str:
     """Friedrich et al. §4 neighbour pseudonymization in place in the note: every token inside a
     PHI span of ``doc`` is replaced by a uniform draw among itself and its N − 1 nearest public
     neighbours (:func:`deidlib.privacy.pseudonymize.pseudonymize_words`: stop words and
@@ -108,7 +108,7 @@ def make_transforms(params: UtilityParams, *, seed: int = 0, notes: list[str] | 
             for n in params.pseudonym_n:
                 def pse(docs, src, n=n):
                     rng = random.Random(derive_seed(seed, "pseudonym", n, src))
-                    return [pseudonymize_text(d, index, n, rng) for d in docs]
+                    return [_pseudonymize_text(d, index, n, rng) for d in docs]
                 out[f"pseudonym N={n}"] = pse
     return out
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
-__all__ = ["UtilityParams", "PROFILE_PARAMS", "params_for", "SOURCES", "SCHEME", "ENCODING", "METRICS"]
+__all__ = ["params_for"]
 
 SCHEME, ENCODING = "i2b2", "BIOES"
 #: span sources: key -> row label

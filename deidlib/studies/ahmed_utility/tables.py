@@ -24,7 +24,7 @@ from ...utility.topics import choose_num_topics, fit_topics, topic_overlap
 from .deidentify import make_transforms
 from .params import SOURCES, UtilityParams
 
-__all__ = ["bleu_table", "topic_table", "classification_table", "abstracts_table"]
+__all__ = []
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:

@@ -27,8 +27,8 @@ The package follows the study protocol (:mod:`deidlib.studies.protocol`). Choice
 
 from .claims import paper_vs_ours
 from .figures import figure_attack, figure_f1, figure_per_class
-from .params import APPROACHES, CORPORA, PROFILE_PARAMS, AlawadParams, params_for
-from .run import AlawadResults, make_registries, run_study
+from .params import params_for
+from .run import AlawadResults, run_study
 from .tables import (
     attack_table,
     class_size_table,
@@ -43,26 +43,7 @@ from .tables import (
 )
 
 __all__ = [
-    "APPROACHES",
-    "CORPORA",
-    "AlawadParams",
-    "AlawadResults",
-    "PROFILE_PARAMS",
-    "params_for",
-    "make_registries",
-    "run_study",
-    "f1_table",
-    "significance_table",
-    "equivalence_table",
-    "discriminator_check",
-    "per_class_table",
-    "attack_table",
-    "class_size_table",
-    "uploads_table",
-    "registries_table",
-    "figure_f1",
-    "figure_per_class",
-    "figure_attack",
-    "scale_note",
-    "paper_vs_ours",
+    "AlawadResults", "params_for", "run_study", "f1_table", "significance_table", "equivalence_table",
+    "discriminator_check", "per_class_table", "attack_table", "class_size_table", "uploads_table",
+    "registries_table", "figure_f1", "figure_per_class", "figure_attack", "scale_note", "paper_vs_ours",
 ]

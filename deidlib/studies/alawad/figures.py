@@ -14,7 +14,7 @@ import pandas as pd
 from ...plotting import style
 from .tables import attack_table, f1_table, scale_note
 
-__all__ = ["LABELS", "COLORS", "figure_f1", "figure_per_class", "figure_attack"]
+__all__ = ["figure_f1", "figure_per_class", "figure_attack"]
 
 LABELS = {"single": "single-registry", "centralized": "centralized", "shared_private": "shared–private",
           "shared_private_no_adv": "shared–private, no adversary", "label_only": "the class label alone"}

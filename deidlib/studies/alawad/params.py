@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ...collaborative.shared_private import ADVERSARIES, CNNConfig, RegistryTraining
 from ..params import StudyParams, profiles
 
-__all__ = ["APPROACHES", "CORPORA", "AlawadParams", "PROFILE_PARAMS", "params_for"]
+__all__ = ["params_for"]
 
 APPROACHES = ("single", "centralized", "shared_private", "shared_private_no_adv")
 CORPORA = ("synthetic", "abstracts")

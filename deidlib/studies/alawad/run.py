@@ -37,7 +37,7 @@ from ...models.cnn import pad_ids
 from ..protocol import StudyResults
 from .params import APPROACHES, CORPORA, AlawadParams
 
-__all__ = ["AlawadResults", "make_registries", "run_study"]
+__all__ = ["AlawadResults", "run_study"]
 
 
 def make_registries(params: AlawadParams, corpus: str = "synthetic", seed: int = 0,

@@ -25,23 +25,13 @@ the 95 % t interval of the paired difference (:mod:`deidlib.studies.seed_stats`)
 The set-up of every part, its choices and their reasons: ``docs/studies/audits.md``.
 """
 
-from .accountant import epsilon_audits, one_run_audit
-from .claims import method_statements, missing_methods, paper_vs_ours
-from .data import AuditData, fit, make_tagger, prepare_data
+from .claims import missing_methods, paper_vs_ours
 from .figures import plot_frontier
-from .membership import membership_setting, recipe_setting
-from .methods import FAMILIES, METHODS, PROTECTS
-from .params import PROFILE_PARAMS, AuditParams, alawad_params, friedrich_params, params_for
-from .releases import dssgd_rows, pseudonym_rows, surrogate_rows
-from .representations import representation_rows, shared_layer_rows
+from .methods import METHODS
+from .params import alawad_params, friedrich_params, params_for
 from .run import AuditResults, run_study
-from .tables import frontier_table, seed_table
 
 __all__ = [
-    "paper_vs_ours",
-    "AuditParams", "PROFILE_PARAMS", "params_for", "AuditData", "prepare_data", "make_tagger", "fit",
-    "membership_setting", "recipe_setting", "dssgd_rows", "surrogate_rows", "epsilon_audits", "one_run_audit",
-    "frontier_table", "plot_frontier", "run_study", "pseudonym_rows", "AuditResults", "seed_table",
-    "method_statements", "FAMILIES", "PROTECTS", "METHODS", "missing_methods", "representation_rows",
-    "shared_layer_rows", "friedrich_params", "alawad_params",
+    "paper_vs_ours", "params_for", "plot_frontier", "run_study", "AuditResults", "METHODS", "missing_methods",
+    "friedrich_params", "alawad_params",
 ]

@@ -14,7 +14,7 @@ from ...rng import derive_seed
 from .data import AuditData, _featurizer, make_tagger
 from .params import AuditParams
 
-__all__ = ["one_run_audit", "epsilon_audits"]
+__all__ = []
 
 
 def one_run_audit(data: AuditData, params: AuditParams, target_epsilon: float, *, seed: int = 0,

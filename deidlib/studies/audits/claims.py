@@ -16,7 +16,7 @@ from .methods import METHODS, PROTECTS, REFERENCES
 from .params import AuditParams
 from .tables import seed_table
 
-__all__ = ["missing_methods", "method_statements", "paper_vs_ours"]
+__all__ = ["missing_methods", "paper_vs_ours"]
 
 _flat = flat_table
 

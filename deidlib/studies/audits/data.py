@@ -18,7 +18,7 @@ from ...rng import derive_seed
 from ...training import train
 from .params import ENCODING, SCHEME, AuditParams
 
-__all__ = ["AuditData", "prepare_data", "make_tagger", "fit"]
+__all__ = []
 
 
 @dataclass

@@ -30,7 +30,7 @@ from ..dp_recipes import RECIPES, build_recipe_tagger, train_recipe, with_overri
 from .data import AuditData, _featurizer, _half, fit, make_tagger
 from .params import AuditParams
 
-__all__ = ["membership_setting", "recipe_base", "recipe_setting"]
+__all__ = []
 
 
 def _membership_game(data: AuditData, params: AuditParams, seed: int, new_model, fit_model) -> dict[str, Any]:

@@ -4,7 +4,7 @@ protects (unit and threat), as stated in the notebook's per-method statements.""
 
 from __future__ import annotations
 
-__all__ = ["FAMILIES", "METHODS", "REFERENCES", "PROTECTS"]
+__all__ = ["METHODS"]
 
 #: attack families, one frontier panel each (a family's success metric is one metric: no panel mixes two)
 FAMILIES = ("membership", "canary exposure", "reconstruction", "word recovery", "linkage",

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from ..dp_recipes import RECIPES
 from ..params import StudyParams, profiles
 
-__all__ = ["SCHEME", "ENCODING", "AuditParams", "PROFILE_PARAMS", "params_for", "friedrich_params", "alawad_params"]
+__all__ = ["params_for", "friedrich_params", "alawad_params"]
 
 SCHEME, ENCODING = "binary", "BIO"
 

@@ -32,7 +32,7 @@ from ..festag import binary_token_evaluator
 from .data import AuditData, _featurizer, _half, fit, make_tagger
 from .params import ENCODING, SCHEME, AuditParams
 
-__all__ = ["dssgd_rows", "surrogate_rows", "pseudonym_rows"]
+__all__ = []
 
 
 def dssgd_rows(data: AuditData, params: AuditParams, *, seed: int = 0) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .params import AuditParams, alawad_params, friedrich_params
 
-__all__ = ["representation_rows", "SHARED_APPROACHES", "shared_layer_rows"]
+__all__ = []
 
 
 def representation_rows(params: AuditParams, *, seed: int = 0) -> list[dict[str, Any]]:
@@ -37,19 +37,19 @@ def representation_rows(params: AuditParams, *, seed: int = 0) -> list[dict[str,
 
 
 #: notebook 07's approaches joined into the frontier: the method, the non-private reference and the control
-SHARED_APPROACHES = ("shared_private", "shared_private_no_adv", "centralized")
+_SHARED_APPROACHES = ("shared_private", "shared_private_no_adv", "centralized")
 
 
 def shared_layer_rows(params: AuditParams, *, seed: int = 0) -> list[dict[str, Any]]:
     """Alawad on one seed through notebook 07's :func:`~deidlib.studies.alawad.run_study`
-    (approaches :data:`SHARED_APPROACHES`): per approach the micro/macro F1 of the subsite
+    (approaches :data:`_SHARED_APPROACHES`): per approach the micro/macro F1 of the subsite
     classification and the fresh registry classifier's accuracy on the frozen shared features
     (centralized: its whole encoder), with chance (1/registries), the majority-registry rate and
     the class-label floor of that seed."""
     from ..alawad import run_study as alawad_study
 
     ap = alawad_params(params)
-    res = alawad_study(ap, seeds=[seed], approaches=SHARED_APPROACHES, progress=False)
+    res = alawad_study(ap, seeds=[seed], approaches=_SHARED_APPROACHES, progress=False)
     att = pd.DataFrame(res["attack"])
     floor = float(att[att.approach == "label_only"].accuracy.iloc[0])
     fresh = att[att.attacker == "fresh classifier, frozen features"].set_index("approach")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["UTILITY", "ALAWAD_UTILITY", "seed_table", "frontier_table"]
+__all__ = []
 
 
 def _part(res: Any, name: str) -> list[dict[str, Any]]:
@@ -28,7 +28,7 @@ def _exposure_metric(canaries: list[dict]) -> str:
 #: the utility of every row but alawad's (``utility_metric``)
 UTILITY = "binary-token F1 (test)"
 #: alawad's utility: its task is the subsite classification of pathology reports, not de-identification
-ALAWAD_UTILITY = "micro F1 (subsite classification, test)"
+_ALAWAD_UTILITY = "micro F1 (subsite classification, test)"
 _FRIEDRICH = {"three_phase": ("adversarial representation (friedrich §5)", "three-phase, N={n}"),
               "control P1": ("non-private (friedrich §5)", "control P1 (BiLSTM, de-id only)"),
               "control raw": ("raw public vectors (friedrich §5 control)", "control raw (R = GloVe)")}
@@ -49,7 +49,7 @@ def _representation_seed_rows(res: Any) -> list[dict[str, Any]]:
     for r in _part(res, "shared_layers"):
         method, setting = _ALAWAD[r["approach"]]
         rows.append({"method": method, "setting": setting.format(w=r["adv_weight"]), "seed": r["seed"],
-                     "epsilon": math.nan, "utility_f1": r["micro"], "utility_metric": ALAWAD_UTILITY,
+                     "epsilon": math.nan, "utility_f1": r["micro"], "utility_metric": _ALAWAD_UTILITY,
                      "family": "representation (registry)",
                      "attack": "fresh registry classifier on the frozen shared features",
                      "attack_metric": "registry accuracy (held-out reports)", "attack_success": r["registry_accuracy"],

@@ -19,9 +19,8 @@ notebook's last section is its own study (:mod:`deidlib.studies.transfer`).
 
 from .claims import MIN_DIAGONAL, TARGET_GAP, design_claims
 from .figures import plot_cross_site, plot_overview
-from .params import PROFILE_PARAMS, TAGGER, CorpusOverviewParams, params_for
-from .run import CorpusOverviewResults, default_levels, run_study
-from .sites import by_site, cross_site_matrix, documents_sites
+from .params import params_for
+from .run import CorpusOverviewResults, run_study
 from .tables import (
     corpus_table,
     cross_site_summary,
@@ -32,25 +31,7 @@ from .tables import (
 )
 
 __all__ = [
-    "TAGGER",
-    "TARGET_GAP",
-    "MIN_DIAGONAL",
-    "design_claims",
-    "CorpusOverviewParams",
-    "CorpusOverviewResults",
-    "PROFILE_PARAMS",
-    "params_for",
-    "run_study",
-    "default_levels",
-    "by_site",
-    "cross_site_matrix",
-    "documents_sites",
-    "corpus_table",
-    "phi_table",
-    "label_distribution",
-    "note_type_table",
-    "cross_site_summary",
-    "cross_site_table",
-    "plot_overview",
-    "plot_cross_site",
+    "TARGET_GAP", "MIN_DIAGONAL", "design_claims", "CorpusOverviewResults", "params_for", "run_study", "corpus_table",
+    "phi_table", "label_distribution", "note_type_table", "cross_site_summary", "cross_site_table",
+    "plot_overview", "plot_cross_site",
 ]

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
-__all__ = ["TAGGER", "CorpusOverviewParams", "PROFILE_PARAMS", "params_for"]
+__all__ = ["params_for"]
 
 #: the tagger of the matrix: small word-level GRU-CRF (hparams of :data:`deidlib.models.PRESETS` ``"gru"``)
 TAGGER: dict[str, Any] = {"kind": "gru", "epochs": 3, "batch_size": 16, "lr": 3e-3,

@@ -17,7 +17,7 @@ from ..protocol import StudyResults
 from .params import CorpusOverviewParams
 from .sites import cross_site_matrix
 
-__all__ = ["CorpusOverviewResults", "default_levels", "run_study"]
+__all__ = ["CorpusOverviewResults", "run_study"]
 
 
 @dataclass
@@ -35,7 +35,7 @@ class CorpusOverviewResults(StudyResults):
     cross_site: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
-def default_levels() -> dict[str, float]:
+def _default_levels() -> dict[str, float]:
     """The levels the notebook compares: one shared style (0) and the generator's default."""
     return {"heterogeneity 0": 0.0, f"heterogeneity {DEFAULT_HETEROGENEITY:g} (default)": DEFAULT_HETEROGENEITY}
 
@@ -48,7 +48,7 @@ def run_study(params: CorpusOverviewParams, *, seed: int = 0, levels: dict[str, 
         raise TypeError("run_study takes resolved CorpusOverviewParams (corpus_overview.params_for(profile, ...))")
     profile = params.profile
     splits = load_corpus("synthetic", profile=profile, seed=seed)
-    levels = default_levels() if levels is None else dict(levels)
+    levels = _default_levels() if levels is None else dict(levels)
     matrices = {}
     for label, h in levels.items():
         by_seed = {seed + s: load_corpus("synthetic", profile=profile, seed=seed + s, patients=params.patients,

@@ -24,10 +24,10 @@ from ...corpus.splits import CorpusSplits
 from ...evaluation import binary_token_prf
 from .params import TAGGER
 
-__all__ = ["by_site", "cross_site_matrix", "documents_sites"]
+__all__ = []
 
 
-def by_site(splits: CorpusSplits) -> dict[str, CorpusSplits]:
+def _by_site(splits: CorpusSplits) -> dict[str, CorpusSplits]:
     """One :class:`CorpusSplits` per ``doc.site`` (train / dev / test kept as split), sites sorted."""
     sites = sorted({d.site for part in (splits.train, splits.dev, splits.test) for d in part})
     return {s: CorpusSplits([d for d in splits.train if d.site == s], [d for d in splits.dev if d.site == s],
@@ -62,7 +62,7 @@ def cross_site_matrix(splits_by_seed: dict[int, CorpusSplits], *, tagger: dict[s
     if not splits_by_seed:
         raise ValueError("cross_site_matrix needs at least one seed's splits")
     rows = []
-    sites_by_seed = {seed: by_site(sp) for seed, sp in splits_by_seed.items()}
+    sites_by_seed = {seed: _by_site(sp) for seed, sp in splits_by_seed.items()}
     jobs = [(seed, s) for seed, sites in sites_by_seed.items() for s in sites]
     it = jobs
     if progress:
@@ -81,6 +81,6 @@ def cross_site_matrix(splits_by_seed: dict[int, CorpusSplits], *, tagger: dict[s
     return pd.DataFrame(rows)
 
 
-def documents_sites(docs: Sequence[Document]) -> list[str]:
+def _documents_sites(docs: Sequence[Document]) -> list[str]:
     """The distinct ``doc.site`` values, sorted."""
     return sorted({d.site for d in docs})

@@ -31,16 +31,7 @@ The package follows the study protocol (:mod:`deidlib.studies.protocol`): :func:
 ``ahmed_dp`` (:mod:`.figures` says why).
 """
 
-from .params import (
-    ENCODING,
-    PROFILE_PARAMS,
-    RECIPES,
-    SCHEME,
-    DpRecipesParams,
-    Recipe,
-    params_for,
-    with_overrides,
-)
+from .params import RECIPES, params_for, with_overrides
 from .run import (
     DpRecipesResults,
     build_recipe_tagger,
@@ -52,6 +43,7 @@ from .run import (
 )
 from .tables import curve_summary
 
-__all__ = ["Recipe", "RECIPES", "build_recipe_tagger", "pretrain_public", "train_recipe",
-           "recipe_curve", "curve_summary", "restrict_to_recipe", "with_overrides", "DpRecipesParams",
-           "DpRecipesResults", "PROFILE_PARAMS", "params_for", "run_study", "SCHEME", "ENCODING"]
+__all__ = [
+    "RECIPES", "build_recipe_tagger", "pretrain_public", "train_recipe", "recipe_curve", "curve_summary",
+    "restrict_to_recipe", "with_overrides", "DpRecipesResults", "params_for", "run_study",
+]

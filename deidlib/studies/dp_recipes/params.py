@@ -12,8 +12,7 @@ from typing import Any, ClassVar
 from ...corpus.conventions import GUIDELINES
 from ..params import StudyParams, profiles
 
-__all__ = ["SCHEME", "ENCODING", "Recipe", "RECIPES", "with_overrides", "DpRecipesParams", "PROFILE_PARAMS",
-           "params_for"]
+__all__ = ["RECIPES", "with_overrides", "params_for"]
 
 SCHEME, ENCODING = "binary", "BIO"
 

@@ -24,8 +24,10 @@ from ...training import evaluate_tagger, prepare_tagger, train
 from ..protocol import StudyResults
 from .params import ENCODING, RECIPES, SCHEME, DpRecipesParams, Recipe, with_overrides
 
-__all__ = ["DpRecipesResults", "run_study", "build_recipe_tagger", "pretrain_public", "train_recipe",
-           "recipe_curve", "restrict_to_recipe"]
+__all__ = [
+    "DpRecipesResults", "build_recipe_tagger", "pretrain_public", "train_recipe", "recipe_curve",
+    "restrict_to_recipe", "run_study",
+]
 
 
 @dataclass

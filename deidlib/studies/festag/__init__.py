@@ -25,39 +25,14 @@ Choices, in short (``docs/studies/festag.md`` has each one's reasons and measure
 """
 
 from .claims import PAPER_TABLE3, paper_table3, paper_vs_ours
-from .data import FestagData, binary_token_evaluator, dev_key, prepare_data, site_groups, tagger_factory
+from .data import binary_token_evaluator
 from .figures import figure6, figure_heterogeneity, figure_theta_sweep
-from .params import EXPERIMENTS, PROFILE_PARAMS, FestagParams, params_for
-from .run import FestagResults, benchmark_setup, heterogeneity_study, run_study, stop_rule, theta_sweep
-from .tables import curves, heterogeneity_table, selection, stability, table3, theta_table
+from .params import params_for
+from .run import FestagResults, heterogeneity_study, run_study, theta_sweep
+from .tables import heterogeneity_table, selection, stability, table3, theta_table
 
 __all__ = [
-    "PROFILE_PARAMS",
-    "EXPERIMENTS",
-    "FestagParams",
-    "FestagResults",
-    "FestagData",
-    "params_for",
-    "prepare_data",
-    "site_groups",
-    "tagger_factory",
-    "binary_token_evaluator",
-    "dev_key",
-    "run_study",
-    "stop_rule",
-    "theta_sweep",
-    "heterogeneity_study",
-    "benchmark_setup",
-    "curves",
-    "selection",
-    "table3",
-    "stability",
-    "theta_table",
-    "heterogeneity_table",
-    "figure6",
-    "figure_theta_sweep",
-    "figure_heterogeneity",
-    "PAPER_TABLE3",
-    "paper_table3",
-    "paper_vs_ours",
+    "FestagResults", "params_for", "binary_token_evaluator", "run_study", "theta_sweep",
+    "heterogeneity_study", "selection", "table3", "stability", "theta_table", "heterogeneity_table",
+    "figure6", "figure_theta_sweep", "figure_heterogeneity", "PAPER_TABLE3", "paper_table3", "paper_vs_ours",
 ]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...reporting import Claim, claims_table
 
-__all__ = ["PAPER_TABLE3", "paper_table3", "paper_mean", "paper_spread", "paper_vs_ours"]
+__all__ = ["PAPER_TABLE3", "paper_table3", "paper_vs_ours"]
 
 #: Table 3: test F1 after 200 epochs, min / mean / max over the workers (C, D); A and B are one
 #: model each, the paper gives only their score
@@ -33,12 +33,12 @@ def paper_table3() -> pd.DataFrame:
         "experiment")
 
 
-def paper_mean(experiment: str) -> float:
+def _paper_mean(experiment: str) -> float:
     """The paper's mean test F1 of ``experiment`` (Table 3)."""
     return PAPER_TABLE3[experiment]["mean"]
 
 
-def paper_spread(experiment: str) -> float:
+def _paper_spread(experiment: str) -> float:
     """The paper's max − min over the workers of ``experiment`` (Table 3), to its 3 decimals."""
     row = PAPER_TABLE3[experiment]
     return round(row["max"] - row["min"], 3)
@@ -46,8 +46,8 @@ def paper_spread(experiment: str) -> float:
 
 def _gap_claim(text: str, a: str, b: str, ours: float, rule: str, tol: float) -> Claim:
     """``a − b`` of the mean F1 against the paper's (Table 3 values quoted in the claim)."""
-    return Claim(f"{text}: {a} − {b} (Table 3: {paper_mean(a):.3f} vs {paper_mean(b):.3f})",
-                 paper_mean(a) - paper_mean(b), ours, rule, tol)
+    return Claim(f"{text}: {a} − {b} (Table 3: {_paper_mean(a):.3f} vs {_paper_mean(b):.3f})",
+                 _paper_mean(a) - _paper_mean(b), ours, rule, tol)
 
 
 def paper_vs_ours(table3: pd.DataFrame, stability: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -63,8 +63,8 @@ def paper_vs_ours(table3: pd.DataFrame, stability: pd.DataFrame | None = None) -
     def rng(e):
         return get(e, "max") - get(e, "min")
 
-    spread = (f"{paper_spread('C_0.5'):.3f} vs {paper_spread('C_0.1'):.3f}")
-    paper_gap = paper_spread("C_0.5") - paper_spread("C_0.1")
+    spread = (f"{_paper_spread('C_0.5'):.3f} vs {_paper_spread('C_0.1'):.3f}")
+    paper_gap = _paper_spread("C_0.5") - _paper_spread("C_0.1")
     if stability is not None:
         def std(e):
             return float(stability.loc[e, "std_last"]) if e in stability.index else math.nan

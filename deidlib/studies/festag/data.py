@@ -23,7 +23,7 @@ from ...rng import derive_seed
 from ...training.api import build_inputs
 from .params import ENCODING, SCHEME, FestagParams, params_for
 
-__all__ = ["FestagData", "site_groups", "prepare_data", "tagger_factory", "binary_token_evaluator", "dev_key"]
+__all__ = ["binary_token_evaluator"]
 
 # ----------------------------------------------------------------------------- data
 

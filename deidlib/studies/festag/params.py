@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 from ...collaborative import TAGGER_LOSSES
 from ..params import StudyParams, profiles
 
-__all__ = ["EXPERIMENTS", "SITE_SPLITS", "SCHEME", "ENCODING", "FestagParams", "PROFILE_PARAMS", "params_for"]
+__all__ = ["params_for"]
 
 EXPERIMENTS = ("A", "B", "C_0.1", "C_0.5", "D")
-SITE_SPLITS = ("auto", "documents", "random")
+_SITE_SPLITS = ("auto", "documents", "random")
 SCHEME, ENCODING = "i2b2", "IO"
 
 
@@ -94,8 +94,8 @@ class FestagParams(StudyParams):
             raise ValueError(f"theta_d_sweep values must lie in (0, 1], got {self.theta_d_sweep}")
         if self.word_vectors not in ("word2vec", "random"):
             raise ValueError(f"word_vectors must be 'word2vec' or 'random', got {self.word_vectors!r}")
-        if self.site_split not in SITE_SPLITS:
-            raise ValueError(f"site_split must be one of {SITE_SPLITS}, got {self.site_split!r}")
+        if self.site_split not in _SITE_SPLITS:
+            raise ValueError(f"site_split must be one of {_SITE_SPLITS}, got {self.site_split!r}")
         if not 0 < self.dev_fraction < 1:
             raise ValueError(f"dev_fraction must lie in (0, 1), got {self.dev_fraction}")
         if self.patience is not None and self.patience < 1:

@@ -25,7 +25,7 @@ from ..protocol import StudyResults
 from .data import binary_token_evaluator, dev_key, prepare_data, tagger_factory
 from .params import EXPERIMENTS, FestagParams, params_for
 
-__all__ = ["FestagResults", "run_study", "stop_rule", "theta_sweep", "heterogeneity_study", "benchmark_setup"]
+__all__ = ["FestagResults", "run_study", "theta_sweep", "heterogeneity_study"]
 
 
 @dataclass

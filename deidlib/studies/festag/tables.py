@@ -18,7 +18,7 @@ from ...training.stopping import select_epoch
 from .data import dev_key
 from .params import FestagParams
 
-__all__ = ["curves", "selection", "table3", "stability", "theta_table", "heterogeneity_of", "heterogeneity_table"]
+__all__ = ["selection", "table3", "stability", "theta_table", "heterogeneity_table"]
 
 
 def curves(results: Mapping[str, Any]):
@@ -146,7 +146,7 @@ def theta_table(results: Mapping[str, Any], sweep: Mapping[str, Any], metric: st
     return t.sort_values("theta_d", na_position="last").reset_index(drop=True)
 
 
-def heterogeneity_of(params: FestagParams | Mapping[str, Any]) -> float:
+def _heterogeneity_of(params: FestagParams | Mapping[str, Any]) -> float:
     """The corpus heterogeneity a run used (``None`` resolves to the generator's default)."""
     h = params.heterogeneity if isinstance(params, FestagParams) else params.get("heterogeneity")
     if h is None:
@@ -183,8 +183,8 @@ def heterogeneity_table(results: Mapping[str, Any], het: Mapping[str, Any], metr
     main = dict(results, runs=[r for r in results["runs"] if r["seed"] in seeds and r["experiment"] in exps],
                 experiments=[e for e in results["experiments"] if e in exps])
     rows = []
-    for level, res in [(heterogeneity_of(results["params"]), main),
-                       *((heterogeneity_of(r["params"]), r) for r in het["runs"])]:
+    for level, res in [(_heterogeneity_of(results["params"]), main),
+                       *((_heterogeneity_of(r["params"]), r) for r in het["runs"])]:
         sel = selection(res, metric)
         gap = _cross_site(res)
         for name in res["experiments"]:

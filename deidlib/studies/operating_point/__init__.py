@@ -26,12 +26,10 @@ same test notes when ``deidlib[peers]`` is installed, :mod:`deidlib.evaluation.p
 otherwise). On synthetic notes neither is drawn.
 """
 
-from .claims import TARGET, paper_vs_ours
+from .claims import paper_vs_ours
 from .figures import plot_curve
-from .params import PROFILE_PARAMS, THRESHOLDS, OperatingPointParams, params_for
-from .run import OperatingPointResults, default_model_curve, peer_points, run_study
+from .params import params_for
+from .run import OperatingPointResults, run_study
 from .tables import summary_rows
 
-__all__ = ["OperatingPointParams", "PROFILE_PARAMS", "params_for", "run_study", "OperatingPointResults",
-           "plot_curve", "summary_rows", "THRESHOLDS", "TARGET", "peer_points", "default_model_curve",
-           "paper_vs_ours"]
+__all__ = ["params_for", "run_study", "OperatingPointResults", "plot_curve", "summary_rows", "paper_vs_ours"]

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from ..params import StudyParams, profiles
 
-__all__ = ["OperatingPointParams", "PROFILE_PARAMS", "params_for", "THRESHOLDS"]
+__all__ = ["params_for"]
 
 #: PHI-marginal thresholds traced (high to low)
 THRESHOLDS = (0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001)

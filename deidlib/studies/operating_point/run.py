@@ -15,7 +15,7 @@ from ...training import choose_threshold, fit_tagger, operating_points
 from ..protocol import StudyResults
 from .params import THRESHOLDS, OperatingPointParams
 
-__all__ = ["OperatingPointResults", "run_study", "peer_points", "default_model_curve"]
+__all__ = ["OperatingPointResults", "run_study"]
 
 
 @dataclass
@@ -40,7 +40,7 @@ class OperatingPointResults(StudyResults):
     seconds: float = 0.0
 
 
-def peer_points(corpus: str, test_docs=()) -> list[dict]:
+def _peer_points(corpus: str, test_docs=()) -> list[dict]:
     """Binary-token precision/recall/F1 and surviving mentions of each installed peer
     (:func:`deidlib.evaluation.peers.available_peers`) on ``test_docs``, computed now; empty
     unless ``corpus`` is the nursing notes or when no peer is installed."""
@@ -52,7 +52,7 @@ def peer_points(corpus: str, test_docs=()) -> list[dict]:
             for name in available_peers()]
 
 
-def default_model_curve(test_docs, thresholds=THRESHOLDS, *, progress: bool = False) -> list[dict]:
+def _default_model_curve(test_docs, thresholds=THRESHOLDS, *, progress: bool = False) -> list[dict]:
     """The default model's binary-token points on ``test_docs``: row 0 its saved decision
     (``threshold``: the one it saved), then one row per threshold on its PHI marginal."""
     from ...pipeline.default_model import ensure_default_model
@@ -95,7 +95,7 @@ def run_study(params: OperatingPointParams, *, corpus: str = "synthetic", data_d
         best_dev_f1=max(e["dev_f1"] for e in hist.epochs),
         dev_curve=dev, test_curve=test,
         chosen_threshold=chosen,
-        default_model=default_model_curve(splits.test, progress=progress) if real else [],
-        peers=peer_points(corpus, splits.test),
+        default_model=_default_model_curve(splits.test, progress=progress) if real else [],
+        peers=_peer_points(corpus, splits.test),
         seconds=time.perf_counter() - t0,
     )

@@ -30,19 +30,8 @@ The package follows the study protocol (:mod:`deidlib.studies.protocol`): :func:
 """
 
 from .claims import PEERS_NURSING
-from .params import (
-    ENCODER_RECIPE,
-    FROZEN_ENCODER_RECIPE,
-    PROFILE_PARAMS,
-    REAL_CORPORA,
-    TARGET,
-    WORD_RECIPE,
-    TransferParams,
-    params_for,
-)
-from .run import THRESHOLD_GRID, TransferResults, run_study, upper_case_notes
+from .params import TARGET, params_for
+from .run import TransferResults, run_study
 from .tables import score_rows
 
-__all__ = ["TransferParams", "PROFILE_PARAMS", "params_for", "run_study", "TransferResults", "REAL_CORPORA",
-           "PEERS_NURSING", "TARGET", "score_rows", "upper_case_notes", "WORD_RECIPE", "ENCODER_RECIPE",
-           "FROZEN_ENCODER_RECIPE", "THRESHOLD_GRID"]
+__all__ = ["params_for", "run_study", "TransferResults", "PEERS_NURSING", "TARGET", "score_rows"]

@@ -12,8 +12,7 @@ from ...corpus.conventions import GUIDELINES
 from ...models.presets import encoder_of
 from ..params import StudyParams, profiles
 
-__all__ = ["TransferParams", "PROFILE_PARAMS", "params_for", "REAL_CORPORA", "TARGET", "WORD_RECIPE",
-           "ENCODER_RECIPE", "FROZEN_ENCODER_RECIPE"]
+__all__ = ["params_for", "TARGET"]
 
 #: real corpora tried, in order (each is skipped with a note when not on this machine)
 REAL_CORPORA = ("physionet", "i2b2")

@@ -33,7 +33,7 @@ from ...training import (
 from ..protocol import StudyResults
 from .params import REAL_CORPORA, TransferParams
 
-__all__ = ["TransferResults", "run_study", "upper_case_notes", "THRESHOLD_GRID"]
+__all__ = ["TransferResults", "run_study"]
 
 
 @dataclass
@@ -55,7 +55,7 @@ def _aligned(splits: CorpusSplits, guideline: str) -> CorpusSplits:
                         align_spans(splits.test, guideline), splits.name)
 
 
-def upper_case_notes(docs: list[Document], share: float, seed: int) -> list[Document]:
+def _upper_case_notes(docs: list[Document], share: float, seed: int) -> list[Document]:
     """Copies of ``docs`` of which a seeded ``share`` is written in upper case (spans kept;
     a note whose upper-casing would change its length, e.g. with 'ß', is left as it is)."""
     rng = random.Random(derive_seed(seed, "transfer-upper"))
@@ -106,7 +106,7 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
     syn = _aligned(load_corpus("synthetic", profile=params.profile, seed=seed, patients=params.patients,
                                note_scale=scale), params.guideline)
     if params.upper_share:
-        syn = CorpusSplits(upper_case_notes(syn.train, params.upper_share, seed), syn.dev, syn.test, syn.name)
+        syn = CorpusSplits(_upper_case_notes(syn.train, params.upper_share, seed), syn.dev, syn.test, syn.name)
     train_kw = dict(epochs=params.epochs, batch_size=params.batch_size, patience=None, lr_decay=params.lr_decay,
                     lr=params.lr, device=device, progress=progress)
     taggers = []

@@ -10,9 +10,5 @@
 * :mod:`.note_types`: the five note types and :func:`render_note`.
 """
 
-from .builder import NoteBuilder
-from .context import NoteContext
-from .note_types import RENDERERS, render_note
-from .templates import compile_template
 
-__all__ = ["NoteBuilder", "NoteContext", "RENDERERS", "render_note", "compile_template"]
+__all__ = []

@@ -16,7 +16,7 @@ import re
 from ...corpus.document import Span
 from ...corpus.phi import TYPE_TO_CATEGORY
 
-__all__ = ["NoteBuilder"]
+__all__ = []
 
 
 class NoteBuilder:

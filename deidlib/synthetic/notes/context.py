@@ -13,7 +13,7 @@ from ..styles import HEADERS, KV_SEPS, SECTION_NAMES, SECTION_SYNONYMS, SiteStyl
 from ..vocab import DIAGNOSES
 from .builder import NoteBuilder
 
-__all__ = ["NoteContext"]
+__all__ = []
 
 
 def _misspell(word: str, rng: random.Random) -> str:

@@ -35,7 +35,7 @@ from .context import NoteContext
 from .slots import SLOTS, render_many
 from .templates import COURSE, HPI_MORE, PMH
 
-__all__ = ["GUIDELINE_RENDERERS", "render_dictated_discharge", "render_emergency_visit"]
+__all__ = []
 
 _CREDENTIALS = ("M.D.", "MD", "M.D., Ph.D.", "D.O.", "NP", "PA-C")
 _DEVICES = ("pacemaker", "ICD", "insulin pump", "LVAD", "neurostimulator", "infusion pump", "CPAP machine")
@@ -161,7 +161,7 @@ def _id_header(ctx: NoteContext, title: str) -> None:
     b.add_text("\n")
 
 
-def render_dictated_discharge(ctx: NoteContext) -> None:
+def _render_dictated_discharge(ctx: NoteContext) -> None:
     """A dictated and transcribed discharge summary (see the module docstring for its forms)."""
     b, rng = ctx.builder, ctx.rng
     d = ctx.patient.doctors[0]
@@ -206,7 +206,7 @@ def render_dictated_discharge(ctx: NoteContext) -> None:
         b.add_text(", M.D.\n")
 
 
-def render_emergency_visit(ctx: NoteContext) -> None:
+def _render_emergency_visit(ctx: NoteContext) -> None:
     """An emergency-department visit record (see the module docstring for its forms)."""
     b, rng = ctx.builder, ctx.rng
     d = ctx.choice(ctx.pools.doctors)
@@ -248,4 +248,4 @@ def render_emergency_visit(ctx: NoteContext) -> None:
 
 
 #: renderers of the guideline note types, by name
-GUIDELINE_RENDERERS = {"dictated_discharge": render_dictated_discharge, "emergency_visit": render_emergency_visit}
+GUIDELINE_RENDERERS = {"dictated_discharge": _render_dictated_discharge, "emergency_visit": _render_emergency_visit}

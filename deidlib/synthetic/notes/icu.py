@@ -48,10 +48,10 @@ from ..icu_vocab import (
 from ..identities import wide_names
 from .context import NoteContext, _misspell
 
-__all__ = ["render_icu_nursing", "ICU_CASING", "icu_casing", "icu_value"]
+__all__ = []
 
 #: casing of ICU nursing notes (whole note) when sites write alike (heterogeneity 0)
-ICU_CASING: dict[str, float] = {"upper": 0.3, "lower": 0.45, "normal": 0.25}
+_ICU_CASING: dict[str, float] = {"upper": 0.3, "lower": 0.45, "normal": 0.25}
 
 #: system-header separator of each site header decoration (a site's own habit, used with probability h)
 _SITE_SEPS: dict[str, tuple[str, ...]] = {
@@ -61,10 +61,10 @@ _SITE_SEPS: dict[str, tuple[str, ...]] = {
 
 def icu_casing(site_casing: dict[str, float], h: float) -> dict[str, float]:
     """Casing weights of a site's ICU notes: ``(1 - h) * ICU_CASING + h * site_casing`` (both normalized)."""
-    c = sum(ICU_CASING.values())
+    c = sum(_ICU_CASING.values())
     o = sum(site_casing.values()) or 1.0
-    out = {k: (1 - h) * ICU_CASING.get(k, 0.0) / c + h * site_casing.get(k, 0.0) / o
-           for k in dict.fromkeys([*ICU_CASING, *site_casing])}
+    out = {k: (1 - h) * _ICU_CASING.get(k, 0.0) / c + h * site_casing.get(k, 0.0) / o
+           for k in dict.fromkeys([*_ICU_CASING, *site_casing])}
     return {k: v for k, v in out.items() if v > 0}
 
 _PIECE = re.compile(r"\{(\w+)\}")
@@ -210,7 +210,7 @@ _VALUES: dict[str, Callable[[random.Random], str]] = {
 }
 
 
-def icu_value(name: str, rng: random.Random) -> str:
+def _icu_value(name: str, rng: random.Random) -> str:
     """The text of the non-PHI placeholder ``{name}`` (``KeyError`` for an unknown name)."""
     return _VALUES[name](rng)
 

@@ -34,7 +34,7 @@ from .templates import (
     SOCIAL,
 )
 
-__all__ = ["RENDERERS", "render_note", "contact_block"]
+__all__ = []
 
 
 def _slot(ctx: NoteContext, name: str) -> None:
@@ -47,7 +47,7 @@ def _age_in_header(ctx: NoteContext) -> None:
     ctx.builder.add_text(suf)
 
 
-def contact_block(ctx: NoteContext) -> int:
+def _contact_block(ctx: NoteContext) -> int:
     """Contact sentences (phone, e-mail, address...) at the site's contact rate; returns how many."""
     n = 0
     rate = ctx.style.contact_rate
@@ -271,7 +271,7 @@ def _discharge(ctx: NoteContext) -> None:
     ctx.header("dispo")
     builder.add_text(ctx.choice(DISPO) + "\n\n")
     _list_section(ctx, "followup", FOLLOWUP, (1, 3), bullet="- ")
-    contact_block(ctx)
+    _contact_block(ctx)
     ctx.signature()
 
 
@@ -301,7 +301,7 @@ def _progress(ctx: NoteContext) -> None:
     render_many(ctx, PN_AP, rng.randint(style.verbosity[0] + 1, style.verbosity[1] + 2), sep="\n")
     builder.add_text("\n")
     if rng.random() < 0.3:
-        contact_block(ctx)
+        _contact_block(ctx)
     ctx.signature()
 
 
@@ -345,7 +345,7 @@ def _nursing(ctx: NoteContext) -> None:
         render_many(ctx, NURSE, rng.randint(1, 3))
         builder.add_text("\n")
     if rng.random() < 0.2:
-        contact_block(ctx)
+        _contact_block(ctx)
     ctx.signature(role="RN")
 
 
@@ -459,7 +459,7 @@ def _pathology(ctx: NoteContext) -> None:
     ctx.signature()
 
 
-RENDERERS = {
+_RENDERERS = {
     "discharge_summary": _discharge,
     "progress_note": _progress,
     "nursing_note": _nursing,
@@ -471,5 +471,5 @@ RENDERERS = {
 
 def render_note(ctx: NoteContext) -> tuple[str, list[Span]]:
     """Render the note of ``ctx`` and return ``(text, spans)``."""
-    RENDERERS[ctx.note_type](ctx)
+    _RENDERERS[ctx.note_type](ctx)
     return ctx.builder.text(), ctx.builder.spans

@@ -15,7 +15,7 @@ from ..vocab import COMMON_MEDS, EPONYM_DISEASES, LABS, NURSING_OBS, PRIMARY_SIT
 from .context import NoteContext
 from .templates import DISPO, HOLIDAYS_EN, HOLIDAYS_FR
 
-__all__ = ["SLOTS", "render_template", "render_many", "site_templates", "lab_value"]
+__all__ = []
 
 
 #: (template list id, site style) -> the templates that site uses

@@ -14,7 +14,7 @@ import re
 
 from ..vocab import ABBREVIATIONS
 
-__all__ = ["compile_template", "HPI_OPEN", "HPI_MORE", "PMH", "PSH", "SOCIAL", "FAMILY", "COURSE", "PN_SUBJ", "PN_AP", "NURSE", "FOLLOWUP", "CONTACT", "ALLERGIES", "EXAM_LINES", "DISPO", "HOLIDAYS_EN", "HOLIDAYS_FR"]
+__all__ = []
 
 
 _SLOT_RE = re.compile(r"\{(\w+)\}")
@@ -28,7 +28,7 @@ def _abbreviate(s: str) -> str:
     return s
 
 
-def compile_template(src: str) -> tuple[tuple, tuple]:
+def _compile_template(src: str) -> tuple[tuple, tuple]:
     """``"{PT} is a ..."`` -> (plain pieces, abbreviated pieces); a piece is ``(is_slot, str)``."""
     parts = _SLOT_RE.split(src)
     plain, abbr = [], []
@@ -43,7 +43,7 @@ def compile_template(src: str) -> tuple[tuple, tuple]:
 
 
 def _compile_all(*srcs: str) -> list[tuple[tuple, tuple]]:
-    return [compile_template(s) for s in srcs]
+    return [_compile_template(s) for s in srcs]
 
 
 HPI_OPEN = _compile_all(

@@ -9,6 +9,8 @@ import pytest
 
 from deidlib.studies import ahmed_dp as ad
 from deidlib.studies.ahmed_dp import claims as adc
+from deidlib.studies.ahmed_dp.accounting import THESIS_TABLE_5_3
+from deidlib.studies.ahmed_dp.claims import THESIS_POINTS
 
 
 def _verdicts(t: pd.DataFrame) -> list[str]:
@@ -50,9 +52,9 @@ def test_ahmed_dp_cost_claims_read_the_sat_runs():
 
 
 def test_the_thesis_points_and_the_dp_cost_claims_read_table_5_3():
-    nursing = [r for r in ad.THESIS_TABLE_5_3 if r[0] == "Nursing Note"]
-    assert [(p["epsilon"], p["noise_multiplier"]) for p in ad.THESIS_POINTS] == [(r[3], r[2]) for r in nursing]
-    assert [p["f1"] for p in ad.THESIS_POINTS] == [0.805, 0.796]  # §5.2's rounding of Table 5.3's F1
+    nursing = [r for r in THESIS_TABLE_5_3 if r[0] == "Nursing Note"]
+    assert [(p["epsilon"], p["noise_multiplier"]) for p in THESIS_POINTS] == [(r[3], r[2]) for r in nursing]
+    assert [p["f1"] for p in THESIS_POINTS] == [0.805, 0.796]  # §5.2's rounding of Table 5.3's F1
     paper = [float(x) for x in ad.paper_vs_ours(None, None, None)["paper"].iloc[1:]]  # the table prints 3 decimals
-    assert paper[0] == pytest.approx(adc.THESIS_SAT_I2B2_F1 - 97.53, abs=5e-4)  # Table 4.2 − Table 5.3 (i2b2, σ 0.55)
+    assert paper[0] == pytest.approx(adc._THESIS_SAT_I2B2_F1 - 97.53, abs=5e-4)  # Table 4.2 − Table 5.3 (i2b2, σ 0.55)
     assert paper[1] == pytest.approx(80.508 - 79.583, abs=5e-4)  # Table 5.3, nursing notes, σ 0.25 − σ 0.55

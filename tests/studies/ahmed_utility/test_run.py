@@ -11,6 +11,13 @@ from deidlib.corpus import Document, Span
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.studies import ahmed_utility as au
+from deidlib.studies.ahmed_utility.deidentify import _pseudonymize_text, make_transforms, source_scores
+from deidlib.studies.ahmed_utility.tables import (
+    abstracts_table,
+    bleu_table,
+    classification_table,
+    topic_table,
+)
 
 TOPICS = {
     "cardio": "heart failure ejection fraction diuretic edema furosemide cardiology echo murmur",
@@ -48,12 +55,12 @@ def small_params(**kw):
 def test_gold_removal_has_recall_one_and_bleu_below_one_identity_has_bleu_one():
     docs = corpus()
     originals = [d.text for d in docs]
-    scores = au.source_scores(docs, {"gold": docs, "none": [d.with_spans([]) for d in docs]})
+    scores = source_scores(docs, {"gold": docs, "none": [d.with_spans([]) for d in docs]})
     assert scores.loc["gold", "R(%)"] == 100 and scores.loc["gold", "P(%)"] == 100
     assert scores.loc["none", "R(%)"] == 0
-    texts = au.deidentify({"gold": docs}, au.make_transforms(small_params()), progress=False)
+    texts = au.deidentify({"gold": docs}, make_transforms(small_params()), progress=False)
     texts[("gold", "identity")] = originals
-    bleu = au.bleu_table(originals, texts, scores)
+    bleu = bleu_table(originals, texts, scores)
     for t in ("removal", "type mask", "surrogate ε=1"):
         row = bleu.loc[("ground truth", t)]
         assert 0.3 < row["BLEU-1"] < 1 and row["BLEU-3"] < 1, t
@@ -68,9 +75,9 @@ def test_gold_removal_has_recall_one_and_bleu_below_one_identity_has_bleu_one():
 def test_identity_keeps_every_topic_word_and_removing_topic_words_loses_them():
     docs = corpus(n=60, label_in_span=True)
     originals = [d.text for d in docs]
-    scores = au.source_scores(docs, {"gold": docs})
-    texts = {("gold", "identity"): originals, ("gold", "removal"): au.make_transforms(small_params())["removal"](docs, "gold")}
-    table, coherence, k = au.topic_table(originals, texts, scores, small_params(), progress=False)
+    scores = source_scores(docs, {"gold": docs})
+    texts = {("gold", "identity"): originals, ("gold", "removal"): make_transforms(small_params())["removal"](docs, "gold")}
+    table, coherence, k = topic_table(originals, texts, scores, small_params(), progress=False)
     ident = table.loc[("ground truth", "identity")]
     assert [ident[f"Topic{i}"] for i in (1, 2, 3)] == [100.0] * 3 and ident["Overall"] == 100.0
     # the topic words were PHI here: after removal almost none of them is left
@@ -83,10 +90,10 @@ def test_classification_loses_the_label_when_it_is_removed_as_phi():
     originals = [d.text for d in docs]
     labels = [d.metadata["diagnosis"] for d in docs]
     groups = [d.patient_id for d in docs]
-    scores = au.source_scores(docs, {"gold": docs})
-    tr = au.make_transforms(small_params())
+    scores = source_scores(docs, {"gold": docs})
+    tr = make_transforms(small_params())
     texts = {("gold", "removal"): tr["removal"](docs, "gold"), ("gold", "type mask"): tr["type mask"](docs, "gold")}
-    table = au.classification_table(originals, texts, labels, groups, scores, small_params(), progress=False)
+    table = classification_table(originals, texts, labels, groups, scores, small_params(), progress=False)
     assert table.loc[("non-sanitized", "original"), "acc 3"] > 90
     # the topic words were the only signal: both transforms fall to chance (1/3)
     for t in ("removal", "type mask"):
@@ -94,8 +101,8 @@ def test_classification_loses_the_label_when_it_is_removed_as_phi():
     # names only (label kept): accuracy stays
     docs2 = corpus(n=90)
     texts2 = {("gold", "removal"): tr["removal"](docs2, "gold")}
-    t2 = au.classification_table([d.text for d in docs2], texts2, labels, groups,
-                                 au.source_scores(docs2, {"gold": docs2}), small_params(), progress=False)
+    t2 = classification_table([d.text for d in docs2], texts2, labels, groups,
+                                 source_scores(docs2, {"gold": docs2}), small_params(), progress=False)
     assert t2.loc[("ground truth", "removal"), "acc 3"] > 90
 
 
@@ -112,8 +119,8 @@ def test_pseudonymize_text_changes_only_phi_tokens():
     d = corpus(n=1)[0]
     name = d.spans[0].text
     # N = 1 is the identity (the token itself is the only candidate)
-    assert au.pseudonymize_text(d, index, 1, random.Random(0)) == d.text
-    outs = {au.pseudonymize_text(d, index, 5, random.Random(s)) for s in range(20)}
+    assert _pseudonymize_text(d, index, 1, random.Random(0)) == d.text
+    outs = {_pseudonymize_text(d, index, 5, random.Random(s)) for s in range(20)}
     assert len(outs) > 1  # the name is drawn among 5 candidates
     for o in outs:
         head, tail = d.text[: d.spans[0].start], d.text[d.spans[0].end:]
@@ -121,7 +128,7 @@ def test_pseudonymize_text_changes_only_phi_tokens():
         new = o[len(head): len(o) - len(tail)]
         assert new in NAMES  # a neighbour (all names here), casing kept
     assert any(name not in o for o in outs)
-    assert au.pseudonymize_text(d, index, 5, random.Random(3)) == au.pseudonymize_text(d, index, 5, random.Random(3))
+    assert _pseudonymize_text(d, index, 5, random.Random(3)) == _pseudonymize_text(d, index, 5, random.Random(3))
 
 
 def test_params_are_checked_and_abstracts_can_be_switched_off():
@@ -131,6 +138,6 @@ def test_params_are_checked_and_abstracts_can_be_switched_off():
         au.params_for("smoke", coherence="npmi")
     with pytest.raises(ValueError, match="class counts must be >= 2"):
         au.params_for("smoke", class_counts=[1, 3])
-    assert au.abstracts_table({}, small_params(max_abstracts=0)) is None
+    assert abstracts_table({}, small_params(max_abstracts=0)) is None
     p = au.params_for("cpu", epsilons=[0.5, 2])
     assert p.epsilons == (0.5, 2.0) and p.baseline_epochs < p.epochs

@@ -8,13 +8,14 @@ import pytest
 
 from deidlib.corpus.splits import split_by_patient
 from deidlib.studies import corpus_overview as cs
+from deidlib.studies.corpus_overview.sites import cross_site_matrix
 from deidlib.synthetic import generate
 
 
 def test_cross_site_matrix_has_every_train_test_pair_per_seed():
     sp = {s: split_by_patient(generate(patients=24, sites=2, seed=s), (0.6, 0.1, 0.3), seed=s) for s in (0, 1)}
     tagger = cs.params_for("smoke").tagger
-    m = cs.cross_site_matrix(sp, tagger=tagger)
+    m = cross_site_matrix(sp, tagger=tagger)
     assert len(m) == 2 * 2 * 2
     assert set(zip(m["train"], m["test"])) == {(a, b) for a in ("site0", "site1") for b in ("site0", "site1")}
     assert (m["diagonal"] == (m["train"] == m["test"])).all()
@@ -38,4 +39,4 @@ def test_unknown_profile_and_empty_input_are_refused():
     with pytest.raises(ValueError, match="unknown profile"):
         cs.params_for("huge")
     with pytest.raises(ValueError, match="at least one seed"):
-        cs.cross_site_matrix({})
+        cross_site_matrix({})

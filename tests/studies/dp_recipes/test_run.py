@@ -11,6 +11,8 @@ import pytest
 import torch
 
 from deidlib.datasets import load_corpus
+from deidlib.studies.ahmed_dp.curves import sat_dp_cost
+from deidlib.studies.ahmed_dp.members import member_recipe
 from deidlib.studies.dp_recipes import (
     RECIPES,
     build_recipe_tagger,
@@ -273,11 +275,11 @@ def test_sat_dp_cost_rows_state_what_is_private(splits):
     curves = pd.DataFrame([{"recipe": "minilm", "seed": 0, "target_epsilon": eps, "epsilon": eps, "test_precision": f,
                             "test_recall": f, "test_f1": f, "sentences": 10, "train_seconds": 1.0}
                            for eps, f in ((params.member_epsilon, 0.8), (math.inf, 0.9), (1.0, 0.5))])
-    rows = ad.sat_dp_cost(splits.train[:4], splits.test[:2], params, curves, seed=0)
+    rows = sat_dp_cost(splits.train[:4], splits.test[:2], params, curves, seed=0)
     assert list(rows.role) == ["non-private SAT", "recipe without DP", "DP SAT"]
     dp = rows.set_index("role").loc["DP SAT"]
     assert dp.f1 == 0.8 and dp.epsilon == params.member_epsilon
-    _, t = build_recipe_tagger(ad.member_recipe(params), splits.train[:1], seed=0)
+    _, t = build_recipe_tagger(member_recipe(params), splits.train[:1], seed=0)
     names = restrict_to_recipe(t, RECIPES["minilm"])
     assert dp.trained_parameters == sum(p.numel() for n, p in t.named_parameters() if n in names)
     assert dp.private == ", ".join(sorted({n.rsplit(".", 1)[0] for n in names})) and "encoder" not in dp.private
@@ -285,7 +287,7 @@ def test_sat_dp_cost_rows_state_what_is_private(splits):
     assert sat.private == "nothing (no DP)" and 0 <= sat.f1 <= 1 and "MiniLM" in sat.model
     costs = ad.dp_costs(rows).set_index("cost")
     assert costs.loc["recipe without DP − DP SAT", "mean"] == pytest.approx(10.0)
-    assert ad.sat_dp_cost(splits.train[:4], splits.test[:2], params, curves.iloc[:0], seed=0).empty
+    assert sat_dp_cost(splits.train[:4], splits.test[:2], params, curves.iloc[:0], seed=0).empty
 
 
 def test_given_sentences_are_what_dp_sgd_trains_on(splits):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deidlib.studies import festag
+from deidlib.studies.festag.params import EXPERIMENTS
 
 
 def _results():
@@ -24,7 +24,7 @@ def _results():
                     recs.append({"epoch": e, "site": f"site{i + 1}", "f1": f1,
                                  **{f"dev_f1@site{j + 1}": f1 - 0.1 * (j != i) for j in range(3)}})
             runs.append({"experiment": name, "seed": seed, "records": recs})
-    return {"experiments": list(festag.EXPERIMENTS), "runs": runs, "seeds": [0, 1], "corpus": "x", "profile": "smoke",
+    return {"experiments": list(EXPERIMENTS), "runs": runs, "seeds": [0, 1], "corpus": "x", "profile": "smoke",
             "params": {"patience": None}}
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from deidlib.studies import festag
+from deidlib.studies.festag.data import site_groups
 
 
 @dataclass
@@ -97,17 +98,17 @@ def test_sites_are_the_documents_own_sites_when_they_carry_several():
     docs = list(generate(patients=12, sites=3, seed=0))
     assert len({d.site for d in docs}) > 1
     params = festag.params_for("smoke")
-    mode, names, groups = festag.site_groups(docs, params, seed=0)
+    mode, names, groups = site_groups(docs, params, seed=0)
     assert mode == "documents" and names == sorted({d.site for d in docs})
     assert all({d.site for d in g} == {n} for n, g in zip(names, groups))
     assert sum(map(len, groups)) == len(docs)
     # the random patient partition stays available, and is what one-site corpora get
-    mode, names, groups = festag.site_groups(docs, festag.params_for("smoke", site_split="random"), seed=0)
+    mode, names, groups = site_groups(docs, festag.params_for("smoke", site_split="random"), seed=0)
     assert mode == "random" and len(groups) == params.n_sites
     assert any(len({d.site for d in g}) > 1 for g in groups)
     for d in docs:
         d.site = "only"
-    mode, _, groups = festag.site_groups(docs, params, seed=0)
+    mode, _, groups = site_groups(docs, params, seed=0)
     assert mode == "random" and len(groups) == params.n_sites
     with pytest.raises(ValueError, match="site_split"):
         festag.params_for("smoke", site_split="hospital")

@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 from deidlib.studies import festag
+from deidlib.studies.festag.data import dev_key
+from deidlib.studies.festag.params import EXPERIMENTS
+from deidlib.studies.festag.run import stop_rule
 
 
 def _deps_missing() -> str | None:
@@ -34,7 +37,7 @@ def test_run_study_smoke_end_to_end():
 def test_stop_rule_reads_dev_scores_of_every_unit_never_test():
     from types import SimpleNamespace
 
-    stop = festag.stop_rule(1)
+    stop = stop_rule(1)
 
     def hist(*recs):
         return SimpleNamespace(records=list(recs))
@@ -52,7 +55,7 @@ def test_stop_rule_reads_dev_scores_of_every_unit_never_test():
     assert not stop(hist(*w))  # s1 fired, s2 still improves on its own dev
     w[3]["dev_f1@s2"] = 0.3
     assert stop(hist(*w))
-    assert not festag.stop_rule(None)(hist(*w))
+    assert not stop_rule(None)(hist(*w))
 
 
 @pytest.mark.skipif(_deps_missing() is not None, reason=f"dependencies not available: {_deps_missing()}")
@@ -61,11 +64,11 @@ def test_every_strategy_records_dev_scores_and_a_dev_selected_epoch():
     d = r["data"][0]
     assert d["site_split"] == "documents" and all(n > 0 for n in d["dev_sentences"])
     sel = festag.selection(r)
-    assert set(sel.experiment) == set(festag.EXPERIMENTS)
+    assert set(sel.experiment) == set(EXPERIMENTS)
     assert sel.selected_epoch.notna().all() and (sel.selected_epoch <= sel.stop_epoch).all()
     for run in r["runs"]:
         for rec in run["records"]:
-            assert festag.dev_key(rec["site"]) in rec  # the stopping rule's input for every unit
+            assert dev_key(rec["site"]) in rec  # the stopping rule's input for every unit
             assert set(d["site_names"]) <= {k.split("@")[1] for k in rec if k.startswith("dev_f1@")}
     # the same rule stopped every run: no unit trained past patience epochs after its dev best
     assert ((sel.stop_epoch - sel.selected_epoch) <= 1).all()

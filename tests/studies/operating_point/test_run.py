@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from deidlib.studies import operating_point as op
+from deidlib.studies.operating_point.run import _peer_points
 
 
 def test_no_peer_is_computed_off_the_nursing_notes(monkeypatch):
@@ -13,7 +14,7 @@ def test_no_peer_is_computed_off_the_nursing_notes(monkeypatch):
 
     monkeypatch.setattr(peers, "available_peers", lambda: ["philter"])
     monkeypatch.setattr(peers, "peer_predictions", lambda *a: (_ for _ in ()).throw(AssertionError("ran")))
-    assert op.peer_points("synthetic", []) == []
+    assert _peer_points("synthetic", []) == []
 
 
 def test_run_study_takes_resolved_params_only():

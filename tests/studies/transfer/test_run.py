@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from deidlib.corpus.conventions import age_value
+from deidlib.corpus.conventions import _age_value
 from deidlib.evaluation import binary_token_prf
 from deidlib.studies import transfer
 from deidlib.studies.transfer import run as transfer_run
+from deidlib.studies.transfer.params import ENCODER_RECIPE, FROZEN_ENCODER_RECIPE
+from deidlib.studies.transfer.run import THRESHOLD_GRID, _upper_case_notes
 
 
 def test_params_checks():
     cpu = transfer.params_for("cpu")
     assert cpu.model == "minilm" and cpu.hparams["finetune_layers"] == 3 and cpu.lr == 3e-4
-    assert cpu.dev_target_recall == transfer.TARGET["recall"] and transfer.FROZEN_ENCODER_RECIPE["finetune_layers"] == 0
+    assert cpu.dev_target_recall == transfer.TARGET["recall"] and FROZEN_ENCODER_RECIPE["finetune_layers"] == 0
     hp = transfer.params_for("smoke").hparams
     assert hp["word_dropout"] == 0.3 and hp["lowercase_chars"] and hp["casing"]
     with pytest.raises(ValueError, match="word-level"):
@@ -47,7 +49,7 @@ def test_training_spans_are_aligned_to_the_guideline():
     syn = transfer_run._aligned(load_corpus("synthetic", profile="smoke", seed=0), "physionet")
     spans = [s for d in syn.train + syn.dev + syn.test for s in d.spans]
     assert spans and not [s for s in spans if s.subtype in ("DEPARTMENT", "PROFESSION", "ROOM")]
-    ages = [age_value(s.text) for s in spans if s.subtype == "AGE"]
+    ages = [_age_value(s.text) for s in spans if s.subtype == "AGE"]
     assert all(a is not None and a > 89 for a in ages)
 
 
@@ -69,7 +71,7 @@ def test_the_encoder_recipe_trains_on_synthetic_notes_and_changes_only_the_layer
     from deidlib.models.encoder_tagger import clear_encoder_caches
 
     params = transfer.params_for("smoke", model="minilm", lr=3e-4, batch_size=16,
-                                 hparams={**transfer.ENCODER_RECIPE, "hidden": 16})
+                                 hparams={**ENCODER_RECIPE, "hidden": 16})
     seen = {}
     real_fit = transfer_run.fit_tagger
 
@@ -129,9 +131,9 @@ def test_nursing_notes_are_scored_with_diagnostics_that_add_up(physionet_dir, mo
     # the threshold chosen on the dev split: the highest of the grid whose dev recall reaches the target
     c = r["dev_chosen"]
     dev_curve = r["dev"]["operating_points"]
-    assert c["threshold"] in transfer.THRESHOLD_GRID and c["dev"]["recall"] >= 0.6
+    assert c["threshold"] in THRESHOLD_GRID and c["dev"]["recall"] >= 0.6
     # ... among the thresholds at or below the cap (0.5): the operating point only lowers the threshold
-    assert grids == [tuple(t for t in transfer.THRESHOLD_GRID if t <= 0.5)] and c["threshold"] <= 0.5
+    assert grids == [tuple(t for t in THRESHOLD_GRID if t <= 0.5)] and c["threshold"] <= 0.5
     assert all(p["recall"] < 0.6 for p in dev_curve if p["threshold"] > c["threshold"])
     assert c["dev"] == next(p for p in dev_curve if p["threshold"] == c["threshold"])
     assert [row["test set"] for row in transfer.score_rows(res)][2].startswith("physionet, P(PHI) >= ")
@@ -157,13 +159,13 @@ def test_upper_case_notes_keeps_spans_on_their_text_and_is_seeded():
     from deidlib.datasets import load_corpus
 
     docs = load_corpus("synthetic", profile="smoke", seed=0).train
-    out = transfer.upper_case_notes(docs, 0.5, seed=3)
+    out = _upper_case_notes(docs, 0.5, seed=3)
     upper = [d for d, o in zip(docs, out) if o.text != d.text]
     assert 0.3 * len(docs) < len(upper) < 0.7 * len(docs)
     for o in out:
         assert all(o.text[s.start:s.end] == s.text for s in o.spans)
-    assert [o.text for o in transfer.upper_case_notes(docs, 0.5, seed=3)] == [o.text for o in out]
-    assert all(o.text == d.text for d, o in zip(docs, transfer.upper_case_notes(docs, 0.0, seed=3)))
+    assert [o.text for o in _upper_case_notes(docs, 0.5, seed=3)] == [o.text for o in out]
+    assert all(o.text == d.text for d, o in zip(docs, _upper_case_notes(docs, 0.0, seed=3)))
     assert docs[0].text != docs[0].text.upper()  # the input is not changed
     with pytest.raises(ValueError, match="upper_share"):
         transfer.params_for("smoke", upper_share=1.5)
