@@ -190,18 +190,31 @@ def named_recipe(name: str) -> dict:
         raise ValueError(f"unknown model recipe {name!r}; choose one of {', '.join(MODEL_RECIPES)}") from None
 
 
+@functools.lru_cache(maxsize=4)
+def _tree_hash(root: str):
+    """SHA-256 hasher fed the ``.py``/``.txt``/``.json``/``.tsv`` files under ``root`` (names and
+    bytes), read once per process (a command asks for the fingerprint more than once); callers
+    update a ``.copy()``."""
+    base = Path(root)
+    h = hashlib.sha256()
+    for f in sorted(base.rglob("*")):
+        if f.is_file() and f.suffix in (".py", ".txt", ".json", ".tsv"):
+            h.update(f.relative_to(base).as_posix().encode())
+            h.update(f.read_bytes())
+    return h
+
+
 def _source_digest() -> str:
     """Hash of the synthetic generator's source files and data (what the training text depends on)
-    and of the guideline patterns (the decision rule's threshold is read with them applied)."""
-    from .. import synthetic
+    and of the guideline patterns (the decision rule's threshold is read with them applied).
+    The generator's files are found without importing it: ``deidentify``, which never
+    generates a note, does not pay for that import at start-up."""
+    from importlib.util import find_spec
+
     from ..corpus import patterns
 
-    root = Path(synthetic.__file__).parent
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*")):
-        if f.is_file() and f.suffix in (".py", ".txt", ".json", ".tsv"):
-            h.update(f.relative_to(root).as_posix().encode())
-            h.update(f.read_bytes())
+    spec = find_spec(f"{__package__.rpartition('.')[0]}.synthetic")
+    h = _tree_hash(str(Path(spec.origin).parent)).copy()
     h.update(Path(patterns.__file__).read_bytes())
     return h.hexdigest()
 
