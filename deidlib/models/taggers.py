@@ -248,6 +248,7 @@ class TransformerTagger(BaseTagger):
     """ahmed thesis §4.1.4: self-attention (Transformer encoder) tagger trained from scratch."""
 
     kind = "transformer"
+    positions: torch.Tensor  # the sinusoidal position table, a buffer
 
     def __init__(
         self,
