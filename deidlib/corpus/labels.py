@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .document import Document, Span
 from .phi import CATEGORIES, FESTAG_TYPES, TYPE_TO_CATEGORY
@@ -167,8 +168,8 @@ def decode_tags(
     """Spans encoded by ``tags`` over ``tokens`` (offsets into ``text``)."""
     if len(tokens) != len(tags):
         raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
-    chunks: list[tuple[int, int, str]] = []  # (first token, last token, label)
-    open_chunk: list | None = None
+    chunks: list[list[Any]] = []  # [first token, last token, label], the open one still growing
+    open_chunk: list[Any] | None = None
     for i, tag in enumerate(tags):
         if tag == "O":
             open_chunk = None
@@ -179,11 +180,11 @@ def decode_tags(
         cont = open_chunk is not None and open_chunk[2] == lab and prefix in ("I", "E")
         if encoding == "IO":
             cont = open_chunk is not None and open_chunk[2] == lab
-        if cont:
+        if cont and open_chunk is not None:
             open_chunk[1] = i
         else:
             open_chunk = [i, i, lab]
-            chunks.append(open_chunk)  # type: ignore[arg-type]
+            chunks.append(open_chunk)
         if encoding == "BIOES" and prefix in ("E", "S"):
             open_chunk = None
     spans = []
@@ -240,6 +241,8 @@ def spans_from_predictions(
 
 
 def _has_phi(sentence: TaggedSentence) -> bool:
+    if sentence.tags is None:
+        raise ValueError(f"a sentence of document {sentence.doc_id!r} has no tags")
     return any(t != "O" for t in sentence.tags)
 
 
