@@ -32,7 +32,7 @@ def loss_scores(losses: Sequence[float]) -> np.ndarray:
     return -np.asarray(losses, float)
 
 
-def logit_confidence(losses: Sequence[float]) -> np.ndarray:
+def logit_confidence(losses: Sequence[float] | np.ndarray) -> np.ndarray:
     """φ = log(p / (1 − p)) with p = exp(−L), computed stably: −L − log(1 − e^{−L})."""
     L = np.maximum(np.asarray(losses, float), 1e-12)
     return -L - np.log(-np.expm1(-L))
