@@ -110,7 +110,7 @@ def paired_bootstrap(y_true: Sequence[int], pred_a: Sequence[int], pred_b: Seque
     for i in range(n_resamples):
         idx = rng.integers(0, len(t), len(t))
         d[i] = f(t[idx], b[idx]) - f(t[idx], a[idx])
-    p = min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
+    p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
     return float(delta), float(p)
 
 
@@ -137,7 +137,8 @@ def equivalence_bootstrap(y_true: Sequence[int], pred_a: Sequence[int], pred_b: 
     within ``margin`` when ``p_tost < alpha``."""
     if margin <= 0 or not 0 < alpha < 0.5:
         raise ValueError(f"need margin > 0 and 0 < alpha < 0.5, got {margin} and {alpha}")
-    delta, d = _bootstrap_deltas(*(np.asarray(x) for x in (y_true, pred_a, pred_b)), metric, n_resamples, seed)
+    t, a, b = (np.asarray(x) for x in (y_true, pred_a, pred_b))
+    delta, d = _bootstrap_deltas(t, a, b, metric, n_resamples, seed)
     lo, hi = np.quantile(d, [alpha, 1 - alpha])
     p = float(max(np.mean(d <= -margin), np.mean(d >= margin)))
     return {"delta": delta, "lo": float(lo), "hi": float(hi), "margin": float(margin), "p_tost": p}
