@@ -21,12 +21,6 @@ from ..privacy.pseudonymize import default_skip
 __all__ = ["neighbour_recovery"]
 
 
-def _gold_tags(sentence: TaggedSentence) -> list[str]:
-    if sentence.tags is None:
-        raise ValueError(f"an original sentence of document {sentence.doc_id!r} has no gold tags")
-    return sentence.tags
-
-
 def neighbour_recovery(original: Sequence[TaggedSentence], released: Sequence[TaggedSentence],
                        index: NeighbourIndex, guesses: int = 10,
                        skip: Callable[[str], bool] | None = default_skip) -> dict[str, float]:
@@ -38,7 +32,7 @@ def neighbour_recovery(original: Sequence[TaggedSentence], released: Sequence[Ta
     if guesses < 1:
         raise ValueError(f"guesses must be >= 1, got {guesses}")
     pairs = [(o, r) for so, sr in zip(original, released)
-             for o, r, t in zip(so.words, sr.words, _gold_tags(so)) if t != "O" and not (skip and skip(o))]
+             for o, r, t in zip(so.words, sr.words, so.gold_tags) if t != "O" and not (skip and skip(o))]
     if not pairs:
         return {"tokens": 0, "recovered": float("nan"), "unchanged": float("nan")}
     key = index.embeddings.key

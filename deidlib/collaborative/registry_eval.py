@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-def f1_micro_macro(y_true: Sequence[int], y_pred: Sequence[int]) -> dict[str, float]:
+def f1_micro_macro(y_true: Sequence[int] | np.ndarray, y_pred: Sequence[int] | np.ndarray) -> dict[str, float]:
     """``{"micro": ..., "macro": ...}`` F1 (macro over the classes in ``y_true``)."""
     labels = sorted(set(int(y) for y in y_true))
     return {
@@ -71,7 +71,8 @@ def extreme_classes(train_counts: Sequence[int], min_support: int = 100) -> tupl
     return most, least
 
 
-def per_class_f1(y_true: Sequence[int], y_pred: Sequence[int], classes: Sequence[int]) -> dict[int, float]:
+def per_class_f1(y_true: Sequence[int] | np.ndarray, y_pred: Sequence[int] | np.ndarray,
+                 classes: Sequence[int]) -> dict[int, float]:
     """F1 of each class in ``classes`` (one-vs-rest)."""
     scores = f1_score(y_true, y_pred, labels=list(classes), average=None, zero_division=0)
     return {int(c): float(s) for c, s in zip(classes, scores)}
@@ -167,7 +168,7 @@ class AttackResult:
     n_test: int
 
 
-def registry_attack(features: np.ndarray, registry: Sequence[int], *, epochs: int = 50, hidden: int = 64,
+def registry_attack(features: np.ndarray, registry: Sequence[int] | np.ndarray, *, epochs: int = 50, hidden: int = 64,
                     lr: float = 1e-2, test_fraction: float = 0.5, seed: int = 0) -> AttackResult:
     """Train a classifier of the registry on frozen features; accuracy on held-out ones."""
     x = np.asarray(features, dtype=np.float32)

@@ -207,6 +207,13 @@ class TaggedSentence:
     def words(self) -> list[str]:
         return [t.text for t in self.tokens]
 
+    @property
+    def gold_tags(self) -> list[str]:
+        """``tags``, which a gold-tagged sentence must have (else a ``ValueError``)."""
+        if self.tags is None:
+            raise ValueError(f"a sentence of document {self.doc_id!r} has no gold tags")
+        return self.tags
+
 
 def tagged_sentences(
     docs: Iterable[Document],
@@ -241,9 +248,7 @@ def spans_from_predictions(
 
 
 def _has_phi(sentence: TaggedSentence) -> bool:
-    if sentence.tags is None:
-        raise ValueError(f"a sentence of document {sentence.doc_id!r} has no tags")
-    return any(t != "O" for t in sentence.tags)
+    return any(t != "O" for t in sentence.gold_tags)
 
 
 def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: float, seed: int) -> list[TaggedSentence]:

@@ -106,13 +106,6 @@ def _resumed_rule(patience: int | None, hist: History, bad: int) -> EarlyStoppin
     return EarlyStopping(patience, best=best, best_index=best_index, bad=bad, seen=len(evaluated))
 
 
-def _gold_tags(sentence: TaggedSentence) -> list[str]:
-    """The gold tags of a training sentence (a sentence without them is a ``ValueError``)."""
-    if sentence.tags is None:
-        raise ValueError(f"a training sentence of document {sentence.doc_id!r} has no gold tags")
-    return sentence.tags
-
-
 def train(
     tagger: BaseTagger,
     train_sentences: Sequence[TaggedSentence],
@@ -160,7 +153,7 @@ def train(
     fz = tagger.featurizer
     groups = bucket_batches([len(s.tokens) for s in train_sentences], batch_size, seed, bucketed)
     batches = [
-        fz.encode([train_sentences[i].words for i in g], [_gold_tags(train_sentences[i]) for i in g]).to(device)
+        fz.encode([train_sentences[i].words for i in g], [train_sentences[i].gold_tags for i in g]).to(device)
         for g in groups
     ]
     check_gold_paths(tagger, batches, groups, train_sentences)

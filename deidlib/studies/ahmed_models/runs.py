@@ -57,7 +57,7 @@ class AhmedData:
     #: ``misspell_rate`` is 0) and, per document id, the ranges of the misspelled tokens
     misspelled_test: list[Any] = field(default_factory=list)
     misspelled_ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    _vectors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _vectors: dict[int, np.ndarray | None] = field(default_factory=dict, repr=False)
     _encoder_featurizer: Any = field(default=None, repr=False)
 
     def encoder_featurizer(self):
@@ -102,7 +102,8 @@ def prepare_data(
     dev = subsample(list(splits.dev), params.max_dev_documents, derive_seed(data_seed, "ahmed-dev-cap"))
     test = subsample(list(splits.test), params.max_test_documents, derive_seed(data_seed, "ahmed-test-cap"))
     fz = build_featurizer("gru", [s.words for s in sents], labels=tag_set(SCHEME, ENCODING))
-    bad, ranges = [], {}
+    bad: list[Document] = []
+    ranges: dict[str, list[tuple[int, int]]] = {}
     if params.misspell_rate > 0:
         bad, ranges = misspell_documents(test, params.misspell_rate, derive_seed(data_seed, "ahmed-misspell"))
     info = {
@@ -319,7 +320,7 @@ def run_study(
     data_seed = seeds[0] if data_seed is None else int(data_seed)
     grid = config_grid(params, tables)
     data = prepare_data(corpus, data_dir, profile, data_seed, params, split)
-    out: AhmedResults = {  # type: ignore[typeddict-item]  (torch_threads is set below)
+    out: AhmedResults = {  # type: ignore[typeddict-item]  # torch_threads is set below
         "study": "ahmed",
         "profile": profile,
         "corpus": corpus,

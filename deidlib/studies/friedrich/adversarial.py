@@ -45,6 +45,7 @@ from ...plotting import style
 from ...privacy.adversarial import (
     AdversarialModel,
     AdversarialTrainer,
+    RepresentationModel,
     frozen_adversary_accuracy,
     train_dann,
     train_three_phase,
@@ -112,6 +113,8 @@ def adversarial_run(data: FriedrichData, emb, index: NeighbourIndex, n: int, par
         raise ValueError(f"unknown procedure {procedure!r}; choose three_phase or dann")
     score = asdict(binary_tag_prf([s.tags for s in test], trainer.predict(test)))
     rep = model.representation
+    if not isinstance(rep, RepresentationModel):  # AdversarialModel.build makes one
+        raise TypeError(f"expected a noisy representation model, got {type(rep).__name__}")
     att = _attack(trainer, attack_items(data, emb), params) if attack else dict(_NO_ATTACK)
     att.pop("curve", None)
     return {"procedure": procedure, "n": n, "seed": seed, **score,

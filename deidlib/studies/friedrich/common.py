@@ -136,7 +136,7 @@ def load_embeddings(name: str, params: FriedrichParams, *, seed: int = 0, data_d
 
 def phi_tokens(sentences: Sequence[TaggedSentence]) -> list[str]:
     """Every PHI token (with repetitions) of ``sentences``."""
-    return [w for s in sentences for w, t in zip(s.words, s.tags) if t != "O"]
+    return [w for s in sentences for w, t in zip(s.words, s.gold_tags) if t != "O"]
 
 
 class IdentityRepresentation(nn.Module):
