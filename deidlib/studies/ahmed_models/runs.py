@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 import numpy as np
 from tqdm.auto import tqdm
 
+from ...corpus.document import Document
 from ...corpus.labels import downsample_negatives, tag_set, tagged_sentences
 from ...corpus.phi import TYPE_TO_CATEGORY
 from ...corpus.splits import subsample
