@@ -283,10 +283,10 @@ def encode_sentences(
         if not s.tokens:
             continue
         try:
-            tag_ids = np.array([li[t] for t in s.tags], dtype=np.int64)
+            tag_ids = np.array([li[t] for t in s.gold_tags], dtype=np.int64)
         except KeyError as e:
             raise ValueError(f"tag {e.args[0]!r} is not in the label set") from None
-        out.append(EncodedSentence(list(s.words), list(s.tags), embeddings.lookup(s.words),
+        out.append(EncodedSentence(list(s.words), list(s.gold_tags), embeddings.lookup(s.words),
                                    np.array([casing_id(w) for w in s.words], dtype=np.int64), tag_ids))
     return out
 
