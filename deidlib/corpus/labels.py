@@ -47,6 +47,7 @@ __all__ = [
     "encode_tags",
     "decode_tags",
     "TaggedSentence",
+    "gold_tags",
     "tagged_sentences",
     "downsample_negatives",
     "thin_negatives",
@@ -207,14 +208,6 @@ class TaggedSentence:
     def words(self) -> list[str]:
         return [t.text for t in self.tokens]
 
-    @property
-    def gold_tags(self) -> list[str]:
-        """``tags``, which a gold-tagged sentence must have (else a ``ValueError``)."""
-        if self.tags is None:
-            raise ValueError(f"a sentence of document {self.doc_id!r} has no gold tags")
-        return self.tags
-
-
 def tagged_sentences(
     docs: Iterable[Document],
     scheme: str = "i2b2",
@@ -247,8 +240,16 @@ def spans_from_predictions(
     return doc.with_spans(spans)
 
 
+def gold_tags(sentence: TaggedSentence) -> list[str]:
+    """The ``tags`` of a sentence that must have gold tags (training, scoring): a sentence
+    without them (``tags=None``, as at prediction time) is a ``ValueError``."""
+    if sentence.tags is None:
+        raise ValueError(f"a sentence of document {sentence.doc_id!r} has no gold tags")
+    return sentence.tags
+
+
 def _has_phi(sentence: TaggedSentence) -> bool:
-    return any(t != "O" for t in sentence.gold_tags)
+    return any(t != "O" for t in gold_tags(sentence))
 
 
 def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: float, seed: int) -> list[TaggedSentence]:

@@ -88,7 +88,7 @@ from typing import Any, cast
 
 import torch
 
-from ..corpus.labels import TaggedSentence
+from ..corpus.labels import TaggedSentence, gold_tags
 from ..models.protocol import Batch, FeaturizerProtocol
 from ..rng import derive_seed
 from .accounting import ACCOUNTANTS, MAX_NOISE_MULTIPLIER, epsilon, noise_for_epsilon
@@ -653,7 +653,7 @@ def train_dp(
         from ..training.trainer import check_gold_paths
 
         chunks = [list(range(i, min(i + 256, len(train_sentences)))) for i in range(0, len(train_sentences), 256)]
-        encoded = [fz.encode([train_sentences[i].words for i in g], [train_sentences[i].gold_tags for i in g]) for g in chunks]
+        encoded = [fz.encode([train_sentences[i].words for i in g], [gold_tags(train_sentences[i]) for i in g]) for g in chunks]
         check_gold_paths(tagger, encoded, chunks, train_sentences)
     noise_gen: SecureRandom | torch.Generator
     if secure:
@@ -685,7 +685,7 @@ def train_dp(
                     sent_idx.extend(members[u])
                 groups: list[list[int]] | None = unit_groups
                 ss = [train_sentences[i] for i in sent_idx]
-                batch = fz.encode([s.words for s in ss], [s.gold_tags for s in ss]).to(device)
+                batch = fz.encode([s.words for s in ss], [gold_tags(s) for s in ss]).to(device)
             else:
                 batch, groups = None, None
             dp_step(

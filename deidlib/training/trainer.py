@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from ..corpus.document import Document
-from ..corpus.labels import TaggedSentence
+from ..corpus.labels import TaggedSentence, gold_tags
 from ..models.taggers import BaseTagger
 from .batching import bucket_batches, epoch_order
 from .loop import lr_schedule, make_optimizer, train_epoch
@@ -153,7 +153,7 @@ def train(
     fz = tagger.featurizer
     groups = bucket_batches([len(s.tokens) for s in train_sentences], batch_size, seed, bucketed)
     batches = [
-        fz.encode([train_sentences[i].words for i in g], [train_sentences[i].gold_tags for i in g]).to(device)
+        fz.encode([train_sentences[i].words for i in g], [gold_tags(train_sentences[i]) for i in g]).to(device)
         for g in groups
     ]
     check_gold_paths(tagger, batches, groups, train_sentences)
