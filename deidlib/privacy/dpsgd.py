@@ -677,13 +677,13 @@ def train_dp(
         )
         for t, lot in enumerate(bar, start=1):
             lot = list(lot)
+            groups: list[list[int]] | None
             if lot:
                 sent_idx: list[int] = []
-                unit_groups: list[list[int]] = []
+                groups = []
                 for u in lot:
-                    unit_groups.append(list(range(len(sent_idx), len(sent_idx) + len(members[u]))))
+                    groups.append(list(range(len(sent_idx), len(sent_idx) + len(members[u]))))
                     sent_idx.extend(members[u])
-                groups: list[list[int]] | None = unit_groups
                 ss = [train_sentences[i] for i in sent_idx]
                 batch = fz.encode([s.words for s in ss], [gold_tags(s) for s in ss]).to(device)
             else:
