@@ -67,6 +67,7 @@ docs-check: install
 
 lint: install
 	$(PY) -m ruff check deidlib tests benchmarks scripts
+	$(PY) -m mypy deidlib
 
 clean:
 	rm -rf runs .pytest_cache .ruff_cache docs/_build docs/notebooks docs/api

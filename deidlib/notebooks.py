@@ -523,9 +523,10 @@ def reproduce(
                 finish(e, out, seconds)
                 done[e.name] = out
         else:
-            from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+            from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-            pending, running, error = list(entries), {}, None
+            pending, error = list(entries), None
+            running: dict[Future[tuple[Path, float]], NotebookEntry] = {}
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 while pending or running:
                     while pending and len(running) < jobs and error is None:

@@ -287,13 +287,14 @@ def verdict(c: Claim) -> str:
     measured spread. A comparison that holds by construction is not a claim: it belongs in a
     test, not a claims table. Guarded by ``tests/test_reporting.py``.
     """
-    if _missing(c.ours) or _missing(c.paper):
+    if c.ours is None or c.paper is None or _missing(c.ours) or _missing(c.paper):
         return "not measured"
     x, p = float(c.ours), float(c.paper)
     if math.isfinite(x) and math.isfinite(p) and abs(x - p) <= 1e-9 * max(1.0, abs(p)):
         x = p  # equal up to float rounding (an exact computation that meets its bound)
-    has_interval = c.interval is not None and not any(_missing(v) for v in c.interval)
-    lo, hi = map(float, c.interval) if has_interval else (x, x)
+    interval = c.interval if c.interval is not None and not any(_missing(v) for v in c.interval) else None
+    has_interval = interval is not None
+    lo, hi = map(float, interval) if interval is not None else (x, x)
     n = _effect_null(c)
     if n is not None and p != n:
         s = 1.0 if p > n else -1.0
@@ -337,7 +338,7 @@ def claims_table(claims: list[Claim], reference: str = "paper") -> pd.DataFrame:
         iv = "" if c.interval is None or any(_missing(v) for v in c.interval) else \
             f"[{c.interval[0]:.3g}, {c.interval[1]:.3g}]"
         rows.append({"claim": c.claim, reference: c.paper_text or f"{c.paper:.4g}",
-                     "ours": "–" if _missing(c.ours) else f"{float(c.ours):.4g}",
+                     "ours": "–" if c.ours is None or _missing(c.ours) else f"{float(c.ours):.4g}",
                      "interval": iv, "rule": _rule_text(c), "verdict": verdict(c)})
     return pd.DataFrame(rows, columns=["claim", reference, "ours", "interval", "rule", "verdict"])
 

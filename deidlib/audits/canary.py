@@ -86,7 +86,7 @@ def make_canaries(copies: Sequence[int], per_setting: int, n_candidates: int, se
         raise ValueError("need n_candidates >= 2, per_setting >= 1 and copies >= 0")
     rng = np.random.default_rng(seed)
     used: set[str] = set()
-    out = []
+    out: list[Canary] = []
     for k in copies:
         for _ in range(per_setting):
             names: list[str] = []
@@ -115,7 +115,7 @@ def insert_canaries(sentences: Sequence[TaggedSentence], canaries: Sequence[Cana
     return [out[i] for i in order]
 
 
-def exposure(secret_score: float, candidate_scores: Sequence[float]) -> tuple[float, float]:
+def exposure(secret_score: float, candidate_scores: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """``(rank, exposure)`` of the secret among ``candidate_scores`` (higher = more likely),
     Definition 4/5 of Carlini et al. with ties counted one half."""
     c = np.asarray(candidate_scores, float)

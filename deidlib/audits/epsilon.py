@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 
 import numpy as np
 import torch
@@ -60,8 +60,8 @@ def _rates(scores_in: np.ndarray, scores_out: np.ndarray, t: float) -> tuple[int
     return int((scores_out > t).sum()), int((scores_in <= t).sum())
 
 
-def epsilon_lower_bound(scores_in: Sequence[float], scores_out: Sequence[float], threshold: float, *,
-                        delta: float, alpha: float = 0.05) -> float:
+def epsilon_lower_bound(scores_in: Sequence[float] | np.ndarray, scores_out: Sequence[float] | np.ndarray,
+                        threshold: float, *, delta: float, alpha: float = 0.05) -> float:
     """ε_LB of the fixed rule "member if score > threshold" with confidence 1 − α."""
     a, b = np.asarray(scores_in, float), np.asarray(scores_out, float)
     fp, fn = _rates(a, b, threshold)
@@ -96,12 +96,17 @@ class AuditVerdict:
     """What every ε audit record says beside its numbers (``epsilon_lower_bound`` and
     ``accountant_epsilon`` fields of a dataclass): whether it proves a privacy bug."""
 
+    epsilon_lower_bound: float
+    accountant_epsilon: float
+
     @property
     def violated(self) -> bool:
         """True when the audit proves more leakage than the accountant allows (a bug)."""
         return self.epsilon_lower_bound > self.accountant_epsilon
 
     def to_dict(self) -> dict:
+        if not is_dataclass(self):
+            raise TypeError(f"{type(self).__name__} is not a dataclass")
         return {**asdict(self), "violated": self.violated}
 
 

@@ -21,10 +21,13 @@ score is the mean score of their sentences (:func:`group_scores`).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 __all__ = ["loss_scores", "lira_offline_scores", "group_scores"]
+
+K = TypeVar("K", bound=Hashable)  # a group key (e.g. a patient id)
 
 
 def loss_scores(losses: Sequence[float]) -> np.ndarray:
@@ -32,7 +35,7 @@ def loss_scores(losses: Sequence[float]) -> np.ndarray:
     return -np.asarray(losses, float)
 
 
-def _logit_confidence(losses: Sequence[float]) -> np.ndarray:
+def _logit_confidence(losses: Sequence[float] | np.ndarray) -> np.ndarray:
     """φ = log(p / (1 − p)) with p = exp(−L), computed stably: −L − log(1 − e^{−L})."""
     L = np.maximum(np.asarray(losses, float), 1e-12)
     return -L - np.log(-np.expm1(-L))
@@ -59,12 +62,12 @@ def lira_offline_scores(target_losses: Sequence[float], reference_losses: np.nda
     return (_logit_confidence(t) - mu) / sigma
 
 
-def group_scores(scores: Sequence[float], groups: Sequence[Hashable]) -> dict[Hashable, float]:
+def group_scores(scores: Sequence[float] | np.ndarray, groups: Sequence[K]) -> dict[K, float]:
     """Mean score per group (e.g. per patient)."""
     s = np.asarray(scores, float)
     if s.size != len(groups):
         raise ValueError("one group key per score")
-    acc: dict[Hashable, list[float]] = {}
+    acc: dict[K, list[float]] = {}
     for v, g in zip(s, groups):
         acc.setdefault(g, []).append(float(v))
     return {g: float(np.mean(v)) for g, v in acc.items()}

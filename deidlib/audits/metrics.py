@@ -28,7 +28,7 @@ def _arrays(scores_in, scores_out) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def _roc_auc(scores_in: Sequence[float], scores_out: Sequence[float]) -> float:
+def _roc_auc(scores_in: Sequence[float] | np.ndarray, scores_out: Sequence[float] | np.ndarray) -> float:
     """P(score of a random member > score of a random non-member), ties counted 1/2: the
     ROC AUC of members (label 1) against non-members (label 0), by
     :func:`sklearn.metrics.roc_auc_score`. Without a member or without a non-member there is
@@ -40,7 +40,7 @@ def _roc_auc(scores_in: Sequence[float], scores_out: Sequence[float]) -> float:
     return float(roc_auc_score(labels, np.concatenate([a, b])))
 
 
-def _tpr_at_fpr(scores_in: Sequence[float], scores_out: Sequence[float], fpr: float) -> float:
+def _tpr_at_fpr(scores_in: Sequence[float] | np.ndarray, scores_out: Sequence[float] | np.ndarray, fpr: float) -> float:
     """The largest TPR of a threshold rule ``score > t`` whose FPR on the non-members is at
     most ``fpr``. With fewer than ``1/fpr`` non-members the only admissible rule flags no
     non-member at all (FPR = 0), which is what is reported (conservative)."""

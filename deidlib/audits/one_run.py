@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,6 +40,7 @@ from scipy.stats import binom
 
 from ..corpus.labels import TaggedSentence
 from ..corpus.tokenize import Token
+from ..models.taggers import BaseTagger
 from ..privacy.accounting import epsilon as accountant_epsilon
 from ..privacy.accounting import noise_for_epsilon
 from .epsilon import AuditVerdict
@@ -106,7 +108,7 @@ class GradientCanaryTagger(torch.nn.Module):
     ``canary`` and zero elsewhere; every other sentence keeps its tagger loss and does not
     reach ``canary``. Everything else (featurizer, emissions) is the wrapped tagger's."""
 
-    def __init__(self, base: torch.nn.Module, canary_ids: Sequence[int], scale: float = 1e4):
+    def __init__(self, base: BaseTagger, canary_ids: Sequence[int], scale: float = 1e4):
         super().__init__()
         self.base = base
         self.featurizer = base.featurizer
@@ -162,7 +164,7 @@ class OneRunAudit(AuditVerdict):
 
 
 def audit_train_dp_one_run(
-    make_base: Callable[[Sequence[str]], torch.nn.Module],
+    make_base: Callable[[Sequence[str]], BaseTagger],
     sentences: Sequence[TaggedSentence],
     *,
     canaries: int = 1000,
@@ -194,7 +196,9 @@ def audit_train_dp_one_run(
     import time
 
     if train_dp is None:
-        from ..privacy.dpsgd import train_dp
+        from ..privacy.dpsgd import train_dp as default_train_dp
+
+        train_dp = default_train_dp
     m = int(canaries)
     kp = max(1, m // 10) if k_plus is None else int(k_plus)
     km = max(1, m // 10) if k_minus is None else int(k_minus)
@@ -209,8 +213,8 @@ def audit_train_dp_one_run(
         raise ValueError("make_base must give every canary word an id of its own (extra_words)")
     tagger = GradientCanaryTagger(base, ids)
     coins = np.random.default_rng(seed).random(m) < 0.5
-    train = [*sentences, *(_canary_sentence(i) for i in np.flatnonzero(coins))]
-    noise = {"target_epsilon": target_epsilon} if actual_noise_multiplier is None else {
+    train = [*sentences, *(_canary_sentence(i) for i in np.flatnonzero(coins).tolist())]
+    noise: dict[str, Any] = {"target_epsilon": target_epsilon} if actual_noise_multiplier is None else {
         "noise_multiplier": float(actual_noise_multiplier)}
     with torch.random.fork_rng(devices=[]):
         _, ledger = train_dp(tagger, train, None, None, epochs=steps, batch_size=len(train), delta=delta,

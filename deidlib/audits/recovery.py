@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..corpus.labels import TaggedSentence
+from ..corpus.labels import TaggedSentence, gold_tags
 from ..embeddings.neighbours import NeighbourIndex
 from ..privacy.pseudonymize import default_skip
 
@@ -32,7 +32,7 @@ def neighbour_recovery(original: Sequence[TaggedSentence], released: Sequence[Ta
     if guesses < 1:
         raise ValueError(f"guesses must be >= 1, got {guesses}")
     pairs = [(o, r) for so, sr in zip(original, released)
-             for o, r, t in zip(so.words, sr.words, so.tags) if t != "O" and not (skip and skip(o))]
+             for o, r, t in zip(so.words, sr.words, gold_tags(so)) if t != "O" and not (skip and skip(o))]
     if not pairs:
         return {"tokens": 0, "recovered": float("nan"), "unchanged": float("nan")}
     key = index.embeddings.key

@@ -104,16 +104,17 @@ class SGDTrainer:
         return {"loss": total / max(steps, 1), "steps": float(steps)}
 
 
-def _tagger_encode(model: nn.Module, sentences: Sequence[Any]) -> Any:
+# the helpers below take any tagger module (featurizer, loss, sentence_losses: models.protocol.Tagger)
+def _tagger_encode(model: Any, sentences: Sequence[Any]) -> Any:
     toks = [[t.text if hasattr(t, "text") else t for t in s.tokens] for s in sentences]
     return model.featurizer.encode(toks, [list(s.tags) for s in sentences])
 
 
-def _tagger_loss(model: nn.Module, batch: Any) -> torch.Tensor:
+def _tagger_loss(model: Any, batch: Any) -> torch.Tensor:
     return model.loss(batch)
 
 
-def _token_mean_loss(model: nn.Module, batch: Any) -> torch.Tensor:
+def _token_mean_loss(model: Any, batch: Any) -> torch.Tensor:
     losses = model.sentence_losses(batch)
     if getattr(model, "crf", None) is None:
         losses = losses / batch.mask.sum(1).clamp(min=1).to(losses.dtype)

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-def f1_micro_macro(y_true: Sequence[int], y_pred: Sequence[int]) -> dict[str, float]:
+def f1_micro_macro(y_true: Sequence[int] | np.ndarray, y_pred: Sequence[int] | np.ndarray) -> dict[str, float]:
     """``{"micro": ..., "macro": ...}`` F1 (macro over the classes in ``y_true``)."""
     labels = sorted(set(int(y) for y in y_true))
     return {
@@ -65,7 +65,8 @@ def extreme_classes(train_counts: Sequence[int], min_support: int = 100) -> tupl
     return most, least
 
 
-def per_class_f1(y_true: Sequence[int], y_pred: Sequence[int], classes: Sequence[int]) -> dict[int, float]:
+def per_class_f1(y_true: Sequence[int] | np.ndarray, y_pred: Sequence[int] | np.ndarray,
+                 classes: Sequence[int]) -> dict[int, float]:
     """F1 of each class in ``classes`` (one-vs-rest)."""
     scores = f1_score(y_true, y_pred, labels=list(classes), average=None, zero_division=0)
     return {int(c): float(s) for c, s in zip(classes, scores)}
@@ -104,7 +105,7 @@ def paired_bootstrap(y_true: Sequence[int], pred_a: Sequence[int], pred_b: Seque
     for i in range(n_resamples):
         idx = rng.integers(0, len(t), len(t))
         d[i] = f(t[idx], b[idx]) - f(t[idx], a[idx])
-    p = min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
+    p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
     return float(delta), float(p)
 
 
@@ -131,7 +132,8 @@ def equivalence_bootstrap(y_true: Sequence[int], pred_a: Sequence[int], pred_b: 
     within ``margin`` when ``p_tost < alpha``."""
     if margin <= 0 or not 0 < alpha < 0.5:
         raise ValueError(f"need margin > 0 and 0 < alpha < 0.5, got {margin} and {alpha}")
-    delta, d = _bootstrap_deltas(*(np.asarray(x) for x in (y_true, pred_a, pred_b)), metric, n_resamples, seed)
+    t, a, b = (np.asarray(x) for x in (y_true, pred_a, pred_b))
+    delta, d = _bootstrap_deltas(t, a, b, metric, n_resamples, seed)
     lo, hi = np.quantile(d, [alpha, 1 - alpha])
     p = float(max(np.mean(d <= -margin), np.mean(d >= margin)))
     return {"delta": delta, "lo": float(lo), "hi": float(hi), "margin": float(margin), "p_tost": p}
@@ -160,7 +162,7 @@ class AttackResult:
     n_test: int
 
 
-def registry_attack(features: np.ndarray, registry: Sequence[int], *, epochs: int = 50, hidden: int = 64,
+def registry_attack(features: np.ndarray, registry: Sequence[int] | np.ndarray, *, epochs: int = 50, hidden: int = 64,
                     lr: float = 1e-2, test_fraction: float = 0.5, seed: int = 0) -> AttackResult:
     """Train a classifier of the registry on frozen features; accuracy on held-out ones."""
     x = np.asarray(features, dtype=np.float32)

@@ -170,6 +170,8 @@ class SharedPrivateCNN(nn.Module):
     embedding feeding the private encoder, a private head on ``[private; shared]``, and the
     (shared) registry discriminator behind gradient reversal."""
 
+    public_vectors: torch.Tensor  # a buffer: the frozen public word vectors
+
     def __init__(self, cfg: CNNConfig, n_classes: int, n_registries: int, disc_hidden: int = 64,
                  adv_weight: float = 0.1) -> None:
         super().__init__()

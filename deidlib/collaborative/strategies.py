@@ -48,7 +48,7 @@ from torch import nn
 
 from ..rng import derive_seed
 from .dp_upload import UploadLedger
-from .dssgd import make_generator
+from .dssgd import Selection, TieBreak, UploadBase, make_generator
 from .server import ParameterServer
 from .sites import Site
 from .worker_upload import worker_upload
@@ -228,9 +228,9 @@ class DSSGDConfig:
     theta_u: float = 0.5
     gamma: float = 10.0
     tau: float = 1e-4
-    selection: str = "random"  # "random" (paper) | "largest" (Shokri & Shmatikov)
-    upload_base: str = "parameters"  # "parameters": k = θ_u·|p| | "eligible": θ_u of non-zero
-    tie_break: str = "random"
+    selection: Selection = "random"  # "random" (paper) | "largest" (Shokri & Shmatikov)
+    upload_base: UploadBase = "parameters"  # "parameters": k = θ_u·|p| | "eligible": θ_u of non-zero
+    tie_break: TieBreak = "random"
     dp_epsilon: float | None = None
     dp_budget: float | None = None
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from .dp_upload import UploadLedger, dp_select_upload
-from .dssgd import select_upload, threshold_and_clip
+from .dssgd import Selection, UploadBase, select_upload, threshold_and_clip
 
 __all__ = ["worker_upload"]
 
@@ -30,8 +30,8 @@ def worker_upload(
     gamma: float,
     tau: float,
     generator: torch.Generator,
-    selection: str = "random",
-    base: str = "parameters",
+    selection: Selection = "random",
+    base: UploadBase = "parameters",
     dp_epsilon: float | None = None,
     ledger: UploadLedger | None = None,
     epoch: int = 0,

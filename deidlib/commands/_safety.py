@@ -247,14 +247,15 @@ def _publish(tmp: Path, out: Path) -> None:
     if not os.path.lexists(out):
         os.replace(tmp, out)
         return
-    old: Path | None = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+    aside_dir = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old"))
+    old: Path | None = aside_dir  # removed at the end unless a failed rollback leaves files in it
     aside: list[str] = []
     placed: list[str] = []
     try:
         for entry in sorted(tmp.iterdir()):
             dest = out / entry.name
             if os.path.lexists(dest):
-                os.replace(dest, old / entry.name)
+                os.replace(dest, aside_dir / entry.name)
                 aside.append(entry.name)
             os.replace(entry, dest)
             placed.append(entry.name)
@@ -263,7 +264,7 @@ def _publish(tmp: Path, out: Path) -> None:
             for name in placed:
                 os.replace(out / name, tmp / name)
             for name in aside:
-                os.replace(old / name, out / name)
+                os.replace(aside_dir / name, out / name)
         except OSError:
             old = None  # keep what was moved aside rather than lose it
         raise

@@ -154,14 +154,14 @@ def _attach_gold(args, corpus) -> int:
     by_id = {d.id: d for d in gold.docs}
     n = 0
     for i, d in enumerate(corpus.docs):
-        g = by_id.get(d.id)
-        if g is None:
+        gd = by_id.get(d.id)
+        if gd is None:
             continue
-        if g.text != d.text:
-            at = next((k for k, (x, y) in enumerate(zip(g.text, d.text)) if x != y), min(len(g.text), len(d.text)))
+        if gd.text != d.text:
+            at = next((k for k, (x, y) in enumerate(zip(gd.text, d.text)) if x != y), min(len(gd.text), len(d.text)))
             raise UsageError(f"--gold {args.gold}: the text of {gold.labels[d.id]} differs from that of "
                              f"{corpus.labels[d.id]} from character {at} on", code=1)
-        corpus.docs[i] = d.with_spans(g.spans)
+        corpus.docs[i] = d.with_spans(gd.spans)
         n += 1
     if n == 0:
         raise UsageError(f"--gold {args.gold}: no file has the relative path of a file of IN (without suffix)",
@@ -559,7 +559,10 @@ def _gold_by_type(docs, results) -> dict:
 
     from ..evaluation.keys import token_keys
 
-    mentions, verbatim, tokens, found = Counter(), Counter(), Counter(), Counter()
+    mentions: Counter[str] = Counter()
+    verbatim: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
+    found: Counter[str] = Counter()
     for d in docs:
         res = results[d.id]
         mentions.update(s.category for s in d.spans if s.text.strip())

@@ -311,7 +311,8 @@ def read_i2b2_dir(
     d = Path(directory)
     if not d.is_dir():
         raise CorpusError(f"{d}: not a directory")
-    docs, where = [], {}
+    docs: list[Document] = []
+    where: dict[str, Path] = {}
     for f in xml_files(d, recursive=recursive):
         try:
             doc = read_i2b2_xml(f, lenient=lenient, allow_overlap=allow_overlap)

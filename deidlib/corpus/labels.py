@@ -31,13 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .document import Document, Span
 from .phi import CATEGORIES, FESTAG_TYPES, TYPE_TO_CATEGORY
 from .tokenize import Token, document_sentences
 
 __all__ = [
-    "span_label", "scheme_labels", "tag_set", "TaggedSentence", "tagged_sentences", "downsample_negatives",
+    "span_label", "scheme_labels", "tag_set", "TaggedSentence", "gold_tags", "tagged_sentences", "downsample_negatives",
     "thin_negatives", "keyed_subsample", "spans_from_predictions",
 ]
 
@@ -154,8 +155,8 @@ def _decode_tags(
     """Spans encoded by ``tags`` over ``tokens`` (offsets into ``text``)."""
     if len(tokens) != len(tags):
         raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags")
-    chunks: list[tuple[int, int, str]] = []  # (first token, last token, label)
-    open_chunk: list | None = None
+    chunks: list[list[Any]] = []  # [first token, last token, label], the open one still growing
+    open_chunk: list[Any] | None = None
     for i, tag in enumerate(tags):
         if tag == "O":
             open_chunk = None
@@ -166,11 +167,11 @@ def _decode_tags(
         cont = open_chunk is not None and open_chunk[2] == lab and prefix in ("I", "E")
         if encoding == "IO":
             cont = open_chunk is not None and open_chunk[2] == lab
-        if cont:
+        if cont and open_chunk is not None:
             open_chunk[1] = i
         else:
             open_chunk = [i, i, lab]
-            chunks.append(open_chunk)  # type: ignore[arg-type]
+            chunks.append(open_chunk)
         if encoding == "BIOES" and prefix in ("E", "S"):
             open_chunk = None
     spans = []
@@ -192,7 +193,6 @@ class TaggedSentence:
     @property
     def words(self) -> list[str]:
         return [t.text for t in self.tokens]
-
 
 def tagged_sentences(
     docs: Iterable[Document],
@@ -226,8 +226,16 @@ def spans_from_predictions(
     return doc.with_spans(spans)
 
 
+def gold_tags(sentence: TaggedSentence) -> list[str]:
+    """The ``tags`` of a sentence that must have gold tags (training, scoring): a sentence
+    without them (``tags=None``, as at prediction time) is a ``ValueError``."""
+    if sentence.tags is None:
+        raise ValueError(f"a sentence of document {sentence.doc_id!r} has no gold tags")
+    return sentence.tags
+
+
 def _has_phi(sentence: TaggedSentence) -> bool:
-    return any(t != "O" for t in sentence.tags)
+    return any(t != "O" for t in gold_tags(sentence))
 
 
 def downsample_negatives(sentences: Sequence[TaggedSentence], per_positive: float, seed: int) -> list[TaggedSentence]:

@@ -170,9 +170,9 @@ def read_physionet(directory: str | Path, *, overlaps: str = "keep") -> list[Doc
         sp = sorted(spans[(pid, nid)])
         if overlaps == "drop":
             kept: list[tuple[Span, str]] = []
-            for s in sp:
-                if not kept or s[0].start >= kept[-1][0].end:
-                    kept.append(s)
+            for item in sp:
+                if not kept or item[0].start >= kept[-1][0].end:
+                    kept.append(item)
             sp = kept
         doc = Document(
             id=f"{pid}-{nid}",

@@ -242,7 +242,8 @@ def read_split_dirs(
                 if doc.id in seen:
                     raise CorpusError(f"{r}: document {doc.id!r} appears in both {seen[doc.id]} and {p}")
                 seen[doc.id] = p
-        return CorpusSplits(*[sorted(x, key=lambda d: d.id) for x in parts], name=r.name)
+        train, dev, test = (sorted(x, key=lambda d: d.id) for x in parts)
+        return CorpusSplits(train, dev, test, name=r.name)
     docs = read_i2b2_dir(r, lenient=lenient, recursive=True)  # e.g. the site<k>/ folders of 'deidlib synth'
     if not docs:
         raise FileNotFoundError(f"{r}: no train/ or test/ folder and no *.xml files")

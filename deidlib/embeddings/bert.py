@@ -29,6 +29,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import torch
 from torch import nn
@@ -74,9 +75,9 @@ def plain_bert_supported(folder: str | Path) -> bool:
             and (folder / WEIGHTS_FILE).is_file())
 
 
-def _named(**children: nn.Module) -> nn.Module:
+def _named(**children: nn.Module) -> Any:
     """An ``nn.Module`` holding ``children`` under their names (``self`` included), to mirror
-    ``BertModel``'s parameter names."""
+    ``BertModel``'s parameter names (typed ``Any``: its children are attributes by name)."""
     m = nn.Module()
     for k, v in children.items():
         m.add_module(k, v)

@@ -126,7 +126,7 @@ def embedding_matrix(
     dim = kv.vector_size
     std = float(scale if scale is not None else np.std(kv.vectors)) if len(kv) else 0.1
     m = rng.normal(0.0, std, size=(len(words), dim)).astype(np.float32)
-    stats = {"exact": 0, "fallback": 0, "random": 0}
+    stats: dict[str, float] = {"exact": 0, "fallback": 0, "random": 0}  # counts, then "coverage"
     special = set(specials)
     for i, w in enumerate(words):
         if i in special:

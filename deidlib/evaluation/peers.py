@@ -90,7 +90,7 @@ def _philter() -> Callable[[str], list[tuple[int, int]]]:
 
     def detect(text: str) -> list[tuple[int, int]]:
         include, _, _ = philter_lite.detect_phi(text, patterns=filters)
-        kept = set()
+        kept: set[int] = set()
         for a, b in include.filecoords():
             kept.update(range(a, b))
         return [m.span() for m in TOKEN_RE.finditer(text) if not all(i in kept for i in range(*m.span()))]

@@ -25,6 +25,8 @@ form: disallowed entries receive (numerically) zero gradient.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -74,7 +76,8 @@ def _viterbi_plan(allowed: torch.Tensor) -> tuple[list[tuple[torch.Tensor, torch
     by_set: dict[tuple[int, ...], list[int]] = {}
     for j in range(allowed.shape[1]):
         by_set.setdefault(tuple(allowed[:, j].nonzero().squeeze(1).tolist()), []).append(j)
-    groups, by_degree = [], {}
+    groups: list[tuple[torch.Tensor, torch.Tensor, bool]] = []
+    by_degree: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     for preds, cols in by_set.items():
         if len(cols) > 1 and len(preds) > 2:
             groups.append((torch.tensor(cols), torch.tensor(preds), True))
@@ -87,6 +90,12 @@ def _viterbi_plan(allowed: torch.Tensor) -> tuple[list[tuple[torch.Tensor, torch
 
 
 class CRF(nn.Module):
+    # the constraint scores: buffers of a constrained CRF, None otherwise (see constraint_biases)
+    trans_bias: torch.Tensor | None
+    start_bias: torch.Tensor | None
+    end_bias: torch.Tensor | None
+    viterbi_allowed: torch.Tensor
+
     def __init__(self, num_tags: int, labels: list[str] | tuple[str, ...] | None = None) -> None:
         super().__init__()
         self.num_tags = num_tags
@@ -98,14 +107,14 @@ class CRF(nn.Module):
         masks = _allowed_transitions(labels) if labels is not None else None
         self.constrained = masks is not None and not all(bool(m.all()) for m in masks)
         for name, i in (("trans_bias", 0), ("start_bias", 1), ("end_bias", 2)):
-            if self.constrained:
+            if masks is not None and self.constrained:
                 bias = torch.zeros(masks[i].shape).masked_fill(~masks[i], DISALLOWED)
                 self.register_buffer(name, bias, persistent=False)
             else:
                 setattr(self, name, None)
         # Viterbi treats a disallowed move as impossible (-inf) and maximises over the allowed
         # predecessors only (see decode)
-        allowed = masks[0] if self.constrained else torch.ones(num_tags, num_tags, dtype=torch.bool)
+        allowed = masks[0] if masks is not None and self.constrained else torch.ones(num_tags, num_tags, dtype=torch.bool)
         self.register_buffer("viterbi_allowed", allowed, persistent=False)
         self._viterbi_plan = _viterbi_plan(allowed)
 
@@ -113,7 +122,14 @@ class CRF(nn.Module):
         """Learned transition/start/end scores plus the fixed constraint scores."""
         if not self.constrained:
             return self.transitions, self.start, self.end
-        return self.transitions + self.trans_bias, self.start + self.start_bias, self.end + self.end_bias
+        trans_bias, start_bias, end_bias = self.constraint_biases()
+        return self.transitions + trans_bias, self.start + start_bias, self.end + end_bias
+
+    def constraint_biases(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The fixed constraint scores (transitions, start, end) of a constrained CRF."""
+        if self.trans_bias is None or self.start_bias is None or self.end_bias is None:
+            raise RuntimeError("an unconstrained CRF has no constraint scores")
+        return self.trans_bias, self.start_bias, self.end_bias
 
     @torch.no_grad()
     def invalid_paths(self, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -124,12 +140,13 @@ class CRF(nn.Module):
         dev = self.transitions.device
         if not self.constrained:
             return torch.zeros(B, dtype=torch.bool, device=dev)
+        trans_bias, start_bias, end_bias = self.constraint_biases()
         tags, mask = tags.to(dev).clamp(min=0), mask.to(dev)
-        bad = self.start_bias[tags[:, 0]] < 0
+        bad = start_bias[tags[:, 0]] < 0
         if T > 1:
-            bad |= ((self.trans_bias[tags[:, :-1], tags[:, 1:]] < 0) & mask[:, 1:]).any(1)
+            bad |= ((trans_bias[tags[:, :-1], tags[:, 1:]] < 0) & mask[:, 1:]).any(1)
         last = mask.long().sum(1) - 1
-        return bad | (self.end_bias[tags.gather(1, last.unsqueeze(1)).squeeze(1)] < 0)
+        return bad | (end_bias[tags.gather(1, last.unsqueeze(1)).squeeze(1)] < 0)
 
     def score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Unnormalised score of ``tags`` [B, T] (padding entries ignored), shape [B]."""
@@ -171,7 +188,7 @@ class CRF(nn.Module):
         c = transitions.amax(0)  # [L]
         et = torch.exp((transitions - c).clamp(min=-80.0))
         if self.constrained:
-            et = et.masked_fill(self.trans_bias < 0, 0.0)
+            et = et.masked_fill(self.constraint_biases()[0] < 0, 0.0)
         alpha = start + emissions[:, 0]  # [B, L]
         for t in range(1, emissions.shape[1]):
             m = alpha.amax(1, keepdim=True)
@@ -222,9 +239,10 @@ class CRF(nn.Module):
         B, T, L = emissions.shape
         transitions, start, end = self._scores()
         if self.constrained:
+            _, start_bias, end_bias = self.constraint_biases()
             transitions = transitions.masked_fill(~self.viterbi_allowed, float("-inf"))
-            start = start.masked_fill(self.start_bias < 0, float("-inf"))
-            end = end.masked_fill(self.end_bias < 0, float("-inf"))
+            start = start.masked_fill(start_bias < 0, float("-inf"))
+            end = end.masked_fill(end_bias < 0, float("-inf"))
         step = self._viterbi_step(transitions)
         score = start + emissions[:, 0]
         scores = [score]
@@ -250,7 +268,7 @@ class CRF(nn.Module):
         is over contiguous memory (~4× faster on CPU than ``max`` over the previous-tag axis)."""
         groups, order = self._viterbi_plan
         dev = transitions.device
-        parts = []
+        parts: list[tuple[Any, Any, bool]] = []  # dense: tensors; sparse: lists of tensors
         for cols, preds, dense in groups:
             cols, preds = cols.to(dev), preds.to(dev)
             if dense:  # [Lg(cur), K(prev)]

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 from contextlib import nullcontext
+from typing import Any
 
 import torch
 from torch import nn
@@ -129,6 +130,9 @@ class EncoderTagger(BaseTagger):
     #: the encoder's autocast dtype on a CUDA device (``None``: float32); set for a pass by
     #: :func:`deidlib.training.precision.mixed_precision`
     compute_dtype: torch.dtype | None = None
+    #: a ``transformers`` BertModel or :class:`deidlib.embeddings.bert.PlainBert`: its config and
+    #: layers are read by name, as both spell them
+    encoder: Any
 
     def __init__(
         self,
@@ -177,24 +181,24 @@ class EncoderTagger(BaseTagger):
         if not self.layers or any(not -n_states <= i < n_states for i in self.layers):
             raise ValueError(f"layers must index the {n_states} hidden states (0 = embeddings, -1 = last), "
                              f"got {layers!r}")
-        layers = list(self.encoder.encoder.layer)
-        n = len(layers)
+        blocks = list(self.encoder.encoder.layer)
+        n = len(blocks)
         if finetune_layers is not None and not 0 <= finetune_layers <= n:
             raise ValueError(f"finetune_layers must be None or in [0, {n}] (got {finetune_layers})")
         k = n if finetune_layers is None else finetune_layers
         # layers above the highest state read are never used: drop them (no compute, no weights)
         self.kept_layers = max(i % n_states for i in self.layers)
         if self.kept_layers < n:
-            layers = layers[: self.kept_layers]
-            self.encoder.encoder.layer = nn.ModuleList(layers)
+            blocks = blocks[: self.kept_layers]
+            self.encoder.encoder.layer = nn.ModuleList(blocks)
             self.encoder.config.num_hidden_layers = self.kept_layers
             self._register_load_state_dict_pre_hook(self._drop_unused_layer_keys)
-        trained = layers[max(0, n - k):]  # the top k of the full encoder, those still kept
+        trained = blocks[max(0, n - k):]  # the top k of the full encoder, those still kept
         self._frozen: list[nn.Module] = []
         if not trained:
             self._frozen = [self.encoder]
         elif k < n:
-            self._frozen = [self.encoder.embeddings, *layers[: n - k]]
+            self._frozen = [self.encoder.embeddings, *blocks[: n - k]]
         for m in self._frozen:
             m.requires_grad_(False)
         self.frozen = not trained
@@ -417,7 +421,8 @@ class EncoderTagger(BaseTagger):
             return (ce * m).sum()
         trans, start, end = params["crf.transitions"], params["crf.start"], params["crf.end"]
         if self.crf.constrained:
-            trans, start, end = trans + self.crf.trans_bias, start + self.crf.start_bias, end + self.crf.end_bias
+            trans_bias, start_bias, end_bias = self.crf.constraint_biases()
+            trans, start, end = trans + trans_bias, start + start_bias, end + end_bias
         alpha = start + em[0]
         for t in range(1, em.shape[0]):
             nxt = torch.logsumexp(alpha.unsqueeze(1) + trans, 0) + em[t]
@@ -491,7 +496,7 @@ def _gru_direction(x, mask, w_ih, w_hh, b_ih, b_hh, *, reverse: bool = False) ->
     T, H = x.shape[0], w_hh.shape[1]
     gi = F.linear(x, w_ih, b_ih)  # the input half of every gate, all steps at once
     h = x.new_zeros(H)
-    out: list[torch.Tensor | None] = [None] * T
+    out: dict[int, torch.Tensor] = {}
     for t in range(T - 1, -1, -1) if reverse else range(T):
         i_r, i_z, i_n = gi[t].chunk(3)
         h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3)
@@ -499,7 +504,7 @@ def _gru_direction(x, mask, w_ih, w_hh, b_ih, b_hh, *, reverse: bool = False) ->
         n = torch.tanh(i_n + r * h_n)
         h = torch.where(mask[t], (1 - z) * n + z * h, h)
         out[t] = h * mask[t].to(h.dtype)
-    return torch.stack(out)
+    return torch.stack([out[t] for t in range(T)])
 
 
 register_kind("minilm", EncoderTagger)

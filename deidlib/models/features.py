@@ -57,7 +57,7 @@ class Featurizer:
         self.lowercase_chars = bool(lowercase_chars)
         self.word_index = {w: i for i, w in enumerate(self.words)}
         self.label_index = {t: i for i, t in enumerate(self.labels)}
-        self._cache: dict[str, tuple[int, int, torch.Tensor]] = {}
+        self._cache: dict[str, tuple[int, int, tuple[int, ...]]] = {}
 
     @classmethod
     def build(
@@ -169,7 +169,7 @@ class Featurizer:
             if len(tags) != B:
                 raise ValueError(f"{B} sentences but {len(tags)} tag sequences")
             li = self.label_index
-            flat_tags = []
+            flat_tags: list[str] = []
             for b, ts in enumerate(tags):
                 if len(ts) != lengths[b]:
                     raise ValueError(f"sentence {b}: {lengths[b]} tokens but {len(ts)} tags")

@@ -4,8 +4,9 @@ character encoders, locked dropout, RNN stacks."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import cast
 
 import numpy as np
 import torch
@@ -119,7 +120,7 @@ def run_rnn_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> t
     w = rnn._flat_weights
     per_dir = len(w) // (2 if rnn.bidirectional else 1)
     lstm = isinstance(rnn, nn.LSTM)
-    fn = torch.lstm if lstm else torch.gru
+    fn: Callable[..., tuple[torch.Tensor, ...]] = torch.lstm if lstm else torch.gru
     padded = int(lengths.min()) < total
     h0 = x.new_zeros(1, bsz, rnn.hidden_size)
     hx = (h0, h0) if lstm else h0
@@ -262,7 +263,7 @@ class RNNStack(nn.Module):
         for i, rnn in enumerate(self.layers):
             if i:
                 x = self.drop(x)
-            x = run_rnn(rnn, x, lengths)
+            x = run_rnn(cast(nn.RNNBase, rnn), x, lengths)  # __init__ fills layers with LSTMs/GRUs
         return x
 
 
@@ -293,6 +294,8 @@ class TokenEncoder(nn.Module):
     Sub-modules are created in the order word, char, casing: with the same torch seed
     a tagger draws the same initial parameters as when each tagger built these itself.
     """
+
+    _char_cache: dict[bytes, torch.Tensor] | None  # set by char_cache() only
 
     def __init__(
         self,
@@ -350,15 +353,18 @@ class TokenEncoder(nn.Module):
 
     def _chars(self, batch: Batch) -> torch.Tensor:
         """Character encodings of the batch's distinct tokens, [U, char.out_dim]."""
+        char, char_ids, char_lengths = self.char, batch.char_ids, batch.char_lengths
+        if char is None or char_ids is None or char_lengths is None:
+            raise ValueError("character encodings need a character encoder and a batch with char_ids")
         cache = getattr(self, "_char_cache", None)
         if cache is None or self.training or torch.is_grad_enabled():
-            return self.char(batch.char_ids, batch.char_lengths)
-        ids, lens = batch.char_ids.cpu().numpy(), batch.char_lengths.clamp(min=1).tolist()
+            return char(char_ids, char_lengths)
+        ids, lens = char_ids.cpu().numpy(), char_lengths.clamp(min=1).tolist()
         keys = [ids[u, :n].tobytes() for u, n in enumerate(lens)]
         todo = [u for u, k in enumerate(keys) if k not in cache]
         if todo:
-            idx = torch.tensor(todo, device=batch.char_ids.device)
-            new = self.char(batch.char_ids[idx], batch.char_lengths[idx])
+            idx = torch.tensor(todo, device=char_ids.device)
+            new = char(char_ids[idx], char_lengths[idx])
             for u, row in zip(todo, new):
                 cache[keys[u]] = row
         return torch.stack([cache[k] for k in keys])

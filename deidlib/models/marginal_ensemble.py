@@ -77,7 +77,7 @@ class MarginalEnsemble(nn.Module):
 
     kind = "ensemble"
 
-    def __init__(self, members: Sequence[nn.Module], phi_threshold: float | None = None):
+    def __init__(self, members: Sequence[Any], phi_threshold: float | None = None):
         super().__init__()
         if len(members) < 1:
             raise ValueError("an ensemble needs at least one member")
@@ -105,10 +105,13 @@ class MarginalEnsemble(nn.Module):
         """Mean posterior tag probabilities over the members, [B, T, K] in the first member's label order."""
         if len(batch.batches) != len(self.members):
             raise ValueError(f"{len(batch.batches)} encoded batches for {len(self.members)} members")
-        total = None
-        for m, b, order in zip(self.members, batch.batches, self._order):
+        total: torch.Tensor | None = None
+        members: list[Any] = list(self.members)  # taggers: each has marginals(batch)
+        for m, b, order in zip(members, batch.batches, self._order):
             p = m.marginals(b)[..., order]
             total = p if total is None else total + p
+        if total is None:  # __init__ rejects an empty ensemble
+            raise ValueError("an ensemble needs at least one member")
         return total / len(self.members)
 
     @torch.no_grad()

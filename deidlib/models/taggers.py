@@ -93,6 +93,8 @@ class BaseTagger(nn.Module):
 
     kind = "base"
     tokens: TokenEncoder
+    #: what it was trained for (``scheme``, ``encoding``, ``mode``, ...), set by whoever builds it
+    task: dict[str, Any]
 
     def __init__(self, featurizer: Featurizer, *, crf: bool, recall_penalty: float | None, hparams: dict[str, Any],
                  constrain_crf: bool = True):
@@ -248,6 +250,7 @@ class TransformerTagger(BaseTagger):
     """ahmed thesis §4.1.4: self-attention (Transformer encoder) tagger trained from scratch."""
 
     kind = "transformer"
+    positions: torch.Tensor  # the sinusoidal position table, a buffer
 
     def __init__(
         self,

@@ -34,6 +34,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..cache import cache_dir
 
@@ -263,7 +264,7 @@ def lowercase_copies(sentences, rate: float, seed: int) -> list:
 def _recipe(recipe: dict | None) -> dict:
     """The full recipe: a complete one (it names its ``model``) as given, a partial one (or None)
     on top of :data:`DEFAULT_MODEL_RECIPE`; keys an older recipe lacks get their neutral value."""
-    base = {"guideline": "i2b2", "patterns": None, "target_recall": None, "lr": None, "note_scale": None,
+    base: dict[str, Any] = {"guideline": "i2b2", "patterns": None, "target_recall": None, "lr": None, "note_scale": None,
             "extra_note_types": None,
             "phi_threshold": None, "embeddings": None, "hparams": {}, "lowercase_copies": 0.0,
             "threshold_rule": "plain", "rule_resamples": None}

@@ -337,7 +337,7 @@ def _read_jsonl(src: Path, patient, name: _Namer, keep_file_names: bool, keep_co
     seen_keys: set[str] = set()
     for f in name.index:
         rel = _rel(src, f)
-        lines = []
+        lines: list[str | tuple[str, dict, bool]] = []  # a blank line as read, else (document id, row, ends in \n)
         for i, line in enumerate(_read_text(f, name(f)).splitlines(keepends=True), 1):
             if not line.strip():
                 lines.append(line)
@@ -483,7 +483,7 @@ def _read_physionet(src: Path, keep_columns, **_) -> InputCorpus:
     return corpus
 
 
-_READERS = {"txt": _read_txt, "i2b2": _read_i2b2, "jsonl": _read_jsonl, "csv": _read_csv, "physionet": _read_physionet}
+_READERS: dict[str, Callable[..., InputCorpus]] = {"txt": _read_txt, "i2b2": _read_i2b2, "jsonl": _read_jsonl, "csv": _read_csv, "physionet": _read_physionet}
 
 
 def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: str = "text",

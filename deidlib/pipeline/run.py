@@ -31,6 +31,7 @@ command refuses one that is not ``tls://`` unless ``--insecure-scheduler``.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import io
 import json
@@ -38,12 +39,16 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..corpus.document import Document, Span
 from ..threads import set_threads
+
+if TYPE_CHECKING:  # annotations only: the surrogates load when a run replaces PHI
+    from ..surrogates import Replacement
 
 __all__ = [
     "CHUNK_DOCS",
@@ -294,7 +299,7 @@ def release_checks(records: Iterable, *, dayfirst: bool = False, lang: str = "en
     out = {"replacements": 0, "equal_to_original": 0, "dates_to_the_day": 0, "dates_unchanged": 0,
            "dates_within_a_day": 0}
     for r in records:
-        get = r.get if isinstance(r, dict) else (lambda k, r=r: getattr(r, k))
+        get: Callable[[str], Any] = r.get if isinstance(r, dict) else functools.partial(getattr, r)
         if get("method") == "none":
             continue
         cat, a, b = get("category"), get("original"), get("surrogate")
@@ -353,7 +358,7 @@ def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[D
         tagged = predict_documents(_tagger(blob), [d.with_spans([]) for d in docs], batch_size=options.batch_size)
     else:
         tagged = [d.with_spans(disjoint(d.spans)) for d in docs]
-    checks = [{} for _ in docs]
+    checks: list[dict] = [{} for _ in docs]
     if options.replace == "mask":
         outs = [mask_document(t) for t in tagged]
         new_docs, recs = [o[0] for o in outs], [o[1] for o in outs]
@@ -361,12 +366,12 @@ def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[D
     else:
         engine = _engine(options)
         new_docs, records = engine.surrogate_documents(tagged)
-        recs = [[] for _ in docs]
+        by_doc: list[list[Replacement]] = [[] for _ in docs]
         pos = {d.id: i for i, d in enumerate(docs)}
         for r in records:
-            recs[pos[r.document_id]].append(r)
-        checks = [release_checks(r, dayfirst=engine.config.is_dayfirst, lang=engine.config.lang) for r in recs]
-        recs = [[asdict(x) for x in r] for r in recs] if options.audit else [[] for _ in docs]
+            by_doc[pos[r.document_id]].append(r)
+        checks = [release_checks(r, dayfirst=engine.config.is_dayfirst, lang=engine.config.lang) for r in by_doc]
+        recs = [[asdict(x) for x in r] for r in by_doc] if options.audit else [[] for _ in docs]
     results = []
     for d, t, n, r, c in zip(docs, tagged, new_docs, recs, checks):
         surv = surviving_gold_spans(d.spans, n.text, d.text)
@@ -401,12 +406,13 @@ def run_processes(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, 
                   workers: int) -> Iterator[tuple[int, list[DocResult]]]:
     """Chunks on ``workers`` spawned processes (results in completion order)."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     ctx = mp.get_context("spawn")  # no fork of a process that holds torch's thread pools
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(blob, options)) as pool:
-        pending, nxt = set(), 0
+        pending: set[Future[tuple[int, list[DocResult]]]] = set()
+        nxt = 0
         try:
             while nxt < len(chunks) or pending:
                 while nxt < len(chunks) and len(pending) < 2 * workers:  # bounded: millions of notes

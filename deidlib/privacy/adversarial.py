@@ -197,8 +197,9 @@ def frozen_adversary_accuracy(
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(derive_seed(s, "fresh adversary"))
             for m in model.adversary.modules():
-                if hasattr(m, "reset_parameters"):
-                    m.reset_parameters()
+                reset = getattr(m, "reset_parameters", None)
+                if callable(reset):
+                    reset()
     train, heldout = attack_sentences(trainer.train if train_items is None else train_items, eval_items)
     if not train:
         raise ValueError("no training sentence with a PHI token for the frozen adversary")

@@ -46,7 +46,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from ..corpus.labels import TaggedSentence
+from ..corpus.labels import TaggedSentence, gold_tags
 from ..embeddings.chars import CASINGS, casing_id
 from ..embeddings.public import PublicEmbeddings
 from ..models.crf import CRF
@@ -283,10 +283,10 @@ def encode_sentences(
         if not s.tokens:
             continue
         try:
-            tag_ids = np.array([li[t] for t in s.tags], dtype=np.int64)
+            tag_ids = np.array([li[t] for t in gold_tags(s)], dtype=np.int64)
         except KeyError as e:
             raise ValueError(f"tag {e.args[0]!r} is not in the label set") from None
-        out.append(EncodedSentence(list(s.words), list(s.tags), embeddings.lookup(s.words),
+        out.append(EncodedSentence(list(s.words), list(gold_tags(s)), embeddings.lookup(s.words),
                                    np.array([casing_id(w) for w in s.words], dtype=np.int64), tag_ids))
     return out
 

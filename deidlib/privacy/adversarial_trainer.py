@@ -37,6 +37,7 @@ import copy
 import math
 import random
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -153,8 +154,8 @@ class AdversarialTrainer:
 
     # -- one epoch -----------------------------------------------------------------------
 
-    def run_epoch(self, phase: str) -> dict[str, float]:
-        """One pass over the training sentences in ``phase``; returns mean training losses."""
+    def run_epoch(self, phase: str) -> dict[str, Any]:
+        """One pass over the training sentences in ``phase``; returns its ``phase`` and mean training losses."""
         from tqdm.auto import tqdm
 
         if phase not in PHASES:

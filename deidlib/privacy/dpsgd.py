@@ -81,17 +81,18 @@ and no step timings: both are un-noised statistics of the private lots.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import torch
 
-from ..corpus.labels import TaggedSentence
-from ..models.protocol import Batch
+from ..corpus.labels import TaggedSentence, gold_tags
+from ..models.protocol import Batch, FeaturizerProtocol
 from ..rng import derive_seed
 from .accounting import ACCOUNTANTS, MAX_NOISE_MULTIPLIER, epsilon, noise_for_epsilon
+from .secure import SecureRandom
 
 __all__ = [
     "SEEDED_NOTE",
@@ -174,6 +175,9 @@ def _params(tagger: torch.nn.Module) -> list[torch.nn.Parameter]:
 
 def _unit_losses(tagger, batch: Batch, groups: Sequence[Sequence[int]]) -> torch.Tensor:
     """Per-unit losses [G]: the sum of the unit's sentence losses times the unit's own ρ."""
+    labels = batch.labels
+    if labels is None:
+        raise ValueError("the batch has no labels")
     em = tagger.emissions(batch)
     per_sentence = tagger.sentence_losses(batch, em)
     index = torch.zeros(len(groups), batch.batch_size, dtype=per_sentence.dtype, device=per_sentence.device)
@@ -184,7 +188,7 @@ def _unit_losses(tagger, batch: Batch, groups: Sequence[Sequence[int]]) -> torch
         rho = torch.stack(
             [
                 tagger.penalty(
-                    SimpleNamespace(labels=batch.labels[list(i)], mask=batch.mask[list(i)]), em[list(i)]
+                    SimpleNamespace(labels=labels[list(i)], mask=batch.mask[list(i)]), em[list(i)]
                 )
                 for i in groups
             ]
@@ -215,6 +219,7 @@ def per_unit_gradients(
     params = _params(tagger)
     losses = _unit_losses(tagger, batch, groups)
     G = len(groups)
+    grads: Sequence[torch.Tensor | None]
     if method == "vmap":
         eye = torch.eye(G, dtype=losses.dtype, device=losses.device)
         grads = torch.autograd.grad(
@@ -254,6 +259,8 @@ def sub_batch(batch: Batch, idx: Sequence[int]) -> Batch:
 
     char_ids = char_lengths = t2u = None
     if batch.token_to_unique is not None and batch.char_ids is not None:
+        if batch.char_lengths is None:
+            raise ValueError("a batch with char_ids needs char_lengths")
         t2u_old = batch.token_to_unique[idx_t, :T]
         used = torch.unique(t2u_old[mask])
         remap = torch.zeros(batch.char_ids.shape[0], dtype=torch.long, device=used.device)
@@ -371,12 +378,14 @@ def _micro_clipped_sum(
 UNIT_BUFFER_FLOATS = 2**27
 
 
-def _chunks(order: Sequence[int], sizes: Sequence[int], longest: Sequence[int], chunk: int, chunk_tokens: int):
+def _chunks(order: Sequence[int], sizes: Sequence[int] | Mapping[int, int], longest: Sequence[int] | Mapping[int, int],
+            chunk: int, chunk_tokens: int) -> Iterator[list[int]]:
     """Consecutive runs of ``order`` (sorted by ``longest``) of at most ``chunk`` sentences and
     ``chunk_tokens`` padded tokens (an item larger than that is a run of its own)."""
     pos = 0
     while pos < len(order):
-        take, n = [], 0
+        take: list[int] = []
+        n = 0
         while pos < len(order):
             k = order[pos]
             if take and (n + sizes[k] > chunk or (n + sizes[k]) * longest[k] > chunk_tokens):
@@ -459,8 +468,6 @@ def _check_noise(max_grad_norm: float, noise_multiplier: float, denominator: flo
 def _add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator) -> list[torch.Tensor]:
     """``generator``: a ``torch.Generator`` (seeded, reproducible), ``None`` (torch's global
     RNG) or a :class:`~deidlib.privacy.secure.SecureRandom` (OS CSPRNG)."""
-    from .secure import SecureRandom
-
     out = []
     for s in summed:
         if noise_multiplier > 0:
@@ -478,7 +485,7 @@ def clip_and_noise(
     max_grad_norm: float,
     noise_multiplier: float,
     denominator: float,
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | SecureRandom | None = None,
 ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Clip every unit's flat gradient to ``max_grad_norm``, sum, add N(0, σ²C²) and divide by
     ``denominator``. Returns the noisy mean gradient per parameter and the unit norms [G]."""
@@ -498,7 +505,7 @@ def dp_step(
     noise_multiplier: float,
     denominator: float,
     groups: Sequence[Sequence[int]] | None = None,
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | SecureRandom | None = None,
     method: str = "micro",
 ) -> float:
     """One DP-SGD step on a (Poisson-sampled) lot; ``batch=None`` is an empty lot (noise
@@ -622,6 +629,8 @@ def train_dp(
     steps = max(1, round(epochs / q))
     if target_epsilon is not None:
         noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant, history=history)
+    if noise_multiplier is None:  # checked above: exactly one of the two is given
+        raise ValueError("give exactly one of noise_multiplier and target_epsilon")
     ledger = PrivacyLedger(
         unit,
         float(noise_multiplier),
@@ -639,16 +648,15 @@ def train_dp(
     tagger.to(device)
     params = _params(tagger)
     opt = make_optimizer(params, optimizer, lr)
-    fz = tagger.featurizer
+    fz = cast(FeaturizerProtocol, tagger.featurizer)  # every tagger module has one (models.protocol.Tagger)
     if getattr(getattr(tagger, "crf", None), "constrained", False):  # ill-formed gold tags: a clear error first
         from ..training.trainer import check_gold_paths
 
         chunks = [list(range(i, min(i + 256, len(train_sentences)))) for i in range(0, len(train_sentences), 256)]
-        encoded = [fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]) for g in chunks]
+        encoded = [fz.encode([train_sentences[i].words for i in g], [gold_tags(train_sentences[i]) for i in g]) for g in chunks]
         check_gold_paths(tagger, encoded, chunks, train_sentences)
+    noise_gen: SecureRandom | torch.Generator
     if secure:
-        from .secure import SecureRandom
-
         noise_gen = SecureRandom()
         sampler = noise_gen.lots(n, q, steps)
     else:
@@ -669,13 +677,15 @@ def train_dp(
         )
         for t, lot in enumerate(bar, start=1):
             lot = list(lot)
+            groups: list[list[int]] | None
             if lot:
-                sent_idx, groups = [], []
+                sent_idx: list[int] = []
+                groups = []
                 for u in lot:
                     groups.append(list(range(len(sent_idx), len(sent_idx) + len(members[u]))))
                     sent_idx.extend(members[u])
                 ss = [train_sentences[i] for i in sent_idx]
-                batch = fz.encode([s.words for s in ss], [s.tags for s in ss]).to(device)
+                batch = fz.encode([s.words for s in ss], [gold_tags(s) for s in ss]).to(device)
             else:
                 batch, groups = None, None
             dp_step(

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..corpus.labels import TaggedSentence
+from ..corpus.labels import TaggedSentence, gold_tags
 from ..corpus.tokenize import Token
 from ..embeddings.neighbours import NeighbourIndex
 
@@ -176,7 +176,7 @@ def pseudonymize(
     order = list(range(len(sentences)))
     if shuffle:
         rng.shuffle(order)
-    phi = [w for s in sentences for w, t in zip(s.words, s.tags) if t != "O"]
+    phi = [w for s in sentences for w, t in zip(s.words, gold_tags(s)) if t != "O"]
     if n_neighbours > 1:
         index.warm(phi, n_neighbours)
     stats = PseudonymizationStats()

@@ -43,6 +43,8 @@ def place_labels(ax, xs: Sequence[float], ys: Sequence[float], texts: Sequence[s
                 a.remove()
             if cost == 0:
                 break
+        if best is None:  # _OFFSETS is not empty
+            raise RuntimeError("no label position was tried")
         cost, a, box, (dx, dy) = best
         if abs(dy) > 14:  # far from its point: draw the leader
             a.remove()

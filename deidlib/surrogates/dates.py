@@ -39,6 +39,7 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from ..numwords import number_words
 
@@ -356,7 +357,7 @@ def parse_date(text: str, *, dayfirst: bool = False, reference: _dt.date, lang: 
     numeric = [toks[i] for i, r in role.items() if r in ("day", "month") and kinds[i] == "num"]
     pad = any(len(t) == 2 and t[0] == "0" for t in numeric) or (
         not months and bool(numeric) and all(len(t) == 2 for t in numeric))
-    parts = []
+    parts: list[tuple[Any, ...]] = []
     for i, t in enumerate(toks):
         r, k = role.get(i), kinds[i]
         if r == "day":

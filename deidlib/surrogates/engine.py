@@ -97,6 +97,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -296,7 +297,7 @@ class SurrogateResult:
 class _Plan:
     kind: str  # date | qty_date | age | city | other
     key: tuple | None = None  # DP entity key (None: no budget)
-    expr: object = None
+    expr: Any = None  # by kind: DateExpr, QuantityExpr, place index or text
     floor: _dt.date | None = None  # birth dates: the HIPAA cap (no surrogate implies an age over 90)
     wrap: tuple[str, str] = ("", "")  # a time of day written before / after the date, kept as written
 
@@ -355,7 +356,7 @@ class SurrogateEngine:
         if seed is None and not cfg.secure:
             cfg = replace(cfg, secure=True)  # the release path: no seed given -> OS CSPRNG
         self.config = cfg
-        self.seed = None if cfg.secure else int(seed)
+        self.seed = None if cfg.secure or seed is None else int(seed)
         pool_seed = cfg.pool_seed if not cfg.secure else int.from_bytes(__import__("os").urandom(4), "little")
         self.pools: Pools = get_pools(cfg.locale, pool_seed)
         self._places = places
@@ -385,7 +386,13 @@ class SurrogateEngine:
         """The generator of one document/patient scope (seeded from ``(seed, scope_id)``)."""
         if self._secure_rng is not None:
             return self._secure_rng
-        return SeededRNG(derive_seed(self.seed, "surrogate", scope_id))
+        return SeededRNG(derive_seed(self._study_seed(), "surrogate", scope_id))
+
+    def _study_seed(self) -> int:
+        """The seed of a seeded (study) engine; a secure engine draws from the OS instead."""
+        if self.seed is None:
+            raise RuntimeError("a secure surrogate engine has no seed")
+        return self.seed
 
     def expected_city_km(self, j: int, epsilon: float) -> float | None:
         """Exact mean distance (km) of the substitute of place ``j`` from ``j`` under the
@@ -444,7 +451,7 @@ class SurrogateEngine:
         if patient_id not in self._shift_cache:
             c = self.config
             r = None if c.shift_key is not None else (
-                self._secure_rng or SeededRNG(derive_seed(self.seed, "shift", patient_id)))
+                self._secure_rng or SeededRNG(derive_seed(self._study_seed(), "shift", patient_id)))
             self._shift_cache[patient_id] = shift_days(patient_id, key=c.shift_key, rng=r,
                                                        min_days=c.shift_min_days, max_days=c.shift_max_days)
         return self._shift_cache[patient_id]
@@ -496,7 +503,7 @@ class SurrogateEngine:
                     if date_value(e.date, e.unit) < date_value(floor, e.unit):
                         e = replace(e, date=floor)
                 kind = "birth" if floor is not None else "date"
-                key = (kind, e.unit, e.value) if c.date_method in ("dp", "ldp") else None
+                key: tuple | None = (kind, e.unit, e.value) if c.date_method in ("dp", "ldp") else None
                 return _Plan("date", key, e, floor, wrap)
             q = parse_quantity(t, default_unit="day")
             if q is not None and q.unit_word:
@@ -751,13 +758,16 @@ class SurrogateEngine:
                 derived = self._state_of_city(s, spans[city], memo, rng)
                 done[i] = derived if not self._same(s, derived[0], ref) else self._unequal(
                     s, lambda s=s: (pool_replace(s.text, s.subtype, self.pools, rng, memo), "random", None), memo, ref)
+        drawn = [d for d in done if d is not None]
+        if len(drawn) != len(done):  # the loop above fills every derived city
+            raise RuntimeError("a span was left without a surrogate")
         pieces: list[str] = []
         out_spans: list[Span] = []
         records: list[Replacement] = []
         pos = 0
         new_len = 0
         spent = 0.0
-        for i, ((s, p), (new, method, unit)) in enumerate(zip(zip(spans, plans), done)):
+        for i, ((s, p), (new, method, unit)) in enumerate(zip(zip(spans, plans), drawn)):
             gap = doc.text[pos:s.start]
             pieces.append(gap)
             new_len += len(gap)

@@ -149,6 +149,8 @@ def shape_replace(text: str, rng: SurrogateRNG, memo: Memo | None = None, *, kin
                 break
         if memo is not None:
             memo.set(f"shape_{kind}", key, seq)
+    if seq is None:  # the loop above always draws one
+        raise RuntimeError("no surrogate shape was drawn")
     out = list(core)
     for j, i in enumerate(idx):
         ch = seq[j]

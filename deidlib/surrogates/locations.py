@@ -49,6 +49,7 @@ import math
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,7 @@ class PlaceTable:
     feature_names: list[str]
     weights: np.ndarray | None = None  # per component of (lat, lon, features...)
     _index: dict = field(default_factory=dict, repr=False)
-    _tree: object = field(default=None, repr=False)
+    _tree: Any = field(default=None, repr=False)  # a sklearn BallTree, built on first use
 
     def __post_init__(self):
         n = len(self.names)
@@ -308,8 +309,10 @@ def geoind_samples(table: PlaceTable, j: int, epsilon_per_km: float, n: int, gen
     return np.asarray(candidates)[i[:, 0]]
 
 
-def uniform_mechanism(table: PlaceTable, j: int, rng: SurrogateRNG, candidates: np.ndarray | None = None) -> int:
-    """A uniformly random place of ``candidates`` (default: the whole table)."""
+def uniform_mechanism(table: PlaceTable, j: int | None, rng: SurrogateRNG, candidates: np.ndarray | None = None
+                      ) -> int:
+    """A uniformly random place of ``candidates`` (default: the whole table); the original place ``j``
+    (None: unknown) does not matter."""
     if candidates is None:
         return rng.randbelow(len(table))
     return int(candidates[rng.randbelow(len(candidates))])

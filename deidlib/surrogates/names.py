@@ -171,8 +171,8 @@ def surrogate_name(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo, *, af
     if len(names) == 1 and len(words) == 1 and 2 <= len(toks[names[0]][1]) <= 3 and toks[names[0]][1].isupper() \
             and _fold(toks[names[0]][1]) not in pools.last_keys and _fold(toks[names[0]][1]) not in pools.first_keys:
         w = toks[names[0]][1]
-        roles = ["first"] * (len(w) - 1) + ["last"]
-        new = "".join(_initial_surrogate(c, r, rng, memo) for c, r in zip(w, roles))
+        initial_roles = ["first"] * (len(w) - 1) + ["last"]
+        new = "".join(_initial_surrogate(c, r, rng, memo) for c, r in zip(w, initial_roles))
         return lead + new + poss + trail
     # roles
     comma_after = None
@@ -239,8 +239,8 @@ def surrogate_username(text: str, pools: Pools, rng: SurrogateRNG, memo: Memo) -
         sur = body
         memo.set("username", key, sur)
     core = text.strip()
-    letters = [c for c in core if c.isalpha()]
-    if letters and all(c.isupper() for c in letters):
+    alpha = [c for c in core if c.isalpha()]
+    if alpha and all(c.isupper() for c in alpha):
         sur = sur.upper()
     lead = text[: len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]

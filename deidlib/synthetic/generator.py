@@ -159,6 +159,8 @@ def generate_iter(
                 "locale": locale,
             }
             if nt == "pathology_report":
+                if pt.primary_site is None:
+                    raise ValueError("the patient of a pathology report has no primary site")
                 info = PRIMARY_SITES[pt.primary_site]
                 meta["primary_site"] = pt.primary_site
                 meta["subsite"] = pt.subsite

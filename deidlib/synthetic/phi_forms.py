@@ -119,6 +119,7 @@ def format_age(age: int, rng: random.Random, lang: str = "en", sex: str = "F",
     Decades ("in his 60s") are produced by the note templates.
     """
     fr = lang == "fr"
+    forms: tuple[tuple[str, str], ...]
     if kind == "attr":
         forms = _AGE_ATTR_FR if fr else _AGE_ATTR_EN
     elif kind == "bare":

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .vocab import DIAGNOSIS_LABELS, PRIMARY_SITES
 
@@ -359,7 +360,7 @@ def _styled(a: int, h: float) -> SiteStyle:
     tables = ("note_mix", "diagnosis_weights", "primary_site_weights", "casing", "patient_name_forms",
               "doctor_name_forms")
     rates = ("abbrev_rate", "title_rate", "contact_rate", "id_rate", "misspell_rate", "lab_table_rate", "glue_rate")
-    over = {t: _mix(_mean_table([getattr(x, t) for x in A]), getattr(base, t), h) for t in tables}
+    over: dict[str, Any] = {t: _mix(_mean_table([getattr(x, t) for x in A]), getattr(base, t), h) for t in tables}
     over.update({r: _lin(_mean(getattr(x, r) for x in A), getattr(base, r), h) for r in rates})
     lo = _lin(_mean(x.verbosity[0] for x in A), base.verbosity[0], h)
     hi = _lin(_mean(x.verbosity[1] for x in A), base.verbosity[1], h)

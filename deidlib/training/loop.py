@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 import torch
 
 from ..models.protocol import Batch
+from ..models.taggers import BaseTagger
 
 __all__ = ["make_optimizer"]
 
@@ -48,7 +49,7 @@ class InverseTimeLR(torch.optim.lr_scheduler.LRScheduler):
         self.decay = decay
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[float]:
+    def get_lr(self) -> list[float | torch.Tensor]:
         return [base / (1 + self.decay * self.last_epoch) for base in self.base_lrs]
 
 
@@ -63,7 +64,7 @@ def lr_schedule(optimizer: torch.optim.Optimizer, lr: float, decay: float = 0.0,
 
 
 def step(
-    tagger: torch.nn.Module, batch: Batch, optimizer: torch.optim.Optimizer, clip: float | None = None
+    tagger: BaseTagger, batch: Batch, optimizer: torch.optim.Optimizer, clip: float | None = None
 ) -> float:
     """One gradient step on ``batch``; returns the loss. ``clip`` bounds the global grad norm."""
     optimizer.zero_grad(set_to_none=True)
@@ -76,7 +77,7 @@ def step(
 
 
 def train_epoch(
-    tagger: torch.nn.Module,
+    tagger: BaseTagger,
     batches: Sequence[Batch],
     optimizer: torch.optim.Optimizer,
     *,

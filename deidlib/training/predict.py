@@ -53,7 +53,7 @@ def predict_tags(
     labels = tagger.featurizer.labels
     out: list[list[str] | None] = [None] * len(token_lists)
     tokens = getattr(tagger, "tokens", None)
-    with tokens.char_cache() if hasattr(tokens, "char_cache") else nullcontext(), mixed_precision(tagger, device):
+    with tokens.char_cache() if tokens is not None and hasattr(tokens, "char_cache") else nullcontext(), mixed_precision(tagger, device):
         for idx, batch in _batches(tagger, token_lists, batch_size, device):
             seqs = tagger.predict(batch) if phi_threshold is None else tagger.predict(batch, phi_threshold, encoding)
             for i, seq in zip(idx, seqs):

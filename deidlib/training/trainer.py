@@ -22,7 +22,8 @@ from typing import Any
 import torch
 
 from ..corpus.document import Document
-from ..corpus.labels import TaggedSentence
+from ..corpus.labels import TaggedSentence, gold_tags
+from ..models.taggers import BaseTagger
 from .batching import bucket_batches, epoch_order
 from .loop import lr_schedule, make_optimizer, train_epoch
 from .precision import mixed_precision
@@ -106,7 +107,7 @@ def _resumed_rule(patience: int | None, hist: History, bad: int) -> EarlyStoppin
 
 
 def train(
-    tagger: torch.nn.Module,
+    tagger: BaseTagger,
     train_sentences: Sequence[TaggedSentence],
     dev_docs: Sequence[Document] | None = None,
     test_docs: Sequence[Document] | None = None,
@@ -145,12 +146,14 @@ def train(
     hints = getattr(tagger, "default_training", {})
     opt_name = optimizer or hints.get("optimizer", "adam")
     lr = lr if lr is not None else hints.get("lr", 1e-3)
-    clip = hints.get("clip") if clip == "default" else clip
+    clip_norm = hints.get("clip") if clip == "default" else clip
+    if isinstance(clip_norm, str):
+        raise ValueError(f"clip must be a number, None or 'default', got {clip!r}")
     tagger.to(device)
     fz = tagger.featurizer
     groups = bucket_batches([len(s.tokens) for s in train_sentences], batch_size, seed, bucketed)
     batches = [
-        fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]).to(device)
+        fz.encode([train_sentences[i].words for i in g], [gold_tags(train_sentences[i]) for i in g]).to(device)
         for g in groups
     ]
     check_gold_paths(tagger, batches, groups, train_sentences)
@@ -183,7 +186,7 @@ def train(
         for ep in bar:
             t0 = time.perf_counter()
             loss = train_epoch(
-                tagger, batches, opt, clip=clip, order=epoch_order(len(batches), seed, ep), progress=False
+                tagger, batches, opt, clip=clip_norm, order=epoch_order(len(batches), seed, ep), progress=False
             )
             rec: dict[str, Any] = {
                 "epoch": ep + 1,

@@ -28,11 +28,11 @@ def _dir(folder) -> Path:
         if not p.is_dir():
             raise AbstractsError(f"medical abstracts folder not found: {p}")
         return p
-    p = find_data_dir(MEDICAL_ABSTRACTS)
-    if p is None:
+    found = find_data_dir(MEDICAL_ABSTRACTS)
+    if found is None:
         raise AbstractsError(f"{MEDICAL_ABSTRACTS} not found: pass folder=..., or set DEIDLIB_DATA_DIR to a "
                              f"folder containing {MEDICAL_ABSTRACTS}/")
-    return p
+    return found
 
 
 def label_names(folder=None) -> dict[int, str]:

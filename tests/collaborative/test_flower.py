@@ -200,3 +200,22 @@ def test_the_flower_app_defaults_to_private_site_randomness():
     plan = _plan_from_config(cfg)
     assert plan.reproducible is False and plan.strategy == "dssgd" and plan.num_sites == 3
     assert plan.dssgd == DSSGDConfig(theta_d=0.1, theta_u=0.5, gamma=10.0, tau=1e-4)
+
+
+def test_record_readers_return_numbers_and_reject_other_entries():
+    from flwr.app import ConfigRecord
+
+    from deidlib.collaborative.flower.records import number, numbers
+
+    cfg = ConfigRecord({"lr": 0.5, "epoch": 3, "name": "dssgd", "eps": [0.25, 0.5]})
+    assert number(cfg, "lr") == 0.5 and number(cfg, "epoch") == 3
+    assert number(cfg, "max_steps", -1) == -1  # absent: the default
+    assert numbers(cfg, "eps") == [0.25, 0.5]
+    with pytest.raises(KeyError):
+        number(cfg, "max_steps")
+    with pytest.raises(ValueError, match="'name' is not a number"):
+        number(cfg, "name")
+    with pytest.raises(ValueError, match="'eps' is not a number"):
+        number(cfg, "eps")
+    with pytest.raises(ValueError, match="'lr' is not a list of numbers"):
+        numbers(cfg, "lr")

@@ -6,9 +6,11 @@ import pytest
 
 from deidlib.corpus import Document, Span
 from deidlib.corpus.labels import (
+    TaggedSentence,
     _decode_tags,
     _encode_tags,
     downsample_negatives,
+    gold_tags,
     span_label,
     spans_from_predictions,
     tag_set,
@@ -191,3 +193,13 @@ def test_keyed_subsample_is_per_sentence_and_neighbour_preserving():
     assert all(0 <= c < 1 for c in coins) and len(set(coins)) == len(coins)
     with pytest.raises(ValueError):
         keyed_subsample(sents, -0.1, key=7)
+
+
+def test_gold_tags_are_the_tags_and_an_untagged_sentence_is_a_clear_error():
+    toks = tokenize("Seen by Dr Smith")
+    tagged = TaggedSentence("d1", toks, ["O", "O", "O", "S-DOCTOR"])
+    assert gold_tags(tagged) == ["O", "O", "O", "S-DOCTOR"]
+    with pytest.raises(ValueError, match="document 'd1' has no gold tags"):
+        gold_tags(TaggedSentence("d1", toks))
+    with pytest.raises(ValueError, match="no gold tags"):  # negatives are counted on gold tags only
+        downsample_negatives([TaggedSentence("d1", toks)], 1.0, seed=0)

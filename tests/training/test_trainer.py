@@ -192,6 +192,16 @@ def test_unknown_optimizer_and_empty_data_are_clear_errors(splits):
         train(tagger, [], epochs=1, progress=False)
 
 
+def test_a_clip_that_is_not_a_number_and_an_untagged_sentence_are_clear_errors(splits):
+    from dataclasses import replace
+
+    sents, tagger = _prep(splits)
+    with pytest.raises(ValueError, match="clip must be a number, None or 'default'"):
+        train(tagger, sents[:8], epochs=1, clip="none", progress=False)
+    with pytest.raises(ValueError, match="has no gold tags"):
+        train(tagger, [replace(sents[0], tags=None), *sents[1:8]], epochs=1, progress=False)
+
+
 
 def test_lr_decay_follows_ma_hovy_schedule_and_rejects_negative(splits):
     sents, tagger = _prep(splits)

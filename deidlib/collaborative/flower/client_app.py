@@ -44,17 +44,18 @@ import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from flwr.app import ConfigRecord, Context, Message, MetricRecord, RecordDict
+from flwr.app.typing import MetricRecordValues
 from flwr.clientapp import ClientApp
 
 from ..dp_upload import UploadLedger
-from ..dssgd import make_generator
+from ..dssgd import Selection, UploadBase, make_generator
 from ..sites import Site
 from ..strategies import epoch_seed
 from ..worker_upload import worker_upload
-from .records import array_record, from_array
+from .records import array_record, from_array, number, numbers
 
 __all__ = []
 
@@ -78,8 +79,16 @@ def _metrics(value: Any) -> dict[str, float]:
 
 
 def _steps(cfg: ConfigRecord) -> int | None:
-    s = int(cfg.get("max_steps", -1))
+    s = int(number(cfg, "max_steps", -1))
     return None if s < 0 else s
+
+
+def _choice(cfg: ConfigRecord, key: str, options: Any) -> Any:
+    """The entry ``key`` of ``cfg``, one of the values of the ``Literal`` type ``options``."""
+    value = cfg[key]
+    if value not in get_args(options):
+        raise ValueError(f"config entry {key!r} must be one of {get_args(options)}, got {value!r}")
+    return value
 
 
 def _restore(spec: SiteSpec, context: Context) -> None:
@@ -103,7 +112,7 @@ def _ledger(spec: SiteSpec, context: Context, budget: float | None) -> UploadLed
     if "ledger" in context.state.config_records:
         rec = context.state.config_records["ledger"]
         led.entries = [{"epsilon": float(e), "epoch": int(p), "uploaded": int(u)}
-                       for e, p, u in zip(rec["epsilon"], rec["epoch"], rec["uploaded"])]
+                       for e, p, u in zip(numbers(rec, "epsilon"), numbers(rec, "epoch"), numbers(rec, "uploaded"))]
     return led
 
 
@@ -150,9 +159,10 @@ def make_client_app(load: Callable[[Context], SiteSpec]) -> ClientApp:
         _restore(spec, context)
         if "arrays" in msg.content.array_records:
             spec.site.load_parameters(from_array(msg.content.array_records["arrays"]["params"]))
-        stats = spec.site.train_epoch(seed=int(cfg["epoch_seed"]), max_steps=_steps(cfg))
+        stats = spec.site.train_epoch(seed=int(number(cfg, "epoch_seed")), max_steps=_steps(cfg))
         _keep(spec, context)
-        metrics = {"train_loss": float(stats["loss"]), "steps": float(stats["steps"]), **_evaluate(spec, cfg)}
+        metrics: dict[str, MetricRecordValues] = {"train_loss": float(stats["loss"]), "steps": float(stats["steps"]),
+                                                  **_evaluate(spec, cfg)}
         return Message(RecordDict({"arrays": array_record(params=spec.site.parameters()),
                                    "metrics": MetricRecord(metrics)}), reply_to=msg)
 
@@ -171,20 +181,21 @@ def make_client_app(load: Callable[[Context], SiteSpec]) -> ClientApp:
         else:
             gen = make_generator(secrets.randbits(63))
         before = spec.site.parameters()
-        stats = spec.site.train_epoch(seed=int(cfg["epoch_seed"]), max_steps=_steps(cfg))
+        stats = spec.site.train_epoch(seed=int(number(cfg, "epoch_seed")), max_steps=_steps(cfg))
         update = spec.site.parameters() - before
-        eps = float(cfg.get("dp_epsilon", 0.0))
-        budget = float(cfg.get("dp_budget", math.inf))
+        eps = float(number(cfg, "dp_epsilon", 0.0))
+        budget = float(number(cfg, "dp_budget", math.inf))
         ledger = _ledger(spec, context, None if math.isinf(budget) else budget) if eps > 0 else None
         up_idx, up_vals = worker_upload(
-            update, theta_u=float(cfg["theta_u"]), gamma=float(cfg["gamma"]), tau=float(cfg["tau"]),
-            selection=str(cfg["selection"]), base=str(cfg["upload_base"]), generator=gen,
-            dp_epsilon=eps if eps > 0 else None, ledger=ledger, epoch=int(cfg["epoch"]))
+            update, theta_u=number(cfg, "theta_u"), gamma=number(cfg, "gamma"), tau=number(cfg, "tau"),
+            selection=_choice(cfg, "selection", Selection), base=_choice(cfg, "upload_base", UploadBase), generator=gen,
+            dp_epsilon=eps if eps > 0 else None, ledger=ledger, epoch=int(number(cfg, "epoch")))
         if ledger is not None:
             _save_ledger(ledger, context)
         _keep(spec, context)
-        metrics = {"train_loss": float(stats["loss"]), "steps": float(stats["steps"]),
-                   "downloaded": float(idx.numel()), "uploaded": float(up_idx.numel()), **_evaluate(spec, cfg)}
+        metrics: dict[str, MetricRecordValues] = {
+            "train_loss": float(stats["loss"]), "steps": float(stats["steps"]),
+            "downloaded": float(idx.numel()), "uploaded": float(up_idx.numel()), **_evaluate(spec, cfg)}
         if ledger is not None:
             metrics["epsilon_total"] = ledger.total_epsilon
         return Message(RecordDict({"upload": array_record(indices=up_idx.long(), values=up_vals),
@@ -195,7 +206,7 @@ def make_client_app(load: Callable[[Context], SiteSpec]) -> ClientApp:
         spec = load(context)
         cfg = msg.content.config_records["config"]
         spec.site.load_parameters(from_array(msg.content.array_records["arrays"]["params"]))
-        seed = epoch_seed(int(cfg["seed"]), int(cfg["server-round"]), spec.position)
+        seed = epoch_seed(int(number(cfg, "seed")), int(number(cfg, "server-round")), spec.position)
         stats = spec.site.train_epoch(seed=seed, max_steps=_steps(cfg))
         _keep(spec, context)
         return Message(RecordDict({

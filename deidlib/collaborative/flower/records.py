@@ -9,6 +9,9 @@ received message, floats (parameter values) and integers (their indices) separat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import torch
 from flwr.app import Array, ArrayRecord, RecordDict
@@ -31,6 +34,23 @@ def array_record(**tensors: torch.Tensor) -> ArrayRecord:
     for k, v in tensors.items():
         rec[k] = _to_array(v)
     return rec
+
+
+def number(record: Mapping[str, Any], key: str, default: float | None = None) -> float:
+    """The number under ``key`` of a Flower config or metric record (``default`` when absent and
+    given, else a ``KeyError``); an entry that is a list, text or bytes is a ``ValueError``."""
+    value = record[key] if default is None else record.get(key, default)
+    if isinstance(value, bool | int | float):
+        return value
+    raise ValueError(f"record entry {key!r} is not a number: {value!r}")
+
+
+def numbers(record: Mapping[str, Any], key: str) -> list[float]:
+    """The list of numbers under ``key`` of a Flower config record."""
+    value = record[key]
+    if isinstance(value, list) and all(isinstance(v, bool | int | float) for v in value):
+        return value
+    raise ValueError(f"record entry {key!r} is not a list of numbers")
 
 
 def count_arrays(content: RecordDict) -> dict[str, int]:

@@ -44,7 +44,7 @@ from ...rng import derive_seed
 from ..dp_upload import UploadLedger
 from ..server import ParameterServer
 from ..strategies import CollaborativeHistory, DSSGDConfig, dssgd_generator, dssgd_order, epoch_seed
-from .records import array_record, count_arrays, from_array
+from .records import array_record, count_arrays, from_array, number, numbers
 
 __all__ = []
 
@@ -158,7 +158,7 @@ def _ask(grid: Grid, node: int, mtype: str, content: RecordDict, group: str, tim
 
 
 def _scores(metrics: MetricRecord, exclude: tuple[str, ...]) -> dict[str, float]:
-    return {k: float(v) for k, v in metrics.items() if k not in exclude}
+    return {k: number(metrics, k) for k in metrics if k not in exclude}
 
 
 @dataclass
@@ -200,10 +200,21 @@ def _initial(grid: Grid, site: _Site, plan: Plan) -> torch.Tensor:
     return from_array(content.array_records["arrays"]["params"])
 
 
+@dataclass
+class FlowerHistory(CollaborativeHistory):
+    """A :class:`CollaborativeHistory` of a Flower run, plus what the server received
+    (``received``) and the final global model: its ``server`` (DSSGD) or its parameters
+    ``final`` (FedAvg). ``to_dict`` is the simulator's."""
+
+    received: list[dict[str, Any]] = field(default_factory=list)
+    server: ParameterServer | None = None
+    final: torch.Tensor | None = None
+
+
 def run_server(grid: Grid, plan: Plan, *, evaluate: Callable[[Any], Any] | None = None,
-               model_factory: Callable[[int], Any] | None = None, progress: bool = False) -> CollaborativeHistory:
-    """Run ``plan`` over ``grid``; returns a :class:`CollaborativeHistory` like the simulator's, plus
-    ``history.received``: what the server received, one entry per reply (round, site,
+               model_factory: Callable[[int], Any] | None = None, progress: bool = False) -> FlowerHistory:
+    """Run ``plan`` over ``grid``; returns a :class:`FlowerHistory`, a :class:`CollaborativeHistory`
+    like the simulator's, plus ``history.received``: what the server received, one entry per reply (round, site,
     message type, float ``values``, integer ``indices``); ``communication`` gets the
     totals ``received_values`` and ``received_replies``.
 
@@ -215,7 +226,7 @@ def run_server(grid: Grid, plan: Plan, *, evaluate: Callable[[Any], Any] | None 
     run = {"round_robin": _round_robin, "dssgd": _dssgd, "fedavg": _fedavg}[plan.strategy]
     hist = run(rec, sites, plan, evaluate, model_factory, progress)
     received = [r for r in rec.received if r["type"].startswith("train")]
-    hist.received = received  # type: ignore[attr-defined]
+    hist.received = received
     hist.communication["received_values"] = int(sum(r["values"] for r in received))
     hist.communication["received_replies"] = len(received)
     return hist
@@ -227,14 +238,15 @@ def _bar(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
 
 
-def _round_robin(grid, sites, plan, evaluate, model_factory, progress) -> CollaborativeHistory:
-    hist = CollaborativeHistory("round_robin")
+def _round_robin(grid, sites, plan, evaluate, model_factory, progress) -> FlowerHistory:
+    hist = FlowerHistory("round_robin")
     vec: torch.Tensor | None = None
     holder: int | None = None
     transferred = 0
     with _bar(plan.epochs * len(sites), "B round robin (flower)", progress) as bar:
         for e in range(1, plan.epochs + 1):
-            losses, metrics = [], None
+            losses: list[float] = []
+            metrics: dict[str, float] = {}
             for i, s in enumerate(sites):
                 content = RecordDict({"config": ConfigRecord({
                     "epoch_seed": epoch_seed(plan.seed, e, i), "max_steps": plan.steps_for(s.name),
@@ -245,7 +257,7 @@ def _round_robin(grid, sites, plan, evaluate, model_factory, progress) -> Collab
                 reply = _ask(grid, s.node, "train.round_robin", content, str(e), plan.timeout)
                 vec, holder = from_array(reply.array_records["arrays"]["params"]), s.node
                 m = reply.metric_records["metrics"]
-                losses.append(float(m["train_loss"]))
+                losses.append(number(m, "train_loss"))
                 metrics = _scores(m, ("train_loss", "steps"))
                 bar.update()
             hist.add(e, "global", metrics, train_loss=float(np.mean(losses)))
@@ -257,8 +269,8 @@ def _dp_budget(cfg: DSSGDConfig) -> float:
     return math.inf if cfg.dp_budget is None else float(cfg.dp_budget)
 
 
-def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> CollaborativeHistory:
-    hist = CollaborativeHistory("dssgd")
+def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> FlowerHistory:
+    hist = FlowerHistory("dssgd")
     server = ParameterServer(_initial(grid, sites[0], plan))
     with _bar(plan.epochs * len(sites), "C DSSGD (flower)", progress) as bar:
         for e in range(1, plan.epochs + 1):
@@ -285,7 +297,7 @@ def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> Collaborativ
                 if up_idx.numel():
                     server.upload(up_idx, up_vals, worker=s.name)
                 m = reply.metric_records["metrics"]
-                info = {"train_loss": float(m["train_loss"]), "steps": float(m["steps"]),
+                info = {"train_loss": number(m, "train_loss"), "steps": number(m, "steps"),
                         "downloaded": int(idx.numel()), "uploaded": int(up_idx.numel())}
                 hist.add(e, s.name, _scores(m, ("train_loss", "steps", "downloaded", "uploaded", "epsilon_total")),
                          **info)
@@ -296,23 +308,23 @@ def _dssgd(grid, sites, plan, evaluate, model_factory, progress) -> Collaborativ
             c = _ask(grid, s.node, "query.ledger", RecordDict(), "ledger", plan.timeout).config_records["ledger"]
             led = UploadLedger(s.name, cfg.dp_budget)
             led.entries = [{"epsilon": float(x), "epoch": int(p), "uploaded": int(u)}
-                           for x, p, u in zip(c["epsilon"], c["epoch"], c["uploaded"])]
+                           for x, p, u in zip(numbers(c, "epsilon"), numbers(c, "epoch"), numbers(c, "uploaded"))]
             hist.ledgers[s.name] = led.to_dict()
     hist.communication.update({
         "downloaded": sum(c.values for c in server.calls if c.op == "download"),
         "uploaded": sum(c.values for c in server.calls if c.op == "upload"),
         "num_params": server.num_params,
     })
-    hist.server = server  # type: ignore[attr-defined]  (the final global model, for tests and callers)
+    hist.server = server  # the final global model, for tests and callers
     return hist
 
 
-def _fedavg(grid, sites, plan, evaluate, model_factory, progress) -> CollaborativeHistory:
+def _fedavg(grid, sites, plan, evaluate, model_factory, progress) -> FlowerHistory:
     from flwr.serverapp.strategy import FedAvg
 
     from ..dssgd import load_parameters
 
-    hist = CollaborativeHistory("fedavg")
+    hist = FlowerHistory("fedavg")
     init = _initial(grid, sites[0], plan)
     n = len(sites)
     model = model_factory(derive_seed(plan.seed, "init")) if (evaluate and model_factory) else None
@@ -343,8 +355,8 @@ def _fedavg(grid, sites, plan, evaluate, model_factory, progress) -> Collaborati
     for e in range(1, plan.epochs + 1):
         ev = result.evaluate_metrics_serverapp.get(e)
         tr = result.train_metrics_clientapp.get(e)
-        hist.add(e, "global", {k: float(v) for k, v in (ev or {}).items()},
-                 train_loss=float(tr["train_loss"]) if tr else float("nan"))
+        hist.add(e, "global", {k: number(ev, k) for k in ev} if ev else {},
+                 train_loss=number(tr, "train_loss") if tr else float("nan"))
     hist.communication["parameters_transferred"] = 2 * n * plan.epochs * init.numel()
-    hist.final = from_array(result.arrays["params"])  # type: ignore[attr-defined]
+    hist.final = from_array(result.arrays["params"])
     return hist

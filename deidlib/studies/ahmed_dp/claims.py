@@ -44,7 +44,7 @@ THESIS_POINTS = tuple({"epsilon": r[3], "f1": round(r[6] / 100, 3), "noise_multi
 
 def _ensemble_gaps(df: pd.DataFrame, ensemble: str, members: str, col: str) -> list[float]:
     """Per target: ``col`` of the ensemble row containing ``ensemble`` minus the best member's (pp)."""
-    gaps = []
+    gaps: list[float] = []
     if df.empty:
         return gaps
     for _, d in df.groupby("target"):

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from ...corpus.document import Document
 from ...corpus.labels import downsample_negatives, tag_set, tagged_sentences
 from ...corpus.phi import TYPE_TO_CATEGORY
 from ...corpus.splits import subsample
@@ -61,7 +62,7 @@ class AhmedData:
     #: ``misspell_rate`` is 0) and, per document id, the ranges of the misspelled tokens
     misspelled_test: list[Any] = field(default_factory=list)
     misspelled_ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    _vectors: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _vectors: dict[int, np.ndarray | None] = field(default_factory=dict, repr=False)
     _encoder_featurizer: Any = field(default=None, repr=False)
 
     def encoder_featurizer(self):
@@ -106,7 +107,8 @@ def prepare_data(
     dev = subsample(list(splits.dev), params.max_dev_documents, derive_seed(data_seed, "ahmed-dev-cap"))
     test = subsample(list(splits.test), params.max_test_documents, derive_seed(data_seed, "ahmed-test-cap"))
     fz = build_featurizer("gru", [s.words for s in sents], labels=tag_set(SCHEME, ENCODING))
-    bad, ranges = [], {}
+    bad: list[Document] = []
+    ranges: dict[str, list[tuple[int, int]]] = {}
     if params.misspell_rate > 0:
         bad, ranges = misspell_documents(test, params.misspell_rate, derive_seed(data_seed, "ahmed-misspell"))
     info = {

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...corpus.labels import tag_set, tagged_sentences
+from ...corpus.document import Document
+from ...corpus.labels import TaggedSentence, tag_set, tagged_sentences
 from ...corpus.splits import subsample
 from ...datasets import load_corpus
 from ...models import Featurizer, build_tagger
@@ -40,7 +41,9 @@ def prepare_data(params: AuditParams, seed: int = 0) -> AuditData:
     for d in sp.train:
         by_patient.setdefault(d.patient_id, []).append(d)
     order = np.random.default_rng(derive_seed(seed, "audits-population")).permutation(sorted(by_patient))
-    docs, sents, pats = [], [], []
+    docs: list[Document] = []
+    sents: list[TaggedSentence] = []
+    pats: list[str] = []
     for p in order:
         ss = [s for s in tagged_sentences(by_patient[p], SCHEME, ENCODING) if s.tokens]
         ss = subsample(ss, params.max_patient_sentences, derive_seed(seed, "audits-patient", str(p)))
@@ -66,7 +69,7 @@ def _featurizer(words_of, extra=()) -> Featurizer:
 
 
 def fit(tagger, sentences, params: AuditParams, noise: float | None, seed: int, *, epochs: float | None = None,
-        batch_size: float | None = None, accountant: str | None = None):
+        batch_size: int | None = None, accountant: str | None = None):
     """Train in place: the ordinary trainer (``noise=None``) or DP-SGD at σ = ``noise``
     (seeded, ``secure=False``). Returns the ledger (None if non-private). ``accountant``
     overrides the ledger's accountant."""

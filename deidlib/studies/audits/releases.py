@@ -47,7 +47,7 @@ def dssgd_rows(data: AuditData, params: AuditParams, *, seed: int = 0) -> list[d
 
     trainer = tagger_trainer(lr=params.dssgd_lr, batch_size=1, grad_clip=params.max_grad_norm)
     evaluate = binary_token_evaluator(data.test_sentences)
-    settings = [(tu, None) for tu in params.dssgd_theta_us]
+    settings: list[tuple[float, float | None]] = [(tu, None) for tu in params.dssgd_theta_us]
     settings += [(max(params.dssgd_theta_us), e) for e in params.dssgd_dp_epsilons]
     rows = []
     true_rows = batch_rows(fz, sites[0])

@@ -100,6 +100,8 @@ def run_study(params: AuditParams, *, seed: int = 0, progress: bool = True) -> A
             shared += shared_layer_rows(params, seed=sd)
             bar.update()
         bar.set_postfix_str("ε audits")
+        if first is None:
+            raise ValueError("the audits need at least one seed")
         eps = epsilon_audits(first, params, seed=seed)
         bar.update()
     bar.close()

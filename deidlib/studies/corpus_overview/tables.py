@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ...corpus import CATEGORIES, Document
-from ...corpus.labels import span_label, tagged_sentences
+from ...corpus.labels import gold_tags, span_label, tagged_sentences
 from ...corpus.tokenize import tokenize
 
 __all__ = ["corpus_table", "phi_table", "label_distribution", "note_type_table", "cross_site_summary",
@@ -66,10 +66,10 @@ def note_type_table(docs: Sequence[Document]) -> pd.DataFrame:
     rows = {}
     for nt, group in sorted(by.items()):
         sents = tagged_sentences(group, "binary", "BIO", "default")
-        toks = sum(len(x.tags) for x in sents)
+        toks = sum(len(gold_tags(x)) for x in sents)
         rows[nt] = {"documents": len(group), "sentences": len(sents),
-                    "sentences with PHI": sum(any(t != "O" for t in x.tags) for x in sents) / max(1, len(sents)),
-                    "PHI tokens": sum(t != "O" for x in sents for t in x.tags) / max(1, toks)}
+                    "sentences with PHI": sum(any(t != "O" for t in gold_tags(x)) for x in sents) / max(1, len(sents)),
+                    "PHI tokens": sum(t != "O" for x in sents for t in gold_tags(x)) / max(1, toks)}
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.index.name = "note type"
     return df

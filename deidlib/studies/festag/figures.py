@@ -74,7 +74,7 @@ def figure_theta_sweep(results: Mapping[str, Any], sweep: Mapping[str, Any], met
     ax.errorbar(c.theta_d, c.final_mean, yerr=[c.final_mean - c.final_min, c.final_max - c.final_mean],
                 fmt="o-", color=COLORS["C"], capsize=3, label="C (DSSGD): final F1, mean and min–max over workers")
     # A and D: distinct line styles, each labelled at the right end of its line (they can be close)
-    ref_styles = {"A": dict(linestyle="--", linewidth=1.4), "D": dict(linestyle=(0, (1, 1.5)), linewidth=1.8)}
+    ref_styles: dict[str, dict[str, Any]] = {"A": dict(linestyle="--", linewidth=1.4), "D": dict(linestyle=(0, (1, 1.5)), linewidth=1.8)}
     ref_y = {}
     for key in ("A", "D"):
         row = t[t.experiment == key]
@@ -85,7 +85,7 @@ def figure_theta_sweep(results: Mapping[str, Any], sweep: Mapping[str, Any], met
     ax.set_xscale("log")
     true_y = dict(ref_y)
     if len(ref_y) == 2 and abs(ref_y["A"] - ref_y["D"]) < 0.04:  # keep the two direct labels apart
-        lo, hi = sorted(ref_y, key=ref_y.get)
+        lo, hi = sorted(ref_y, key=lambda k: ref_y[k])
         mid = (ref_y["A"] + ref_y["D"]) / 2
         ref_y = {lo: mid - 0.025, hi: mid + 0.025}
     for key, y in ref_y.items():

@@ -48,6 +48,7 @@ def selection(results: Mapping[str, Any], metric: str = "f1") -> pd.DataFrame:
     for run in results["runs"]:
         for site, g in _unit_frames(run):
             key = dev_key(site)
+            sel_epoch: float  # an epoch number, NaN without dev scores
             if key in g and g[key].notna().all():
                 sel, stop = select_epoch(g[key].tolist(), patience, min_epochs)
                 best, sel_epoch, dev_best = float(g[metric][sel]), int(g.epoch[sel]), float(g[key][sel])
@@ -90,7 +91,8 @@ def stability(results: Mapping[str, Any], metric: str = "f1", last: int = 5) -> 
     sel = selection(results, metric).set_index(["experiment", "seed", "site"])
     rows = []
     for name in results["experiments"]:
-        stds, finals = [], {}
+        stds: list[float] = []
+        finals: dict[int, list[float]] = {}  # per seed
         for run in results["runs"]:
             if run["experiment"] != name:
                 continue

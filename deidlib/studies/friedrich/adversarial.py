@@ -40,6 +40,7 @@ from ...evaluation import binary_tag_prf
 from ...privacy.adversarial import (
     AdversarialModel,
     AdversarialTrainer,
+    RepresentationModel,
     frozen_adversary_accuracy,
     train_dann,
     train_three_phase,
@@ -102,6 +103,8 @@ def adversarial_run(data: FriedrichData, emb, index: NeighbourIndex, n: int, par
         raise ValueError(f"unknown procedure {procedure!r}; choose three_phase or dann")
     score = asdict(binary_tag_prf([s.tags for s in test], trainer.predict(test)))
     rep = model.representation
+    if not isinstance(rep, RepresentationModel):  # AdversarialModel.build makes one
+        raise TypeError(f"expected a noisy representation model, got {type(rep).__name__}")
     att = _attack(trainer, _attack_items(data, emb), params) if attack else dict(_NO_ATTACK)
     att.pop("curve", None)
     return {"procedure": procedure, "n": n, "seed": seed, **score,

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ...corpus.labels import TaggedSentence, downsample_negatives, tag_set, tagged_sentences
+from ...corpus.labels import TaggedSentence, downsample_negatives, gold_tags, tag_set, tagged_sentences
 from ...corpus.splits import subsample
 from ...datasets import load_corpus
 from ...embeddings.neighbours import NeighbourIndex
@@ -126,7 +126,7 @@ def load_embeddings(name: str, params: FriedrichParams, *, seed: int = 0, data_d
 
 def phi_tokens(sentences: Sequence[TaggedSentence]) -> list[str]:
     """Every PHI token (with repetitions) of ``sentences``."""
-    return [w for s in sentences for w, t in zip(s.words, s.tags) if t != "O"]
+    return [w for s in sentences for w, t in zip(s.words, gold_tags(s)) if t != "O"]
 
 
 class _IdentityRepresentation(nn.Module):

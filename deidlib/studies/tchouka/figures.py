@@ -185,9 +185,9 @@ def plot_privacy(attack: pd.DataFrame, checks: pd.DataFrame, hists: dict, hist_k
         color="tab:gray",
         label="exact max |log ratio| (∞ drawn to the edge)",
     )
-    for i in np.flatnonzero(inf):
+    for i in np.flatnonzero(inf).tolist():
         ax.text(cap * 0.98, y[i] + 0.2, "∞", va="center", ha="right", fontsize=8, color="w")
-    for i in np.flatnonzero(unknown):
+    for i in np.flatnonzero(unknown).tolist():
         ax.barh(y[i] + 0.2, cap, height=0.4, fill=False, hatch="///", edgecolor="0.6", linewidth=0.5)
         ax.text(cap * 0.5, y[i] + 0.2, "exact: unknown", va="center", ha="center", fontsize=7)
     ax.errorbar(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 
 import pandas as pd
 
@@ -126,7 +127,7 @@ def default_tagger_predictions(overrides: dict | None = None, *, progress: bool 
     with tempfile.TemporaryDirectory() as tmp:
         if overrides:
             build_default_model(tmp, recipe, progress=progress)
-            path, name = tmp, "gru recipe with " + ", ".join(f"{k}={v}" for k, v in overrides.items())
+            path, name = Path(tmp), "gru recipe with " + ", ".join(f"{k}={v}" for k, v in overrides.items())
         else:
             path = ensure_default_model("gru", progress=progress)
             name = f"gru model ({path.name})"

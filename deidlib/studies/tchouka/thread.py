@@ -46,7 +46,8 @@ THREAD_REFERENCE = _dt.date(2020, 3, 1)
 
 def thread_document() -> Document:
     """The thread example as a Document with exact spans (repeated surfaces take their next occurrence)."""
-    spans, seen = [], {}
+    spans: list[Span] = []
+    seen: dict[str, int] = {}
     for sub, s in _THREAD_SPANS:
         i = THREAD_TEXT.index(s, seen.get(s, 0))
         seen[s] = i + len(s)

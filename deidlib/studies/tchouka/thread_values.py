@@ -55,7 +55,9 @@ def _value_rows(records: Iterable, docs: Sequence[Document], engine: SurrogateEn
             continue
         doc = by_id[r.document_id]
         ref = engine.reference_for(doc)
-        ov = sv = shift = None
+        ov: str | float | None = None
+        sv: str | float | None = None
+        shift: float | None = None
         unit = r.unit or ""
         if kind == "DATE":
             a = parse_date(r.original.strip(), dayfirst=cfg.is_dayfirst, reference=ref, lang=cfg.lang)
@@ -65,14 +67,15 @@ def _value_rows(records: Iterable, docs: Sequence[Document], engine: SurrogateEn
                 if a.unit == "day" and "y" not in b.fields:
                     # a surrogate written without its year ("01/13" for "12/27"): the reference year
                     # can be a year off across New Year; take the year that puts it nearest the original
-                    near = min(_with_years(b.date, (-1, 0, 1)), key=lambda d: abs((d - a.date).days))
-                    sv, shift = near.isoformat(), (near - a.date).days
+                    original = a.date
+                    near = min(_with_years(b.date, (-1, 0, 1)), key=lambda d: abs((d - original).days))
+                    sv, shift = near.isoformat(), (near - original).days
                 if any("y" in e.fields and not re.search(r"\d{4}", e.text) for e in (a, b)):
                     sv, shift = None, None  # a two-digit year does not say its century
         elif kind == "AGE":
-            a, b = parse_quantity(r.original.strip(), default_unit="year"), parse_quantity(r.surrogate.strip(), default_unit="year")
-            if a is not None and b is not None and a.unit == b.unit:
-                ov, sv, shift, unit = a.value, b.value, b.value - a.value, a.unit
+            qa, qb = parse_quantity(r.original.strip(), default_unit="year"), parse_quantity(r.surrogate.strip(), default_unit="year")
+            if qa is not None and qb is not None and qa.unit == qb.unit:
+                ov, sv, shift, unit = qa.value, qb.value, qb.value - qa.value, qa.unit
         else:
             ov, sv = r.original.strip(), r.surrogate.strip()
         rows.append({

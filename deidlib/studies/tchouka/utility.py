@@ -47,7 +47,10 @@ def simulate_timelines(n_patients: int, seed: int = 0) -> Timelines:
         raise ValueError("n_patients must be >= 1")
     g = as_generator(derive_seed(seed, "tchouka", "timelines"))
     n_stays = g.integers(1, 5, n_patients)
-    patient, days, adm, dis = [], [], [], []
+    patient: list[int] = []
+    days: list[int] = []
+    adm: list[int] = []
+    dis: list[int] = []
     for p in range(n_patients):
         t = int(g.integers(60, 20 * 365))  # first admission, days before the reference
         for _ in range(n_stays[p]):
@@ -132,6 +135,8 @@ def km_per_unit(places: PlaceTable) -> float:
     mid = math.radians(float(places.lat.mean()))
     lon_km = math.radians(float(places.lon.max() - places.lon.min())) * EARTH_KM * math.cos(mid)
     w = places.weights
+    if w is None:  # PlaceTable sets its weights on construction
+        raise ValueError("the place table has no weights")
     return float(0.5 * (lat_km + lon_km) * math.sqrt(w.sum() / max(w[0] + w[1], 1e-12)))
 
 

@@ -107,7 +107,7 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
                                note_scale=scale), params.guideline)
     if params.upper_share:
         syn = CorpusSplits(_upper_case_notes(syn.train, params.upper_share, seed), syn.dev, syn.test, syn.name)
-    train_kw = dict(epochs=params.epochs, batch_size=params.batch_size, patience=None, lr_decay=params.lr_decay,
+    train_kw: dict[str, Any] = dict(epochs=params.epochs, batch_size=params.batch_size, patience=None, lr_decay=params.lr_decay,
                     lr=params.lr, device=device, progress=progress)
     taggers = []
     for k in range(params.members):
@@ -137,7 +137,8 @@ def run_study(params: TransferParams, *, data_dir: str | None = None, seed: int 
         pred = predict_documents(tagger, test, device=device)
         p, r, f = binary_token_prf(test, pred)
         errs = error_tokens(test, pred)
-        dev, chosen = None, None
+        dev: dict[str, Any] | None = None
+        chosen = None
         if params.score_dev and real.dev:
             dev_docs = real.dev[: params.max_test_documents] if params.max_test_documents else real.dev
             if params.dev_target_recall is None:
