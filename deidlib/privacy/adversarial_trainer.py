@@ -40,6 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from ..embeddings.neighbours import NeighbourIndex
 from ..embeddings.public import PublicEmbeddings
@@ -155,8 +156,6 @@ class AdversarialTrainer:
 
     def run_epoch(self, phase: str) -> dict[str, float]:
         """One pass over the training sentences in ``phase``; returns mean training losses."""
-        from tqdm.auto import tqdm
-
         if phase not in PHASES:
             raise ValueError(f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}")
         trained = PHASES[phase]

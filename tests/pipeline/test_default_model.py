@@ -37,7 +37,7 @@ def _strings(x):
 def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("DEIDLIB_CACHE_DIR", str(tmp_path / "c"))
     assert dm.default_model_dir().parent == tmp_path / "c" / "models"
-    assert dm.recipe_fingerprint(TINY_RECIPE) != dm.recipe_fingerprint()  # a new recipe, a new model
+    assert dm._recipe_fingerprint(TINY_RECIPE) != dm._recipe_fingerprint()  # a new recipe, a new model
 
 
 def test_only_synthetic_training_data():
@@ -151,8 +151,8 @@ def test_a_change_of_the_guideline_patterns_names_a_new_model(monkeypatch, tmp_p
 
     from deidlib.corpus import patterns
 
-    before = dm.recipe_fingerprint()
+    before = dm._recipe_fingerprint()
     changed = tmp_path / "patterns.py"
     changed.write_bytes(Path(patterns.__file__).read_bytes() + b"\n# changed\n")
     monkeypatch.setattr(patterns, "__file__", str(changed))
-    assert dm.recipe_fingerprint() != before
+    assert dm._recipe_fingerprint() != before
