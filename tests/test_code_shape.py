@@ -67,3 +67,33 @@ def test_a_long_module_or_docstring_is_reported(tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "PACKAGE", tmp_path)
     assert [r.split(":")[0] for r in too_long(module_lines, MAX_MODULE_LINES)] == [f"{tmp_path.name}/long.py"]
     assert too_long(docstring_lines, MAX_DOCSTRING_LINES) == [f"{tmp_path.name}/long.py: 42 lines"]
+
+
+#: the packages whose public API is budgeted here, and the budget (unique names over their __all__ lists)
+API_PACKAGES = ("privacy", "surrogates", "commands", "pipeline")
+MAX_API_NAMES = 120
+
+
+def exported_names(folder: Path) -> set[str]:
+    """The names of every ``__all__`` list of the modules under ``folder`` (read from the source)."""
+    names: set[str] = set()
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                names.update(ast.literal_eval(node.value))
+    return names
+
+
+def test_the_public_api_of_privacy_surrogates_commands_and_pipeline_stays_within_its_budget():
+    names = set().union(*(exported_names(PACKAGE / p) for p in API_PACKAGES))
+    assert len(names) <= MAX_API_NAMES, (
+        f"{len(names)} names in the __all__ lists of {', '.join(API_PACKAGES)} (at most {MAX_API_NAMES}): keep there "
+        "what users, notebooks, other packages, benchmarks and docs use; a name used only in its module starts with _")
+    assert not any(n.startswith("_") for n in names), sorted(n for n in names if n.startswith("_"))
+
+
+def test_the_api_count_reads_every_all_list(tmp_path):
+    (tmp_path / "a.py").write_text('__all__ = ["x", "y"]\n', encoding="utf-8")
+    (tmp_path / "b.py").write_text('"""Doc."""\n__all__ = ["y", "z"]\nx = 1\n', encoding="utf-8")
+    (tmp_path / "c.py").write_text("x = 1\n", encoding="utf-8")
+    assert exported_names(tmp_path) == {"x", "y", "z"}
