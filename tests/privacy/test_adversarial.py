@@ -15,21 +15,23 @@ from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.privacy.adversarial import (
     _FROZEN_EPOCHS,
-    L_RANDOM,
-    PHASES,
     AdversarialModel,
     AdversarialTrainer,
     Adversaries,
     DeidHead,
     PairAdversary,
-    RepresentationModel,
-    adversary_loss,
     attack_sentences,
     encode_sentences,
     frozen_adversary_accuracy,
-    representation_loss,
     train_dann,
     train_three_phase,
+)
+from deidlib.privacy.adversarial_models import (
+    L_RANDOM,
+    PHASES,
+    RepresentationModel,
+    adversary_loss,
+    representation_loss,
 )
 
 LABELS = ["O", "B-PHI", "I-PHI"]
