@@ -189,7 +189,8 @@ def _gru_section(args, sp, dev, cross, bs, rows, check, skip, sync) -> None:
     import torch
 
     from deidlib.models.layers import LockedDropout, packed_rnns
-    from deidlib.privacy.dpsgd import _micro_clipped_sum, dp_step, per_unit_gradients, train_dp
+    from deidlib.privacy.dpsgd import train_dp
+    from deidlib.privacy.gradients import _micro_clipped_sum, dp_step, per_unit_gradients
     from deidlib.training import evaluate_tagger, operating_points, predict_tags, prepare_tagger, train
     from deidlib.training.loop import make_optimizer
 
@@ -391,7 +392,7 @@ def _gru_section(args, sp, dev, cross, bs, rows, check, skip, sync) -> None:
 
 def _minilm_section(args, sp, dev, cross, bs, rows, check, skip, sync) -> None:
     from deidlib.models.encoder_tagger import clear_encoder_caches
-    from deidlib.privacy.dpsgd import dp_step
+    from deidlib.privacy.gradients import dp_step
     from deidlib.privacy.secure import SecureRandom
     from deidlib.training import evaluate_tagger, prepare_tagger, train
     from deidlib.training.loop import make_optimizer

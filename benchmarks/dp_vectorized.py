@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from deidlib.datasets import load_corpus
-    from deidlib.privacy.dpsgd import _micro_clipped_sum, _vectorized_clipped_sum, dp_step
+    from deidlib.privacy.gradients import _micro_clipped_sum, _vectorized_clipped_sum, dp_step
     from deidlib.studies.dp_recipes import RECIPES, build_recipe_tagger, with_overrides
     from deidlib.training.loop import make_optimizer
 

@@ -6,7 +6,7 @@ synthetic training split, random word vectors), the same lots of ``--batch-size`
 are timed with
 
 * the ordinary step, ``deidlib.training.loop.step`` (mean loss, backward, clip, optimiser step);
-* the DP step, ``deidlib.privacy.dpsgd.dp_step`` (per-sentence gradients as Jacobian rows,
+* the DP step, ``deidlib.privacy.gradients.dp_step`` (per-sentence gradients as Jacobian rows,
   flat clipping at C = 1, Gaussian noise σ = 1, optimiser step).
 
 Both use plain SGD (Algorithm 1) and train mode (dropout on). Encoding the lots is not timed
@@ -32,7 +32,7 @@ import torch
 
 from deidlib.datasets import load_corpus
 from deidlib.models.presets import PRESETS, encoder_of
-from deidlib.privacy.dpsgd import dp_step
+from deidlib.privacy.gradients import dp_step
 from deidlib.training import prepare_tagger
 from deidlib.training.batching import bucket_batches
 from deidlib.training.loop import make_optimizer, step

@@ -30,7 +30,7 @@ import torch
 from scipy.stats import beta
 
 from ..privacy.accounting import epsilon as accountant_epsilon
-from ..privacy.dpsgd import clip_and_noise
+from ..privacy.gradients import clip_and_noise
 
 __all__ = ["audit_dp_step", "raise_if_violated"]
 
@@ -127,7 +127,7 @@ class EpsilonAudit(AuditVerdict):
 def audit_dp_step(noise_multiplier: float, *, actual_noise_multiplier: float | None = None, trials: int = 2000,
                   max_grad_norm: float = 1.0, dim: int = 4, delta: float = 1e-5, alpha: float = 0.05,
                   accountant: str = "rdp", seed: int = 0) -> EpsilonAudit:
-    """White-box audit of one DP-SGD step (:func:`deidlib.privacy.dpsgd.clip_and_noise`, the
+    """White-box audit of one DP-SGD step (:func:`deidlib.privacy.gradients.clip_and_noise`, the
     noise path of ``dp_step``) with a gradient canary (Nasr et al. 2021, §4 "gradient canary";
     the strongest adversary: it chooses the gradient of the differing unit and sees the noisy
     sum).

@@ -1,6 +1,6 @@
 """Linkage attacks on surrogate text beyond the known-one-date attack
 (:func:`deidlib.studies.tchouka.privacy.known_date_attack`), read from the engine's
-replacement records (:class:`deidlib.surrogates.engine.Replacement`; the attacker sees only
+replacement records (:class:`deidlib.surrogates.config.Replacement`; the attacker sees only
 the ``surrogate`` and the document, the ``original`` and ``patient_id`` are the ground truth).
 
 * **Note linkage** (names and places across one patient's notes): the attacker links two

@@ -19,29 +19,15 @@ One epoch of one worker (Figure 5)::
 
 Choices and deviations (the paper is silent or ambiguous on these):
 
-* **Typo in Figure 5.** The upload line reads "Sample θ_d·len(p_glo) nonzero parameters
-  from update"; the prose ("to meet the upload rate θ_u, the set of possible updates is
-  sampled uniformly at random") and Shokri & Shmatikov's Algorithm 1 make clear that the
-  upload size is governed by θ_u. We use θ_u.
-* **Upload size.** ``k = round(θ_u · len(p))`` entries (Figure 5 and Shokri & Shmatikov:
-  a fraction of *all* parameters), drawn uniformly without replacement among the non-zero
-  entries left after the τ threshold; if fewer than ``k`` entries are non-zero, all of them
-  are uploaded. ``base="eligible"`` instead uploads ``round(θ_u · nnz)`` entries, i.e. the
-  fraction θ_u *of the non-zero entries* (another reading of the paper's θ_u).
-* **Rounding.** Fractions of a count are rounded half up; a positive fraction selects at
-  least one entry.
-* **Download ties.** At the start all update counts are 0, so "the parameters with the
-  highest update statistics" is a tie. ``tie_break="random"`` (default) breaks ties
-  uniformly at random with the given generator (``topk`` of the keys
-  ``count + U[0, 1)``); ``tie_break="index"`` prefers lower indices
-  (deterministic, used by hand-computed tests).
-* **Threshold.** ``|u| < τ`` is dropped and ``|u| ≥ τ`` kept, exactly as in Figure 5.
-  With ``tau=0`` nothing is dropped, but entries whose update is exactly zero are never
-  uploaded (Figure 5 samples "nonzero parameters").
-* ``selection="largest"`` is Shokri & Shmatikov's other upload criterion: the ``k``
-  entries with the largest ``|update|`` (ties: lower index first).
-* The differentially private upload (Shokri & Shmatikov §5) is in
-  :mod:`deidlib.collaborative.dp_upload`.
+* Figure 5's upload line says θ_d; its prose and Shokri & Shmatikov's Algorithm 1 use θ_u: so do we.
+* Upload size ``round(θ_u · len(p))`` drawn among the non-zero entries left after the τ
+  threshold (``base="eligible"``: θ_u of the non-zero entries); a positive fraction selects at
+  least one entry. ``selection="largest"``: the ``k`` largest ``|update|`` instead.
+* Download ties (all counts are 0 at the start) broken at random (``tie_break="random"``,
+  default) or by index (``"index"``); ``|u| < τ`` dropped, exact zeros never uploaded.
+* The differentially private upload (Shokri & Shmatikov §5): :mod:`deidlib.collaborative.dp_upload`.
+
+Each choice in full: docs/design/collaborative.md.
 """
 
 from __future__ import annotations

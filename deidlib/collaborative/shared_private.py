@@ -9,63 +9,24 @@ the shared layers are distributed by cyclical weight transfer; compared with sin
 models and a centrally trained model. It is silent on the rest; the choices made here, from
 the works it builds on:
 
-* **Architecture** (Liu, Qiu & Huang, "Adversarial Multi-task Learning for Text
-  Classification", ACL 2017, section 3, the shared–private model SP-MTL): per registry a
-  private :class:`~deidlib.models.cnn.MultiWindowEncoder` and a shared one; the registry's
-  classifier head reads ``[private; shared]`` (Liu eq. 11).
-* **A common input space for the shared layers.** The shared encoder reads the *public word
-  vectors* (``public_vectors``, a frozen table drawn from the run's seed in the place of
-  public pre-trained word vectors), identical in every registry and never trained, so the
-  shared layers see one input space everywhere. The private encoder reads the registry's own
-  trainable embedding (started from the same public table). A trained shared embedding is
-  not used: which of its rows move, and how, reveals the words of a registry's reports (the
-  highlight: a distributed vocabulary with its word vectors is a leak). Ids come from the
-  public hash :func:`~deidlib.models.cnn.hashed_ids` (no word list built from any registry).
-* **Adversary**: a registry discriminator (one hidden layer) on the shared features, trained
-  to name the registry (cross-entropy), and an adversarial term for the shared encoder,
-  weight ``adv_weight`` (λ; 0 gives the no-adversary control: same protocol, the
-  discriminator still trains but the shared encoder never sees it). Two objectives:
-  ``confusion`` (default; Tzeng et al., "Simultaneous Deep Transfer Across Domains and
-  Tasks", ICCV 2015, eq. 4-5): the encoder minimises the cross-entropy between the
-  discriminator's output and the *uniform* distribution over registries (its optimum:
-  features the discriminator cannot tell apart); ``reversal`` (Liu section 4.1, eq. 13;
-  Ganin et al., JMLR 2016, DANN, eq. 13-14): the encoder maximises the discriminator's
-  cross-entropy through a gradient reversal layer
-  (:mod:`deidlib.models.gradient_reversal`). Reversal's objective is unbounded: the encoder
-  can move registry *r*'s features to where the *current* discriminator says "registry s",
-  which a fresh attacker still separates (measured on synthetic registries, 3000 patients,
-  8 epochs, λ = 1: a fresh attacker found the registry 87 % of the time against 65 % with no
-  adversary; confusion, λ = 1: 60 %), hence confusion by default.
-* **Distribution: cyclical weight transfer** (the highlight; Chang et al., "Distributed deep
-  learning networks among institutions for medical imaging", JAMIA 2018). The shared encoder
-  and the discriminator (with their Adam state) visit the registries in a fixed order; each
-  registry trains ``visit_batches`` batches of its own reports, updating its private layers
-  and the shared encoder at once, then hands the shared layers to the next registry. A
-  *cycle* is one visit to every registry.
-* **The discriminator's objective over a cycle.** One registry alone holds one registry
-  label, so a discriminator that steps on each registry's batches in turn solves a
-  one-class problem per step (it learns to predict whichever registry it is visiting, not
-  to read the features: a degenerate game). Here the discriminator *accumulates* its
-  gradient over the cycle and takes one Adam step at the cycle's end: the gradient it
-  steps on is that of ``Σ_r CE(D(shared(x_r)), r)`` over one batch of every registry, a
-  well-defined, class-balanced registry-identification loss. What travels with it is that
-  running gradient sum of the discriminator's own parameters (the same size as the
-  discriminator, and of the same nature as the parameter change any visit leaves in the
-  shared layers, which the next registry could compute by differencing). Exchanging batches
-  of shared features instead would move one vector per report out of its registry, a
-  per-report representation (open to inversion and membership inference), which the
-  highlight rules out (only registry-invariant *parameters* are shared).
-* **Difference loss** (optional, ``orth_weight`` > 0; Bousmalis et al., "Domain Separation
-  Networks", NeurIPS 2016, eq. 5; Liu eq. 15): ``‖Sᵀ P‖²_F`` between the batch's shared and
-  private features, rows L2-normalised and divided by the batch size; off by default (the
-  highlight does not mention it).
-* **Hand-offs** are recorded as :class:`UploadRecord` (cycle, registry, parameter names,
-  number of values): the shared parameters under :data:`SHARED_PREFIXES` and the
-  discriminator's gradient accumulator, nothing else. After the last cycle every registry
-  holds the same shared layers and evaluates its own model on its own test reports.
-* **Passes.** Shared–private trains ``epochs`` passes: ``ceil(mean batches per registry /
-  visit_batches)`` cycles per epoch, each registry drawing batches from its own reshuffled
-  stream (a registry smaller than the mean sees its reports a little more often).
+* **Architecture**: Liu, Qiu & Huang's shared–private model (ACL 2017, §3, SP-MTL): per
+  registry a private :class:`~deidlib.models.cnn.MultiWindowEncoder` and a shared one; the
+  registry's head reads ``[private; shared]`` (Liu eq. 11).
+* **A common input space**: the shared encoder reads frozen public word vectors, identical in
+  every registry (a trained shared embedding would reveal a registry's words); ids from the
+  public hash :func:`~deidlib.models.cnn.hashed_ids`.
+* **Adversary**: a registry discriminator on the shared features; the encoder's term (weight
+  ``adv_weight``, 0: the no-adversary control) is ``confusion`` (default; Tzeng et al. 2015,
+  eq. 4-5) or ``reversal`` (Liu §4.1 eq. 13; Ganin et al. 2016, through
+  :mod:`deidlib.models.gradient_reversal`), whose unbounded objective a fresh attacker beats.
+* **Distribution**: cyclical weight transfer (Chang et al., JAMIA 2018) of the shared encoder
+  and the discriminator; the discriminator accumulates its gradient over a cycle and steps
+  once at its end (a class-balanced loss; never batches of shared features).
+* **Difference loss** (optional, ``orth_weight``; Bousmalis et al. 2016 eq. 5) off by default.
+* **Hand-offs** recorded as :class:`UploadRecord`: the parameters under
+  :data:`SHARED_PREFIXES` and the discriminator's gradient accumulator, nothing else.
+
+Each choice in full, with the measurement behind ``confusion``: docs/design/collaborative.md.
 
 Single-registry and centralized baselines train a plain
 :class:`~deidlib.models.cnn.MultiWindowCNN` (one per registry; one on the pooled training

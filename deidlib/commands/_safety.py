@@ -23,34 +23,21 @@ A command never destroys its input and never prints a traceback for a user mista
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import json
 import math
 import os
+import re
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..threads import DEFAULT_THREADS, set_threads
 
-__all__ = [
-    "UsageError",
-    "resolve",
-    "check_output",
-    "staged_dir",
-    "output_lock",
-    "remove_leftovers",
-    "loading",
-    "model_inputs",
-    "positive_int",
-    "nonneg_int",
-    "positive_float",
-    "nonneg_float",
-    "unit_float",
-    "add_threads_argument",
-    "set_threads",
-    "check_device",
-]
+__all__ = ["UsageError", "resolve", "check_output", "loading", "set_threads"]
 
 
 class UsageError(Exception):
@@ -147,7 +134,6 @@ def model_inputs(model_dir: str | os.PathLike | None, name: str = "the model") -
     read yields the folder only (loading it then fails with its own one-line error)."""
     if model_dir is None:
         return []
-    import json
 
     d = Path(model_dir)
     found = [(name, d)]
@@ -178,8 +164,6 @@ def loading(path: str | os.PathLike) -> Iterator[None]:
     archive, bad JSON, a shape mismatch, a pickle of anything but tensors) becomes the one line
     ``cannot load PATH: reason`` (exit code 2). Torch's loader warnings are silenced so that
     the error stays one line."""
-    import warnings
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -316,8 +300,6 @@ def output_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
 
 
 def _leftover_pattern(name: str):
-    import re
-
     return re.compile(rf"\.{re.escape(name)}\.[A-Za-z0-9_]{{8}}\.(partial|old)")
 
 
@@ -342,8 +324,6 @@ def remove_leftovers(path: str | os.PathLike) -> list[Path]:
 
 def _number(kind, test, desc):
     def parse(text: str):
-        import argparse
-
         try:
             v = kind(text)
         except ValueError:

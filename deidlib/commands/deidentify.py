@@ -39,13 +39,49 @@ complete).
 
 from __future__ import annotations
 
-from ..pipeline.pseudonyms import KEY_ENV
-from ._safety import add_threads_argument, nonneg_int, positive_float, positive_int
+import contextlib
+import datetime
+import hashlib
+import hmac
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..corpus.document import CorpusError
+from ..pipeline.default_model import MODEL_RECIPES, default_model_dir, ensure_default_model, named_recipe
+from ..pipeline.formats import read_input
+from ..pipeline.pseudonyms import KEY_ENV, PseudonymError, Pseudonyms, load_key
+from ..pipeline.run import (
+    DeidOptions,
+    ModelBlob,
+    chunk_documents,
+    loaded_model,
+    run_dask,
+    run_local,
+    run_processes,
+)
+from ._deidentify_summary import SUMMARY, print_summary, summarize
+from ._safety import (
+    UsageError,
+    add_threads_argument,
+    check_output,
+    loading,
+    model_inputs,
+    nonneg_int,
+    output_lock,
+    positive_float,
+    positive_int,
+    remove_leftovers,
+    resolve,
+    set_threads,
+    staged_dir,
+)
 
 HELP = "de-identify notes in one command: tag PHI with a saved model, replace it by surrogates or masks"
-
-#: name of the run summary written into OUT (no PHI: counts, settings, the guarantee)
-SUMMARY = "deidentify.json"
 
 
 def add_arguments(p) -> None:
@@ -117,10 +153,6 @@ def add_arguments(p) -> None:
 
 
 def _model_dir(args):
-    from pathlib import Path
-
-    from ._safety import UsageError
-
     if args.spans == "input":
         if args.model:
             raise UsageError("--model is not used with --spans input (the input's own tags are replaced)")
@@ -128,7 +160,6 @@ def _model_dir(args):
     if args.model is None:
         return None
     m = Path(args.model)
-    from ..pipeline.default_model import MODEL_RECIPES
 
     if args.model in MODEL_RECIPES and not m.exists():  # a named model recipe: built into the cache
         return args.model
@@ -141,11 +172,6 @@ def _model_dir(args):
 
 def _attach_gold(args, corpus) -> int:
     """Copy the spans of ``--gold`` onto the documents of the same id; return how many got gold."""
-    from pathlib import Path
-
-    from ..pipeline.formats import read_input
-    from ._safety import UsageError
-
     g = Path(args.gold)
     gold = read_input(g, "physionet" if (g / "id.text").is_file() else "i2b2", keep_file_names=args.keep_file_names,
                       what="--gold")
@@ -185,8 +211,6 @@ class Interrupts:
     after :meth:`hold` the signal is only remembered (the output is being moved into place)."""
 
     def __enter__(self):
-        import signal
-
         self.hit = self.held = False
         self._old = {}
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -210,21 +234,15 @@ class Interrupts:
         self.held = True
 
     def __exit__(self, *exc):
-        import signal
-
         for sig, old in self._old.items():
             signal.signal(sig, old)
         return False
 
 
 def run(args) -> int:
-    import contextlib
-
     with Interrupts() as interrupts, contextlib.ExitStack() as locks:
         rc = _run(args, interrupts, locks)
     if interrupts.hit:
-        import sys
-
         print("deidlib deidentify: interrupted while the output was being moved into place; the run is complete",
               file=sys.stderr)
     return rc
@@ -233,10 +251,6 @@ def run(args) -> int:
 def _lock_outputs(args, inputs, out, locks) -> None:
     """Take the locks of OUT and ``--audit`` (one run per output), remove what a killed run left
     beside them (the audit's partial file, original PHI, first) and check OUT again under the lock."""
-    import sys
-
-    from ._safety import check_output, output_lock, remove_leftovers, resolve
-
     audit = resolve(args.audit) if args.audit else None
     locks.enter_context(output_lock(out, "OUT"))
     if audit is not None:
@@ -254,8 +268,6 @@ def _lock_outputs(args, inputs, out, locks) -> None:
 def _check_scheduler(args) -> None:
     """A remote scheduler must be reached over TLS unless ``--insecure-scheduler``: over plain
     TCP the notes, the model and the replacements cross the network in clear."""
-    from ._safety import UsageError
-
     if args.insecure_scheduler and not args.scheduler:
         raise UsageError("--insecure-scheduler is for --scheduler (the local cluster always uses TLS)")
     if args.scheduler and not args.scheduler.startswith(("tls://", "inproc://")) and not args.insecure_scheduler:
@@ -267,9 +279,6 @@ def _check_scheduler(args) -> None:
 def _same_mtime(folder) -> None:
     """Give every file and folder under ``folder`` one modification time, so that times do not
     replay the order in which IN's files were written."""
-    import os
-    import time
-
     t = int(time.time())
     for root, dirs, files in os.walk(folder):
         for n in dirs + files:
@@ -281,24 +290,11 @@ def _shift_key(key: bytes | None) -> bytes | None:
     """The key of the date shifts, derived from the pseudonym key (never the key itself)."""
     if key is None:
         return None
-    import hashlib
-    import hmac
 
     return hmac.new(key, b"deidlib date shift key", hashlib.sha256).digest()
 
 
 def _run(args, interrupts: Interrupts, locks) -> int:
-    import datetime
-    import json
-    import os
-    import sys
-    import time
-    from pathlib import Path
-
-    from ..corpus.document import CorpusError
-    from ..pipeline.pseudonyms import PseudonymError, Pseudonyms, load_key
-    from ._safety import UsageError, check_output, loading, model_inputs, resolve, set_threads, staged_dir
-
     src = Path(args.in_path)
     if not src.exists():
         raise UsageError(f"IN {args.in_path}: no such file or folder", code=1)
@@ -315,8 +311,6 @@ def _run(args, interrupts: Interrupts, locks) -> int:
     named = model if isinstance(model, str) else ("default" if model is None else None)
     inputs = [("IN", src), *model_inputs(None if named else model, "--model"), ("--gold", args.gold)]
     if args.spans == "model" and named:
-        from ..pipeline.default_model import default_model_dir, named_recipe
-
         inputs.append((f"the {named} model", default_model_dir(None if named == "default" else named_recipe(named))))
     if args.pseudonym_key_file:  # the key is never written into OUT (check_output) nor read as a note
         inputs.append(("--pseudonym-key-file", args.pseudonym_key_file))
@@ -345,17 +339,6 @@ def _run(args, interrupts: Interrupts, locks) -> int:
         print("deidlib deidentify: warning: --keep-file-names: OUT's files keep IN's names and folders, and "
               "messages name IN's files; file names often hold patient names or MRNs", file=sys.stderr)
 
-    from ..pipeline.formats import read_input
-    from ..pipeline.run import (
-        DeidOptions,
-        ModelBlob,
-        chunk_documents,
-        loaded_model,
-        run_dask,
-        run_local,
-        run_processes,
-    )
-
     try:
         corpus = read_input(src, args.format, text_column=args.text_column, patient_column=args.patient_column,
                             patient_from_filename=args.patient_from_filename, keep_columns=args.keep_column,
@@ -376,7 +359,7 @@ def _run(args, interrupts: Interrupts, locks) -> int:
                           audit=bool(args.audit), threads=threads, date_method=args.date_method,
                           shift_key=_shift_key(key), release_date=datetime.date.today())
     if args.replace == "surrogate":
-        from ..surrogates.engine import epsilon_warning
+        from ..surrogates.config import epsilon_warning
 
         try:
             options.surrogate_config()  # a bad --locale fails here, in one line
@@ -389,8 +372,6 @@ def _run(args, interrupts: Interrupts, locks) -> int:
     model_name = "none (--spans input)"
     if args.spans == "model":
         if named:
-            from ..pipeline.default_model import ensure_default_model
-
             model = ensure_default_model(named, log=lambda m: print(f"deidlib deidentify: {m}", file=sys.stderr),
                                          progress=not args.no_progress)
             model_name = f"{named} ({model.name}, synthetic notes only)"
@@ -428,7 +409,7 @@ def _run(args, interrupts: Interrupts, locks) -> int:
         with staged_dir(out, mode="replace" if args.force else "exclusive") as tmp:
             try:
                 corpus.write(tmp, new_docs, pseudonyms)
-                summary = _summary(args, corpus, results, options, model_name, secs, out, pseudonyms)
+                summary = summarize(args, corpus, results, options, model_name, secs, out, pseudonyms)
                 (tmp / SUMMARY).write_text(json.dumps(summary, indent=2), encoding="utf-8")
                 _same_mtime(tmp)
             except CorpusError as e:
@@ -450,17 +431,13 @@ def _run(args, interrupts: Interrupts, locks) -> int:
     finally:
         if audit_tmp is not None and audit_tmp.exists():
             audit_tmp.unlink()
-    _print(summary, out, args)
+    print_summary(summary, out, args)
     return 0
 
 
 def _write_audit_aside(path, docs, results, pseudonyms, corpus):
     """The audit lines (replacement records, surviving gold PHI, the pseudonym map: ORIGINAL
     PHI) written into a hidden file next to ``path``; returns that file."""
-    import json
-    import os
-    import tempfile
-
     lines = [json.dumps(rec, ensure_ascii=False) for d in docs for rec in results[d.id].records]
     lines += [json.dumps({"document_id": d.id, "surviving_gold_phi": results[d.id].surviving},
                          ensure_ascii=False) for d in docs if results[d.id].surviving]
@@ -475,130 +452,5 @@ def _write_audit_aside(path, docs, results, pseudonyms, corpus):
     except BaseException:
         os.unlink(tmp)
         raise
-    from pathlib import Path
 
     return Path(tmp)
-
-
-def _cpu_seconds() -> float:
-    """CPU seconds (user + system) of the whole command so far, start-up included: this process
-    and its finished worker processes (a remote Dask cluster's workers are not counted)."""
-    import resource
-
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _summary(args, corpus, results, options, model_name, secs, out, pseudonyms) -> dict:
-    """Settings and counts of the run (no PHI: no id, no file name, no text)."""
-    from ..evaluation import binary_token_prf
-
-    docs = corpus.docs
-    n_spans = sum(len(r.predicted) for r in results.values())
-    cpu = _cpu_seconds()
-    s = {
-        "input": {"format": corpus.format, "documents": len(docs),
-                  "patients": len({d.patient_id for d in docs if d.patient_id}),
-                  "characters": sum(len(d.text) for d in docs)},
-        "model": model_name,
-        "spans": options.spans,
-        "replace": options.replace,
-        "replaced_spans": n_spans,
-        "engine": args.engine if args.engine == "dask" else ("processes" if args.workers > 1 else "single process"),
-        "workers": args.workers,
-        "threads_per_worker": options.threads,
-        "seconds": round(secs, 3),
-        "documents_per_second": round(len(docs) / max(secs, 1e-9), 2),
-        "cpu_seconds": round(cpu, 3),
-        "documents_per_cpu_second": round(len(docs) / max(cpu, 1e-9), 2),
-        "written_besides_the_text": {
-            "patient_ids": "pseudonyms: " + pseudonyms.describe(),
-            "file_names": "IN's names (--keep-file-names)" if args.keep_file_names else "pseudonyms (as patient ids)",
-            "kept_columns": list(corpus.kept_columns),
-            "other_columns_and_fields": "dropped",
-        },
-    }
-    if options.replace == "surrogate":
-        from ..surrogates.engine import guarantee_statement
-
-        s["surrogates"] = {"epsilon": options.epsilon, "scope": options.memo_scope, "locale": options.locale,
-                           "date_method": options.date_method,
-                           "randomness": "OS CSPRNG" if options.seed is None else f"seeded ({options.seed})",
-                           "guarantee": guarantee_statement(options.surrogate_config(), seeded=options.seed is not None)}
-    else:
-        s["masks"] = "each tagged span replaced by its category in brackets, e.g. [NAME]"
-    s["release_checks"] = _release_totals(results.values())
-    gold_docs = [d for d in docs if d.spans] if corpus.has_gold else []
-    if corpus.has_gold:
-        mentions = sum(results[d.id].gold_mentions for d in docs)
-        surv = sum(len(results[d.id].surviving) for d in docs)
-        p, r, f = binary_token_prf(docs, [docs[i].with_spans(results[d.id].predicted) for i, d in enumerate(docs)])
-        s["gold"] = {"documents": len(docs), "documents_with_phi": len(gold_docs), "gold_phi_mentions": mentions,
-                     "surviving_gold_phi_mentions": surv,
-                     "surviving_fraction": round(surv / mentions, 4) if mentions else 0.0,
-                     "binary_token": {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4)},
-                     "by_type": _gold_by_type(docs, results),
-                     "survival_rule": "a gold mention survives when its text (stripped) occurs in the output note "
-                                      "as a whole token sequence"}
-    return s
-
-
-def _release_totals(results) -> dict:
-    """The run's :func:`deidlib.pipeline.run.release_checks` counts, summed over documents."""
-    tot: dict[str, int] = {}
-    for r in results:
-        for k, v in r.checks.items():
-            tot[k] = tot.get(k, 0) + int(v)
-    return tot
-
-
-def _gold_by_type(docs, results) -> dict:
-    """Per gold category: mentions, mentions left verbatim in the released text, and binary-token
-    recall (a gold token is found when a replaced span holds the same token)."""
-    from collections import Counter
-
-    from ..evaluation.keys import token_keys
-
-    mentions: Counter[str] = Counter()
-    verbatim: Counter[str] = Counter()
-    tokens: Counter[str] = Counter()
-    found: Counter[str] = Counter()
-    for d in docs:
-        res = results[d.id]
-        mentions.update(s.category for s in d.spans if s.text.strip())
-        verbatim.update(res.surviving_types)
-        pred = token_keys(res.predicted, True)
-        for cat, _, a, b in token_keys(d.spans):
-            tokens[cat] += 1
-            found[cat] += (a, b) in pred
-    return {c: {"mentions": mentions[c], "verbatim": verbatim[c],
-                "token_recall": round(found[c] / tokens[c], 4) if tokens[c] else None}
-            for c in sorted(mentions)}
-
-
-def _print(s: dict, out, args) -> None:
-    i = s["input"]
-    print(f"de-identified {i['documents']} {i['format']} documents ({i['patients']} patients) into {out}: "
-          f"{s['replaced_spans']} spans replaced by {s['replace']}s in {s['seconds']:.1f} s "
-          f"({s['documents_per_second']:.1f} documents/s, {s['engine']}, {s['workers']} worker(s); "
-          f"{s['documents_per_cpu_second']:.1f} documents per CPU-second of the whole command)")
-    print(f"model: {s['model']}")
-    if "surrogates" in s:
-        print("guarantee: " + s["surrogates"]["guarantee"])
-    c = s["release_checks"]
-    print(f"released: {c.get('equal_to_original', 0)} of {c.get('replacements', 0)} replacements equal their "
-          "original (must be 0)")
-    if s.get("surrogates", {}).get("date_method") in ("dp", "ldp"):
-        n, near = c.get("dates_to_the_day", 0), c.get("dates_within_a_day", 0)
-        print(f"dates ({s['surrogates']['date_method']}, measured): {near} of {n} dates written to the day were "
-              f"released unchanged or within a day ({100 * near / n if n else 0:.1f} %)")
-    if "gold" in s:
-        g = s["gold"]
-        b = g["binary_token"]
-        print(f"gold: {g['surviving_gold_phi_mentions']} of {g['gold_phi_mentions']} gold PHI mentions survive "
-              f"verbatim in the output; binary-token P/R/F1 {b['precision']:.3f} / {b['recall']:.3f} / {b['f1']:.3f}")
-        left = {t: v["verbatim"] for t, v in g["by_type"].items() if v["verbatim"]}
-        print("gold mentions left verbatim by type: " + (", ".join(f"{t} {n}" for t, n in left.items()) or "none"))
-    print(f"summary: {out / SUMMARY}")
-    if args.audit:
-        print(f"audit records (they contain the ORIGINAL PHI; keep them apart): {args.audit}")

@@ -12,7 +12,22 @@ to choose). ``deidlib predict OUT_DIR IN_DIR PRED_DIR`` then tags with it.
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, nonneg_int, unit_float
+import json
+import sys
+from pathlib import Path
+
+from ._safety import (
+    UsageError,
+    add_threads_argument,
+    check_device,
+    check_output,
+    loading,
+    model_inputs,
+    nonneg_int,
+    set_threads,
+    staged_dir,
+    unit_float,
+)
 
 HELP = "combine saved taggers into an ensemble that averages their PHI marginals (recall operating point)"
 
@@ -41,8 +56,6 @@ def add_arguments(p) -> None:
 
 
 def _member_dir(path):
-    from pathlib import Path
-
     d = Path(path)
     return d / "model" if (d / "model" / "config.json").is_file() else d
 
@@ -50,10 +63,6 @@ def _member_dir(path):
 def _check_member_split(member, corpus: str, split_seed: int) -> None:
     """Refuse a member whose scores.json says it was trained on another corpus or split: its
     training notes could then be in the test split scored here."""
-    import json
-
-    from ._safety import UsageError, loading
-
     run_dir = member.parent if member.name == "model" else member
     f = run_dir / "scores.json"
     if not f.is_file():
@@ -70,21 +79,9 @@ def _check_member_split(member, corpus: str, split_seed: int) -> None:
 
 
 def run(args) -> int:
-    import json
-    import sys
-
     from ..corpus.locate import PHYSIONET_DEID, find_data_dir
     from ..datasets import I2B2_2014, load_corpus
     from ..results import atomic_write_text
-    from ._safety import (
-        UsageError,
-        check_device,
-        check_output,
-        loading,
-        model_inputs,
-        set_threads,
-        staged_dir,
-    )
 
     if args.corpus == "synthetic" and args.data_dir is not None:
         raise UsageError("--data-dir is only for --corpus physionet or i2b2 (the synthetic corpus is embedded)")

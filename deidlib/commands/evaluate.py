@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ._safety import nonneg_int
+import json
+import sys
+import warnings
+from pathlib import Path
+
+from ..corpus.document import CorpusError
+from ._safety import UsageError, check_output, nonneg_int
 
 HELP = "score system i2b2 XML files against gold ones (i2b2 2014 measures: token/strict/relaxed, HIPAA, binary)"
 
@@ -25,15 +31,8 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    import json
-    import sys
-    import warnings
-    from pathlib import Path
-
-    from ..corpus.document import CorpusError
     from ..evaluation import MEASURES, evaluate_dirs
     from ..results import atomic_write_text
-    from ._safety import UsageError, check_output
 
     unknown = sorted(set(args.measure or ()) - set(MEASURES))
     if unknown:

@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, unit_float
+import sys
+from pathlib import Path
+
+from ..corpus.document import CorpusError, Document
+from ._safety import (
+    UsageError,
+    add_threads_argument,
+    check_device,
+    check_output,
+    loading,
+    model_inputs,
+    set_threads,
+    staged_dir,
+    unit_float,
+)
 
 HELP = "predict PHI spans with a saved tagger: i2b2 XML and .txt files in, i2b2 XML files out"
 
@@ -30,9 +44,7 @@ def read_inputs(src):
     as the outputs would collide, and CorpusError naming the file for a .txt file that is not
     UTF-8 or holds no text (an empty note is refused, as the i2b2 readers of evaluate and
     surrogate refuse an empty TEXT: predict writes nothing they would reject)."""
-    from ..corpus.document import CorpusError, Document
     from ..corpus.i2b2 import read_i2b2_dir, xml_files
-    from ._safety import UsageError
 
     txt = xml_files(src, recursive=True, suffix=".txt")
     xml_ids = {f.stem for f in xml_files(src, recursive=True)}
@@ -62,20 +74,7 @@ def read_inputs(src):
 
 
 def run(args) -> int:
-    import sys
-    from pathlib import Path
-
-    from ..corpus.document import CorpusError
     from ..training.io import ENSEMBLE_FILE
-    from ._safety import (
-        UsageError,
-        check_device,
-        check_output,
-        loading,
-        model_inputs,
-        set_threads,
-        staged_dir,
-    )
 
     src = Path(args.in_dir)
     if not src.is_dir():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ._safety import nonneg_int, positive_int
+import ast
+from pathlib import Path
+
+from ._safety import UsageError, check_output, nonneg_int, positive_int
 
 HELP = "execute the study notebooks with papermill into runs/<profile>/ and refresh figures/"
 
@@ -36,8 +39,6 @@ def add_arguments(p) -> None:
 
 def parse_params(items: list[str]) -> dict:
     """``["n_seeds=3", "corpus_note=x"]`` -> ``{"n_seeds": 3, "corpus_note": "x"}``."""
-    import ast
-
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -58,9 +59,6 @@ def run(args) -> int:
         for e in load_manifest():
             print(f"{e.name:32s} study={e.study:12s} figures={', '.join(e.figures)}")
         return 0
-    from pathlib import Path
-
-    from ._safety import UsageError, check_output
 
     if args.data_dir is not None:
         if args.corpus == "synthetic":

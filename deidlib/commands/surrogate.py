@@ -11,8 +11,22 @@ original PHI: it is written only with ``--audit FILE``, which must lie outside O
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import sys
+import time
+from collections import Counter
+from pathlib import Path
 
-from ._safety import add_threads_argument, nonneg_int, positive_float
+from ..corpus.document import CorpusError
+from ._safety import (
+    UsageError,
+    add_threads_argument,
+    check_output,
+    nonneg_int,
+    positive_float,
+    set_threads,
+    staged_dir,
+)
 
 HELP = "replace tagged PHI in i2b2 XML files by surrogates (d-private dates/ages, exponential-mechanism cities)"
 
@@ -46,17 +60,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    import datetime as dt
-    import sys
-    import time
-    from collections import Counter
-    from pathlib import Path
-
-    from ..corpus.document import CorpusError
     from ..corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
     from ..surrogates import SurrogateConfig, SurrogateEngine, write_audit
-    from ..surrogates.engine import epsilon_warning
-    from ._safety import UsageError, check_output, set_threads, staged_dir
+    from ..surrogates.config import epsilon_warning
 
     if args.secure and args.seed is not None:
         raise UsageError("--secure and --seed exclude each other (secure randomness is the default)")

@@ -23,7 +23,13 @@ downstream-utility and registry studies need.
 
 from __future__ import annotations
 
-from ._safety import nonneg_int, positive_int
+import re
+import shutil
+import sys
+import time
+from collections import Counter
+
+from ._safety import UsageError, check_output, nonneg_int, positive_int, staged_dir
 
 HELP = "write the embedded synthetic corpus as i2b2 2014 XML or plain text (one folder per site + metadata.tsv)"
 
@@ -68,10 +74,6 @@ def previous_corpus(out):
     ``site*/`` folders holding only ``*.xml``/``*.txt`` files, and ``PPP-RR.xml``/``.txt``
     files of a ``--flat`` corpus). Raises UsageError when ``out`` holds anything else, so
     that ``--force`` never deletes a file synth did not write."""
-    import re
-
-    from ._safety import UsageError
-
     mine, foreign = [], []
     for p in sorted(out.iterdir()):
         if p.name == "metadata.tsv" and p.is_file() and not p.is_symlink():
@@ -98,13 +100,6 @@ def write_text_dir(docs, folder) -> None:
 
 
 def run(args) -> int:
-    import shutil
-    import sys
-    import time
-    from collections import Counter
-
-    from ._safety import UsageError, check_output, staged_dir
-
     if args.sites is not None and args.sites > args.patients:
         raise UsageError(f"--sites {args.sites} is more than --patients {args.patients}: each site holds whole "
                          "patients, so at most --patients sites can hold notes")

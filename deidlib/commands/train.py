@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from ._safety import add_threads_argument, nonneg_float, nonneg_int, positive_float, positive_int, unit_float
+import json
+import math
+import sys
+from pathlib import Path
+
+from ._safety import (
+    UsageError,
+    add_threads_argument,
+    check_device,
+    check_output,
+    loading,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+    set_threads,
+    staged_dir,
+    unit_float,
+)
 
 HELP = "train a de-identification tagger (festag, friedrich, gru, gru_gru, lstm_gru, transformer) and save it"
 
@@ -115,8 +133,6 @@ def add_arguments(p) -> None:
 
 
 def _value(text: str):
-    import json
-
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -135,12 +151,9 @@ def _check_paths(args):
     DEIDLIB_DATA_DIR rather than given). OUT_DIR and its checkpoints/ folder must lie clear
     of every input (the data folder, a vectors file, a --dp-vocab word list); the checkpoint
     to resume from is read here, so that a broken or crafted one is refused before any work."""
-    from pathlib import Path
-
     from ..corpus.locate import PHYSIONET_DEID, find_data_dir
     from ..datasets import I2B2_2014
     from ..training.trainer import load_checkpoint
-    from ._safety import UsageError, check_output, loading
 
     data = None
     if args.corpus == "synthetic":
@@ -173,13 +186,10 @@ def _check_paths(args):
 
 
 def run(args) -> int:
-    import sys
-
     from ..datasets import load_corpus
     from ..models.taggers import PRESETS
     from ..training import fit_tagger
     from ..training.trainer import CheckpointError
-    from ._safety import UsageError, check_device, set_threads
 
     if args.model not in PRESETS:
         print(
@@ -256,7 +266,6 @@ def _operating_point(args, splits, tagger) -> dict:
     """Set ``tagger.task["phi_threshold"]`` from --phi-threshold / --target-recall; return what
     scores.json records about it (the dev precision–recall curve when one was computed)."""
     from ..training import THRESHOLD_GRID, choose_threshold
-    from ._safety import UsageError
 
     if args.phi_threshold is not None:
         tagger.task = {**tagger.task, "phi_threshold": args.phi_threshold}
@@ -282,8 +291,6 @@ def _finish(args, splits, tagger, hist, out, extra: dict | None = None, files: d
     """Save model and history, score the test notes and write their predictions (unless
     ``predictions`` is False), write scores.json and ``files`` (name -> text), all staged next
     to OUT_DIR and moved in only when complete."""
-    from ._safety import staged_dir
-
     extra = {**(extra or {}), **_operating_point(args, splits, tagger)}
     with staged_dir(out) as tmp:
         _write_run(args, splits, tagger, hist, tmp, extra, files or {}, predictions)
@@ -322,8 +329,6 @@ def _not_covered_outputs(args, splits, predictions: bool, hist) -> dict[str, str
 
 
 def _write_run(args, splits, tagger, hist, out, extra: dict, files: dict, predictions: bool = True) -> None:
-    import json
-
     from ..results import atomic_write_text
     from ..training import evaluate_tagger, save_tagger, write_predictions
 
@@ -353,10 +358,7 @@ def _run_dp_recipe(args, splits, out, secure: bool) -> int:
     """``--dp-recipe NAME --dp-epsilon EPS``: one model of a DP recipe (``train_recipe``), saved with
     its privacy.json like any DP model. The recipes' taggers read a public encoder's pieces: there
     is no vocabulary of training words, so the guarantee covers everything trained on the notes."""
-    import json
-    import sys
-
-    from ..privacy.dpsgd import SEEDED_NOTE
+    from ..privacy.ledger import SEEDED_NOTE
     from ..studies.dp_recipes import RECIPES, train_recipe, with_overrides
 
     if args.dp_recipe not in RECIPES:
@@ -415,8 +417,6 @@ VOCAB_DELTA_FRACTION = 0.1
 
 def _dp_vocabulary(args, splits, units_of):
     """(word list or None, privacy.json record, not-covered entry or None, δ_τ) for --dp-vocab."""
-    from pathlib import Path
-
     import numpy as np
 
     from ..corpus.labels import tagged_sentences
@@ -451,12 +451,9 @@ def _dp_vocabulary(args, splits, units_of):
 
 
 def _run_dp(args, splits, hp, out) -> int:
-    import json
-    import math
-    import sys
-
     from ..privacy.accounting import MAX_NOISE_MULTIPLIER, MAX_TARGET_EPSILON
-    from ..privacy.dpsgd import SEEDED_NOTE, patient_units, train_dp
+    from ..privacy.dpsgd import patient_units, train_dp
+    from ..privacy.ledger import SEEDED_NOTE
     from ..privacy.vocabulary import total_guarantee
     from ..training import prepare_tagger
 

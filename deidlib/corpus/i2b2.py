@@ -29,31 +29,14 @@ and tab are written as character references so attribute-value normalisation can
 change them. Tag ids are ``P0, P1, ...`` in span order; ``comment=""``. Write-then-read
 is the identity (same id, text byte for byte, spans, patient id, site, metadata).
 
-**Real files.** The ``text`` attribute may hold HTML entities, sometimes escaped twice
-(``&amp;quot;``), and literal newlines (turned into spaces by the parser); it is
-accepted when it equals ``text[start:end]`` after up to two rounds of
-:func:`html.unescape` or after collapsing whitespace. Spans that start on whitespace or
-sit inside a token (``MWilliams`` with NAME = ``Williams``) are kept exactly as
-annotated: the span text is always ``text[start:end]``.
+**Real files** (HTML entities in ``text``, spans inside a token) are read as annotated; **bad
+input** raises :class:`CorpusError` (or :class:`UnknownTagError`) naming the file, tag id and
+offsets; ``lenient=True`` skips a bad tag with a warning; exact duplicate tags are collapsed;
+overlapping tags are kept only with ``allow_overlap=True``. Every case: docs/design/corpus.md.
 
-**Bad input.** Malformed XML, a non-UTF-8 file, a missing TEXT, an empty note, a tag
-with an unknown category or TYPE (:class:`UnknownTagError`, both a
-:class:`~deidlib.corpus.document.CorpusError` and a
-:class:`~deidlib.corpus.phi.UnknownPHITypeError`), non-integer or out-of-range offsets,
-a ``text`` attribute that disagrees with the note, and overlapping tags raise
-:class:`CorpusError` naming the file and the tag id and offsets. With ``lenient=True``
-a bad tag is skipped with a :func:`warnings.warn` (an empty note is kept with a
-warning), and :func:`read_i2b2_dir` skips unreadable files with a warning. Exact
-duplicate tags (same category, TYPE and offsets) are collapsed with a warning in both
-modes: the official scorer compares tag *sets*, so they carry no information.
-Overlapping tags are kept only with ``allow_overlap=True``.
-
-**deidlib extension (choice).** i2b2 has no notion of site. When a document has a site,
-a patient id other than its file name's ``PPP``, or metadata, the writer adds
-``<META><![CDATA[{"deidlib_meta": 1, "site": ..., "patient_id": ..., "metadata": {...}}]]></META>``
-after TAGS. The official evaluation script reads only the tags under TAGS, so it ignores
-META; plain i2b2 files without META read fine, and ``include_meta=False`` writes plain
-i2b2 files.
+**deidlib extension (choice).** A document's site, a patient id other than ``PPP`` and its
+metadata are written in a ``<META>`` CDATA section after TAGS, which the official scorer
+ignores (``include_meta=False``: plain i2b2 files); docs/design/corpus.md.
 """
 
 from __future__ import annotations

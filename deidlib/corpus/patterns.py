@@ -3,28 +3,13 @@ guidelines (Stubbs & Uzuner 2015) define by their *shape*, as regular expression
 
 Why. A tagger trained on synthetic notes learns the forms its generator writes; real notes
 write dates, phone numbers and identifiers in more ways than any generator. The forms below
-are read from the guidelines' definitions and examples, not from a corpus: dates (numeric with
-``/``, ``-`` or ``.``, ISO, ranges such as ``3/12-3/15``, month/year such as ``9/98``, years
-such as ``'98``; a bare year where it cannot be a clock time or an amount: 1960–1999 (its last
-two digits are no minutes), any year after a time word (``in 2004``, ``since 1999``) and a
-two-digit year after a past event of a medical history (``CABG 98``, ``MI x2 02``), never
-before a unit (``1980 ml``); month names with or without day and year, ordinal days, a day
-alone after a preposition, ``on the 5th``, unless a noun it counts follows), phone
-and fax numbers (with area code, optionally an extension; 7-digit numbers only after a word
-such as "call", "pager" or "phone"), e-mail addresses, URLs, IPv4 and IPv6 addresses (the whole
-IPv6 address, full or with ``::``, tried before the dates so its first group is no year), social
-security numbers (dashed, or spaced after ``SSN``), labelled identifiers (``MRN``, ``MR#``,
-``acct``, ``#`` followed by 4 digits or more), long digit runs (6 digits or more: record, account
-and device numbers), record numbers in dash groups of unequal lengths (``123-45-67``), device
-serials (after ``S/N``, ``serial #``, ``device ID``, or capitals and digits in dash groups with a
-run of four digits: ``PMX-55321-A``), ages over 89 written with an age word (``91 yo``,
-``92-year-old``, ``age 95``), in digits or spelled out (``ninety-four year old``, ``aged one
-hundred``), staff signatures written as an initial, a capitalised surname and a credential
-(``J. Smith RN``, ``K. Lee, PA-C``) or as a full name (often in capitals) with a credential that
-ends the line (``JOHN A. SMITH, M.D.``), ``LAST,FIRST`` after a name label, dictation lines
-(``JAS:smith``: the initials and the lower-case name, two spans) and staff user names of letters
-and digits after a user word or in brackets (``[js45]``). Not covered: other names, places and
-organisations (no shape: the model's work) and ages ≤ 89 (not PHI under Safe Harbor).
+are read from the guidelines' definitions and examples, not from a corpus: dates (numeric,
+ISO, ranges, month/year, bare years where they cannot be a time or an amount, month names,
+ordinal days), phone and fax numbers, e-mail, URL, IPv4/IPv6 addresses, social security
+numbers, labelled identifiers, long digit runs, record numbers and device serials, ages over
+89 with an age word, staff signatures, dictation lines and staff user names. Not covered:
+other names, places and organisations (no shape: the model's work) and ages ≤ 89 (not PHI
+under Safe Harbor). Every form, with its examples: docs/design/corpus.md.
 
 Label words stay outside. The guideline tags a value, not its label: a span that starts with a
 label word (``SSN``, ``MRN``, ``DOB``, ``Tel``, ``S/N``...) followed by a value with a digit is cut
@@ -36,19 +21,8 @@ strength grades (``4/5``, ``5/5``) are not matched; other bare ``m/d`` pairs are
 except where the word just before it makes it a measurement (ventilator modes and settings such as
 ``PSV 10/5`` or ``CPAP/PSV 5/5/40``, pain and strength scores such as ``pain 3/10``) or the word just
 after it a murmur grade (``2/6 SEM``): clinical writing of every kind puts numbers there, never
-dates. How the list was checked: on the
-PhysioNet nursing notes' train and dev splits (token counts of each pattern's hits inside and
-outside gold spans), which led to the fraction/grade exceptions, to requiring a phone word
-before 7-digit numbers (time ranges such as ``900-1100``) and to 4 digits after ``#`` (catheter
-sizes such as ``#20g``), and, for the measurement words, month/year and ranges, to counts by word
-shape of the hybrid model's errors on the train split (ventilator settings were the largest group
-of false dates; ranges, month/year forms, bare years and signatures of missed PHI; the bare-year
-and signature forms hit one train-split token outside a gold span); the forms of dictated and
-emergency notes (IPv6 to user names above) are rare in the nursing notes: their first version
-tagged 3 more gold tokens and 10 more non-PHI tokens of the train split (5 and 7 of the dev
-split; ``RE: ILEUS, NPO``,
-``rate 10-600-50``, ``HELD TODAY, MD AWARE``), which led to the line-end rule of the full-name
-signature, the dash-group measurement rule and the 5-character serial; the test split was not used.
+dates. How the list was checked against the nursing notes' train and dev splits (never the
+test split), and what each check changed: docs/design/corpus.md.
 
 Not PHI, whoever tags it. Two rules drop a tagger's spans before the patterns' are added
 (:func:`drop_measurements`: a DATE in a number pair written as a measurement, by the rule above;

@@ -14,15 +14,9 @@ with a space in one line: it is everything after the fifth space). ``end`` is
 exclusive and offsets count characters of the *body*: the text after the newline that
 ends the ``START_OF_RECORD=pid||||nid||||`` line, up to (not including)
 ``||||END_OF_RECORD``. This reading was verified on the whole corpus:
-``body[start:end] == phrase`` for all 1,779 lines, and the reader checks it for every
-line. The PHI in the corpus had already been replaced by realistic surrogates by
-PhysioNet. (The ahmed thesis reports 1,826 PHI instances for this corpus; the
-distributed ``id-phi.phrase`` has 1,779 lines, which is what we load.)
+``body[start:end] == phrase`` for every line, and the reader checks it for every line (the
+counts, and why they differ from the thesis': docs/design/corpus.md).
 
-:data:`_PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 TYPEs (the category follows
-from the TYPE):
-
-=================  ==========================  ===============================================
 PhysioNet (count)  i2b2 category / TYPE        why
 =================  ==========================  ===============================================
 HCPName (593)      NAME / DOCTOR               health-care provider names
@@ -43,6 +37,13 @@ Phone (53)         CONTACT / PHONE
 Age (4)            AGE / AGE                   ages over 89
 Other (3)          OTHER / OTHER
 =================  ==========================  ===============================================
+=======
+:data:`_PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 TYPEs (the category follows
+from the TYPE): HCPName → NAME/DOCTOR; PTName, PTNameInitial and RelativeProxyName →
+NAME/PATIENT (i2b2 has no relative type; relatives' names are HIPAA identifiers like the
+patient's); Date and DateYear → DATE/DATE; Location → LOCATION/HOSPITAL (the phrases are
+overwhelmingly hospital names); Phone → CONTACT/PHONE; Age → AGE/AGE; Other → OTHER/OTHER.
+The counts per type and the reasons in full: docs/design/corpus.md.
 
 The original PhysioNet type of every span is kept in ``metadata["physionet_types"]``.
 """

@@ -26,25 +26,11 @@ FastText
       wheel ships as test data (``enwiki-latest-pages-articles1.xml-...-shortened.bz2``; text
       CC BY-SA 3.0 / GFDL; markup removed by gensim's ``filter_wiki``; about 0.55 M tokens).
 
-    Both are read from local files only: nothing is downloaded at run time. On a machine
-    without the abstracts (a fresh clone: they are not part of the package) FastText is trained
-    on the Wikipedia sample alone and its ``source`` line says so (:func:`_describe_sources`).
-    :func:`_public_corpus` reports the documents and tokens of each source. The paper uses
-    pre-trained 300-d Common Crawl FastText vectors (about 600 B tokens of general web text);
-    no PyPI package ships English subword vectors (fastText and floret wheels ship the library,
-    ``compress-fasttext`` and ``bpemb`` download their models at run time), so the dimension
-    matches the paper but the corpus is about 10^5 times smaller and half of it biomedical: many
-    PHI tokens (rare names, street names) are seen rarely or never and get vectors from their
-    n-grams alone (a documented deviation). Training on public text keeps the paper's privacy
-    position: **the vectors are a function of public text only**, so they contain no
-    PHI, may be shared with the representation model, and a PHI token's neighbours are
-    public words. Training on the *training split* instead (``train_word_vectors`` on the
-    training sentences) would (1) make the vectors a function of the patients' PHI, so
-    sharing them (or a representation model built on them) leaks about the training notes,
-    and (2) put the training PHI into the neighbour vocabulary, so a pseudonym could be
-    another patient's real name. FastText embeds any string through its character n-grams, so
-    every token has a vector (there is no OOV); the neighbour vocabulary is the model's word
-    list (``min_count``).
+    Both are read from local files only. On a machine without the abstracts FastText is
+    trained on the Wikipedia sample alone and its ``source`` line says so. **The vectors are a
+    function of public text only**: they contain no PHI, and a PHI token's neighbours are
+    public words. Why not Common Crawl FastText, and why not the training split:
+    docs/design/embeddings.md.
 
 OOV handling of :meth:`PublicEmbeddings.vector`: exact key (lowercased for lowercase
 embeddings), then digits mapped to ``0``; FastText then falls back to its n-gram vector; GloVe

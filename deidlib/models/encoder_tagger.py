@@ -7,29 +7,21 @@ its pieces' states (a choice: Devlin et al. 2019 §5.3 tag the first piece; the 
 every piece and is what feature-based use of a frozen encoder usually takes). The states are
 the last layer's, or with ``layers`` the mean of chosen hidden states (Devlin et al. 2019
 §5.3, Table 7: for feature-based NER, inner layers and sums of the last four do better than
-the last layer alone) →
-concatenated with the casing feature (Reimers & Gurevych 2017; the MiniLM vocabulary is
-uncased, so without it "Smith" and "smith" look alike) → dropout → optionally one
-bidirectional GRU layer (``hidden`` > 0), or with ``head="conv"`` one convolution over
+the last layer alone) → concatenated with the casing feature (Reimers & Gurevych 2017; the
+MiniLM vocabulary is uncased, so without it "Smith" and "smith" look alike) → dropout →
+optionally one bidirectional GRU layer (``hidden`` > 0), or with ``head="conv"`` one convolution over
 ``kernel`` neighbouring words with ``hidden`` ReLU channels → linear → CRF (or softmax).
 
 What runs. Transformer layers above the highest hidden state in ``layers`` are dropped when
 the tagger is built (``layers=[3]`` keeps 3 of MiniLM's 6 layers): they would cost compute and,
 when trainable, receive no gradient. Their keys in older saved weights are ignored on load.
 
-What trains. ``finetune_layers=None`` fine-tunes the whole encoder (the non-private
-``--model minilm``); ``finetune_layers=k`` makes the top ``k`` transformer layers of the full
-encoder trainable (of those, only the ones kept train: ``finetune_layers=3`` with
-``layers=[2, 3, 4]`` trains the 4th layer); ``0``, or no trainable layer kept, freezes the
-encoder: then only casing, GRU, output layer and CRF train, and the
-encoder's word vectors of a sentence never change, so they are computed once and cached
-(keyed by the sentence's pieces and their words, shared by all taggers with the same
-encoder weights, bounded in bytes by ``cache_bytes`` for all of them together, 0 for none;
-:meth:`EncoderTagger.clear_cache`, :func:`clear_encoder_caches`). A frozen BERT is run by
-:mod:`deidlib.embeddings.bert` (plain PyTorch, no ``transformers`` import), a trained one by
-``transformers``. Frozen parts run in
-eval mode (no dropout), so they are deterministic. The encoder's pooler is dropped (unused:
-it would only collect DP noise).
+What trains. ``finetune_layers=None`` fine-tunes the whole encoder; ``finetune_layers=k`` the
+top ``k`` layers of the full encoder (only those kept train); ``0`` freezes it: only the head
+trains, and a sentence's encoder vectors are computed once and cached (``cache_bytes``;
+:meth:`EncoderTagger.clear_cache`, :func:`clear_encoder_caches`); a frozen BERT runs in
+:mod:`deidlib.embeddings.bert` (plain PyTorch), in eval mode. The details:
+docs/design/models.md.
 
 Privacy position. The encoder and its WordPiece vocabulary are public; this tagger has no
 word vocabulary built from training text (its featurizer's word list is ``<pad>``,

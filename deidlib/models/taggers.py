@@ -3,22 +3,17 @@
 Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values):
 
 ``festag``
-    festag & Spreckelsen 2020, Fig. 1 (Dernoncourt et al. 2017 / NeuroNER): per-token
-    character BiLSTM (128 per direction) over one-hot ASCII characters, concatenated with
-    a 300-d word2vec embedding → dropout 0.5 → token BiLSTM (100 per direction) → tanh
-    feed-forward (100) → softmax over the 29 labels; ``crf=True`` gives NeuroNER's CRF.
+    festag & Spreckelsen 2020, Fig. 1 (NeuroNER): char BiLSTM (128) + 300-d word2vec →
+    dropout 0.5 → token BiLSTM (100) → tanh feed-forward (100) → softmax (``crf=True``: CRF).
 ``friedrich``
-    friedrich et al. 2019, section 4: BiLSTM-CRF, 2 layers × 128 per direction over
-    pre-trained word embeddings + the casing feature, no character features; input
-    dropout 0.1, variational dropout 0.25 between layers, dropout 0.5 after the LSTM;
-    trained with Nadam and gradient-norm clipping 1.0 (:attr:`default_training`).
+    friedrich et al. 2019, section 4: BiLSTM-CRF (2 layers × 128 per direction) over
+    pre-trained word embeddings + casing, no character features; dropout 0.1 on the input,
+    0.25 (variational) between layers, 0.5 after; Nadam, clipping 1.0 (:attr:`default_training`).
 ``gru`` / ``gru_gru`` / ``lstm_gru``
     ahmed thesis §4.1 (Table 4.2): character GRU (25) + word embedding (100) → one or two
     bidirectional context layers (150) → feed-forward → CRF (or softmax), BIOES labels.
-    The thesis names no activation for the feed-forward layer ("FNN", §4.1.4); the preset
-    keeps NeuroNER's tanh, ``ff_activation="relu"`` gives a ReLU (what the ahmed study
-    uses: with tanh its cpu-scale stacks stayed in the all-``O`` phase, see
-    :mod:`deidlib.studies.ahmed_models`).
+    The feed-forward activation is tanh (NeuroNER's), ``ff_activation="relu"`` a ReLU.
+
 ``transformer``
     ahmed thesis §4.1.4 self-attention tagger: a Transformer encoder (blocks, heads,
     hidden size are parameters; a small one trained from scratch is the CPU default)
@@ -28,23 +23,17 @@ Kinds (``build_tagger(kind, featurizer, ...)``; defaults are the papers' values)
     fine-tuned, or frozen (``finetune_layers=0``), + casing → linear (or a GRU) → CRF
     (:mod:`.encoder_tagger`).
 
-CRF outputs are constrained to well-formed BIO/BIOES paths by default
-(``constrain_crf=True``; see :mod:`.crf` for why: without it the char-GRU-CRF taggers of
-Table 4.2 stayed in an all-``O`` phase at cpu scale); ``constrain_crf=False`` gives the
-unconstrained CRF of Lample et al.
+CRF outputs are constrained to well-formed BIO/BIOES paths by default (``constrain_crf``;
+why: :mod:`.crf`).
 
 The recall penalty of the ahmed thesis (§4.1.5, eq. 4.7–4.9) is ``recall_penalty=δ_p``:
 ``FNR = FN / (1 + FN + TP)`` over the PHI tokens of the batch (binary: label ≠ O,
 predictions by argmax of the emissions), ``ρ = 1 + FNR·(δ_p − 1)`` and
 ``L_recall = ρ · L``. Eq. 4.8 is garbled in the text ("FNR × [(δ_p − 1) + 1]"); we read it
 as ``FNR·(δ_p − 1) + 1`` so that δ_p = 1 gives the ordinary loss, as Table 4.4's
-baseline row requires, and ρ ∈ [1, δ_p]. (The thesis says ρ ∈ [0, δ_p], which fits the
-literal ``ρ = FNR·δ_p``; but that would shrink the loss towards 0 as recall improves and
-make δ_p = 1 differ from the regular loss, so we do not use it.) FNR is computed per
-batch; ρ is a weight: no gradient flows through it. For CRF taggers the same ρ multiplies
-the CRF NLL (the thesis applies it to "the original loss", log-likelihood or
-cross-entropy), with false negatives judged from the argmax of the emissions (a choice:
-cheaper than Viterbi, and the thesis does not say which prediction it uses).
+baseline row requires, and ρ ∈ [1, δ_p]. FNR is computed per batch; ρ is a weight (no
+gradient flows through it) and multiplies the CRF NLL too, false negatives judged from the
+argmax of the emissions. Why not the thesis' literal ρ: docs/design/models.md.
 
 Parameters are initialised under a forked, seeded torch RNG (``seed``), so building a
 tagger neither reads nor disturbs global random state.

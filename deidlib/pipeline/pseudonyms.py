@@ -2,7 +2,7 @@
 (a ``--patient-column``, ``--patient-from-filename``, an i2b2 file's ``PPP-`` prefix or META,
 a PhysioNet ``pid``), PhysioNet note ids and output file names.
 
-A pseudonym is the first :data:`PSEUDONYM_HEX` hex digits of ``HMAC-SHA256(key, kind NUL value)``
+A pseudonym is the first :data:`_PSEUDONYM_HEX` hex digits of ``HMAC-SHA256(key, kind NUL value)``
 (``kind``: ``"patient"``, ``"note"`` or ``"file"``, so a patient id and a file name never share
 one). Values are compared as text: the patient id ``123`` (a JSON number) and ``"123"`` are one id.
 
@@ -11,7 +11,7 @@ one). Values are compared as text: the patient id ``123`` (a JSON number) and ``
   every run: batches released at different times link. Without the key nobody can tell which
   id a pseudonym stands for (short ids such as MRNs cannot be brute-forced: the key is the
   secret, not the id) — so a key that can be guessed or read is refused
-  (:func:`key_problems`: under :data:`MIN_KEY_BITS` bits by :func:`key_bits`, or a key file
+  (:func:`_key_problems`: under :data:`_MIN_KEY_BITS` bits by :func:`_key_bits`, or a key file
   that group or others may read) unless ``allow_weak`` (then the problems are returned as
   warnings). ``tests/pipeline/test_keys.py`` guards the refusals.
 * Without a key, a fresh random key of 32 bytes from the OS CSPRNG is drawn for the run and
@@ -26,20 +26,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
 import secrets
+import string
 from pathlib import Path
 
-__all__ = ["KEY_ENV", "MIN_KEY_BYTES", "MIN_KEY_BITS", "PSEUDONYM_HEX", "Pseudonyms", "PseudonymError", "load_key",
-           "key_bits", "key_problems"]
+__all__ = ["KEY_ENV", "Pseudonyms", "PseudonymError", "load_key"]
 
 #: environment variable holding the pseudonym key (``--pseudonym-key-file`` wins when both are given)
 KEY_ENV = "DEIDLIB_PSEUDONYM_KEY"
-MIN_KEY_BYTES = 16
-#: the least estimated entropy of a user's key (:func:`key_bits`)
-MIN_KEY_BITS = 128
+_MIN_KEY_BYTES = 16
+#: the least estimated entropy of a user's key (:func:`_key_bits`)
+_MIN_KEY_BITS = 128
 #: hex digits kept of the HMAC (64 bits)
-PSEUDONYM_HEX = 16
+_PSEUDONYM_HEX = 16
 
 
 class PseudonymError(ValueError):
@@ -48,9 +49,6 @@ class PseudonymError(ValueError):
 
 def _bits_per_symbol(key: bytes) -> float:
     """log2 of the size of the smallest usual alphabet holding every byte of ``key``."""
-    import math
-    import string
-
     chars = set(key)
     for alphabet in (string.digits, string.hexdigits, string.ascii_letters + string.digits + "+/=-_",
                      string.printable):
@@ -60,7 +58,7 @@ def _bits_per_symbol(key: bytes) -> float:
     return 8.0
 
 
-def key_bits(key: bytes) -> float:
+def _key_bits(key: bytes) -> float:
     """An upper estimate of the entropy of ``key`` in bits, as if each symbol were drawn at
     random: the length of its shortest period (``abcabc`` counts as ``abc``; all-same bytes as
     one byte) times log2 of its alphabet (decimal digits 3.3, hex 4, base64 6, printable
@@ -71,15 +69,15 @@ def key_bits(key: bytes) -> float:
     return period * _bits_per_symbol(key) if n else 0.0
 
 
-def key_problems(key: bytes, key_file: str | os.PathLike | None = None) -> list[str]:
-    """Why ``key`` (read from ``key_file``, if any) is weak: fewer than :data:`MIN_KEY_BYTES`
-    bytes or :data:`MIN_KEY_BITS` estimated bits (:func:`key_bits`), or a key file that group
+def _key_problems(key: bytes, key_file: str | os.PathLike | None = None) -> list[str]:
+    """Why ``key`` (read from ``key_file``, if any) is weak: fewer than :data:`_MIN_KEY_BYTES`
+    bytes or :data:`_MIN_KEY_BITS` estimated bits (:func:`_key_bits`), or a key file that group
     or others may read (POSIX). Empty when it is fine."""
     problems = []
-    bits = key_bits(key)
-    if len(key) < MIN_KEY_BYTES or bits < MIN_KEY_BITS:
+    bits = _key_bits(key)
+    if len(key) < _MIN_KEY_BYTES or bits < _MIN_KEY_BITS:
         problems.append(f"the key has {len(key)} bytes and about {bits:.0f} bits of entropy (at most); use at "
-                        f"least {MIN_KEY_BYTES} bytes holding {MIN_KEY_BITS} random bits (e.g. 'openssl rand -hex 32 > KEYFILE')")
+                        f"least {_MIN_KEY_BYTES} bytes holding {_MIN_KEY_BITS} random bits (e.g. 'openssl rand -hex 32 > KEYFILE')")
     if key_file is not None and os.name == "posix":
         mode = os.stat(key_file).st_mode & 0o777
         if mode & 0o077:
@@ -90,7 +88,7 @@ def key_problems(key: bytes, key_file: str | os.PathLike | None = None) -> list[
 def load_key(key_file: str | os.PathLike | None = None, environ=os.environ, *, allow_weak: bool = False
              ) -> tuple[bytes | None, list[str]]:
     """``(key, warnings)``: the key from ``key_file``, else from ``$DEIDLIB_PSEUDONYM_KEY``, else
-    ``None``. A weak key (:func:`key_problems`) raises :class:`PseudonymError` (one line),
+    ``None``. A weak key (:func:`_key_problems`) raises :class:`PseudonymError` (one line),
     or with ``allow_weak`` comes back with its problems as warnings."""
     if key_file is not None:
         try:
@@ -102,7 +100,7 @@ def load_key(key_file: str | os.PathLike | None = None, environ=os.environ, *, a
         key, where = environ[KEY_ENV].encode("utf-8").strip(), f"${KEY_ENV}"
     else:
         return None, []
-    problems = key_problems(key, key_file)
+    problems = _key_problems(key, key_file)
     if problems and not allow_weak:
         raise PseudonymError(f"{where}: {'; '.join(problems)} (or --allow-weak-key)")
     return key, [f"{where}: {p}" for p in problems]
@@ -125,7 +123,7 @@ class Pseudonyms:
         known = self._map.get(kind, {}).get(value)
         if known is not None:
             return known
-        p = hmac.new(self._key, f"{kind}\0{value}".encode(), hashlib.sha256).hexdigest()[:PSEUDONYM_HEX]
+        p = hmac.new(self._key, f"{kind}\0{value}".encode(), hashlib.sha256).hexdigest()[:_PSEUDONYM_HEX]
         if (kind, p) in self._back:
             raise PseudonymError(f"two different {kind} values have the same pseudonym; run again (a fresh key) "
                                  "or use another key")

@@ -3,8 +3,8 @@ count the gold PHI that survives, on one process, N local processes or a Dask cl
 
 The work is cut into *chunks* by :func:`chunk_documents` before any engine sees it: whole
 patients (so one patient's notes share one surrogate memo, budget and generator), about
-:data:`CHUNK_DOCS` documents each, in input order. Chunks depend only on the input, never on
-the number of workers, and :func:`process_chunk` is a pure function of (model, options,
+:data:`_CHUNK_DOCS` documents each, in input order. Chunks depend only on the input, never on
+the number of workers, and :func:`_process_chunk` is a pure function of (model, options,
 chunk) — up to the surrogate randomness, which is seeded per patient (or per document) from
 ``(seed, scope id)`` by :meth:`deidlib.surrogates.SurrogateEngine.rng_for` when a seed is
 given, and is the OS CSPRNG otherwise. Hence with a seed the output is byte-identical for
@@ -21,11 +21,14 @@ once per worker thread; no shared file system needed).
 (the chunks, with their gold spans), the model and the options (the seed included, when
 given), and return the de-identified notes with the replacement records (original PHI when
 ``--audit`` is asked for). Whoever can connect to the scheduler can run code on the workers
-and read all of it. So :func:`local_cluster` (the default) listens on 127.0.0.1 with TLS and
+and read all of it. So :func:`_local_cluster` (the default) listens on 127.0.0.1 with TLS and
 mutual authentication by a certificate made for this run only
 (``distributed.security.Security.temporary()``): a client without that certificate cannot
 connect (``tests/pipeline/test_dask_security.py``). A remote scheduler is the user's: the
 command refuses one that is not ``tls://`` unless ``--insecure-scheduler``.
+
+``deidlib --help`` imports this module: torch, the tagger, the surrogate engine, the process
+pools and dask are imported inside the functions that use them.
 """
 
 from __future__ import annotations
@@ -51,30 +54,24 @@ if TYPE_CHECKING:  # annotations only: the surrogates load when a run replaces P
     from ..surrogates import Replacement
 
 __all__ = [
-    "CHUNK_DOCS",
     "INFERENCE_CACHE_BYTES",
-    "REPLACE_METHODS",
     "DeidOptions",
     "ModelBlob",
     "loaded_model",
     "DocResult",
     "chunk_documents",
     "mask_document",
-    "surviving_gold",
-    "surviving_gold_spans",
     "release_checks",
     "verbatim_survival",
     "disjoint",
-    "process_chunk",
     "run_local",
     "run_processes",
     "run_dask",
-    "local_cluster",
 ]
 
 #: documents per chunk (whole patients are never split, so a chunk may hold more)
-CHUNK_DOCS = 32
-REPLACE_METHODS = ("surrogate", "mask")
+_CHUNK_DOCS = 32
+_REPLACE_METHODS = ("surrogate", "mask")
 #: bound of a frozen encoder's vector cache while de-identifying, in bytes: notes are read once,
 #: so the cache only saves sentences repeated verbatim (templated lines), and a bound keeps the
 #: memory flat however many notes a run reads (``benchmarks/deidentify_memory.py``)
@@ -91,7 +88,7 @@ MASK_FORMAT = "[{}]"
 
 @dataclass(frozen=True)
 class DeidOptions:
-    """What :func:`process_chunk` does (picklable: it travels to every worker).
+    """What :func:`_process_chunk` does (picklable: it travels to every worker).
 
     ``spans``: ``"model"`` (tag with the model) or ``"input"`` (replace the input's own tags,
     e.g. i2b2 files from ``deidlib predict`` or a human annotation). ``seed``: ``None`` for
@@ -120,8 +117,8 @@ class DeidOptions:
     run_nonce: str = field(default_factory=lambda: secrets.token_hex(8), repr=False)
 
     def __post_init__(self):
-        if self.replace not in REPLACE_METHODS:
-            raise ValueError(f"replace must be one of {REPLACE_METHODS}, got {self.replace!r}")
+        if self.replace not in _REPLACE_METHODS:
+            raise ValueError(f"replace must be one of {_REPLACE_METHODS}, got {self.replace!r}")
         if self.date_method not in DEID_DATE_METHODS:
             raise ValueError(f"date_method must be one of {DEID_DATE_METHODS}, got {self.date_method!r}")
         if self.spans not in ("model", "input"):
@@ -183,7 +180,7 @@ class DocResult:
     checks: dict = field(default_factory=dict)  #: counts of :func:`release_checks` (no PHI)
 
 
-def chunk_documents(docs: Sequence[Document], chunk_docs: int = CHUNK_DOCS) -> list[list[Document]]:
+def chunk_documents(docs: Sequence[Document], chunk_docs: int = _CHUNK_DOCS) -> list[list[Document]]:
     """Cut ``docs`` into chunks of whole patients (a document without a patient id is its own
     patient), about ``chunk_docs`` documents each, patients in order of first appearance.
     Depends only on ``docs``: the same chunks for any number of workers."""
@@ -226,7 +223,7 @@ def mask_document(doc: Document) -> tuple[Document, list[dict]]:
         n += len(m)
         pos = s.end
     pieces.append(doc.text[pos:])
-    from ..surrogates.engine import PHI_METADATA_KEYS
+    from ..surrogates.config import PHI_METADATA_KEYS
 
     meta = {k: v for k, v in doc.metadata.items() if k.lower() not in PHI_METADATA_KEYS}
     meta["masks"] = {"format": MASK_FORMAT.format("CATEGORY")}
@@ -236,12 +233,12 @@ def mask_document(doc: Document) -> tuple[Document, list[dict]]:
 _WORD = "0-9A-Za-z\u00c0-\u024f"
 
 
-def surviving_gold(gold: Iterable[Span], text: str, original: str | None = None) -> list[str]:
-    """The text (stripped) of each gold mention of :func:`surviving_gold_spans`."""
-    return [s.text.strip() for s in surviving_gold_spans(gold, text, original)]
+def _surviving_gold(gold: Iterable[Span], text: str, original: str | None = None) -> list[str]:
+    """The text (stripped) of each gold mention of :func:`_surviving_gold_spans`."""
+    return [s.text.strip() for s in _surviving_gold_spans(gold, text, original)]
 
 
-def surviving_gold_spans(gold: Iterable[Span], text: str, original: str | None = None) -> list[Span]:
+def _surviving_gold_spans(gold: Iterable[Span], text: str, original: str | None = None) -> list[Span]:
     """The gold PHI mentions whose text (stripped) occurs verbatim in ``text`` (the released
     note) as a whole token sequence: not inside a longer word or number ("12" does not survive
     in "2012"). One entry per surviving gold mention.
@@ -269,7 +266,7 @@ def surviving_gold_spans(gold: Iterable[Span], text: str, original: str | None =
 
 
 def verbatim_survival(gold_docs: Sequence[Document], released_docs: Sequence[Document]) -> dict:
-    """Gold PHI mentions left verbatim in the *released* text (:func:`surviving_gold_spans`:
+    """Gold PHI mentions left verbatim in the *released* text (:func:`_surviving_gold_spans`:
     the mention's text still occurs there as a whole token sequence), whatever replaced the
     tagged spans (surrogates, masks, a peer's redaction). Documents are paired by position;
     ``gold_docs`` hold the original text and the gold spans. Returns ``{"mentions", "verbatim",
@@ -281,7 +278,7 @@ def verbatim_survival(gold_docs: Sequence[Document], released_docs: Sequence[Doc
         for s in g.spans:
             if s.text.strip():
                 by.setdefault(s.category, {"mentions": 0, "verbatim": 0})["mentions"] += 1
-        for s in surviving_gold_spans(g.spans, r.text, g.text):
+        for s in _surviving_gold_spans(g.spans, r.text, g.text):
             by[s.category]["verbatim"] += 1
     n, v = sum(x["mentions"] for x in by.values()), sum(x["verbatim"] for x in by.values())
     return {"mentions": n, "verbatim": v, "fraction": v / n if n else 0.0, "by_type": dict(sorted(by.items()))}
@@ -345,7 +342,7 @@ def _engine(options: DeidOptions):
     return cache[options]
 
 
-def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[Document]) -> list[DocResult]:
+def _process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[Document]) -> list[DocResult]:
     """Tag (or take the input's spans), replace and count surviving gold PHI for one chunk.
 
     The input documents' spans are the gold standard (possibly none); they are never shown to
@@ -374,7 +371,7 @@ def process_chunk(blob: ModelBlob | None, options: DeidOptions, docs: Sequence[D
         recs = [[asdict(x) for x in r] for r in by_doc] if options.audit else [[] for _ in docs]
     results = []
     for d, t, n, r, c in zip(docs, tagged, new_docs, recs, checks):
-        surv = surviving_gold_spans(d.spans, n.text, d.text)
+        surv = _surviving_gold_spans(d.spans, n.text, d.text)
         results.append(DocResult(d.id, n, list(t.spans), len(d.spans),
                                  [s.text.strip() if options.audit else "" for s in surv], r if options.audit else [],
                                  [s.category for s in surv], c))
@@ -385,7 +382,7 @@ def run_local(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, opti
               ) -> Iterator[tuple[int, list[DocResult]]]:
     """Chunks one after another in this process: ``(chunk index, results)``."""
     for i, c in enumerate(chunks):
-        yield i, process_chunk(blob, options, c)
+        yield i, _process_chunk(blob, options, c)
 
 
 _worker_state: dict = {}
@@ -399,7 +396,7 @@ def _init_worker(blob: ModelBlob | None, options: DeidOptions) -> None:
 
 
 def _worker_task(i: int, chunk: Sequence[Document]) -> tuple[int, list[DocResult]]:
-    return i, process_chunk(_worker_state["blob"], _worker_state["options"], chunk)
+    return i, _process_chunk(_worker_state["blob"], _worker_state["options"], chunk)
 
 
 def run_processes(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, options: DeidOptions,
@@ -428,10 +425,10 @@ def run_processes(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, 
 
 def _dask_task(i: int, chunk: Sequence[Document], blob: ModelBlob | None, options: DeidOptions):
     set_threads(options.threads)
-    return i, process_chunk(blob, options, chunk)
+    return i, _process_chunk(blob, options, chunk)
 
 
-def local_cluster(workers: int = 1):
+def _local_cluster(workers: int = 1):
     """A ``LocalCluster`` of ``workers`` processes (one thread each) closed to everyone but this
     process: TLS on 127.0.0.1 with a CA, key and certificate drawn for this cluster only
     (``Security.temporary()``, held in memory), required of every client and worker; no
@@ -453,7 +450,7 @@ def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, optio
              ) -> Iterator[tuple[int, list[DocResult]]]:
     """Chunks on a ``dask.distributed`` cluster: ``client``, else a client of ``scheduler``
     (``tls://host:8786``; TLS credentials from dask's configuration), else
-    :func:`local_cluster` of ``workers`` processes (TLS, credentials of this run only), closed
+    :func:`_local_cluster` of ``workers`` processes (TLS, credentials of this run only), closed
     at the end. The model travels once per worker (scatter with broadcast)."""
     try:
         from dask.distributed import Client, as_completed
@@ -465,7 +462,7 @@ def run_dask(chunks: Sequence[Sequence[Document]], blob: ModelBlob | None, optio
         if scheduler:
             client = own_client = Client(scheduler)
         else:
-            own_cluster = local_cluster(workers)
+            own_cluster = _local_cluster(workers)
             client = own_client = Client(own_cluster)
     try:
         blob_f = client.scatter(blob, broadcast=True) if blob is not None else None

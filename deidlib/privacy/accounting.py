@@ -20,8 +20,8 @@ Bounds (so that no call runs unbounded; ``tests/privacy/test_accounting_bounds.p
 * A target ε must lie in (0, :data:`MAX_TARGET_EPSILON`] (100): e^100 ≈ 10⁴³ bounds no
   likelihood ratio anyone cares about, and calibrating towards σ → 0 leaves the accountants'
   stable range. :func:`noise_for_epsilon` searches σ in
-  [:data:`MIN_CALIBRATED_NOISE`, :data:`MAX_NOISE_MULTIPLIER`] with at most
-  :data:`MAX_CALIBRATION_STEPS` accountant calls and raises ``ValueError`` when even σ = 10³
+  [:data:`_MIN_CALIBRATED_NOISE`, :data:`MAX_NOISE_MULTIPLIER`] with at most
+  :data:`_MAX_CALIBRATION_STEPS` accountant calls and raises ``ValueError`` when even σ = 10³
   does not reach the target (below the accountant's floor, or spent by earlier phases).
 """
 
@@ -37,8 +37,6 @@ __all__ = [
     "steps_for",
     "MAX_NOISE_MULTIPLIER",
     "MAX_TARGET_EPSILON",
-    "MIN_CALIBRATED_NOISE",
-    "MAX_CALIBRATION_STEPS",
 ]
 
 #: the largest noise multiplier the accountants are asked about (see the module docstring)
@@ -48,9 +46,9 @@ MAX_TARGET_EPSILON = 100.0
 #: the smallest σ :func:`noise_for_epsilon` returns: when even it spends less than the target,
 #: it is the answer (the run spends less than asked); below it the accountants leave their
 #: stable range (PRV returns ∞ or fails, RDP slows down by orders of magnitude)
-MIN_CALIBRATED_NOISE = 0.05
+_MIN_CALIBRATED_NOISE = 0.05
 #: the most accountant calls of one :func:`noise_for_epsilon` (bisection on log σ)
-MAX_CALIBRATION_STEPS = 40
+_MAX_CALIBRATION_STEPS = 40
 
 ACCOUNTANTS = ("prv", "rdp", "gdp")
 
@@ -121,11 +119,11 @@ def noise_for_epsilon(
     ``epsilon(σ, q, steps, δ) <= target_epsilon``; ``history``: earlier phases on the same data
     [(σ, q, steps)], composed with the new one.
 
-    Bisection on log σ inside [:data:`MIN_CALIBRATED_NOISE`, :data:`MAX_NOISE_MULTIPLIER`], at most
-    :data:`MAX_CALIBRATION_STEPS` accountant calls; the σ returned always satisfies the target.
+    Bisection on log σ inside [:data:`_MIN_CALIBRATED_NOISE`, :data:`MAX_NOISE_MULTIPLIER`], at most
+    :data:`_MAX_CALIBRATION_STEPS` accountant calls; the σ returned always satisfies the target.
     ``ValueError`` when the target is outside (0, :data:`MAX_TARGET_EPSILON`] or cannot be reached
     with σ <= :data:`MAX_NOISE_MULTIPLIER` (below the accountant's floor, or the earlier phases
-    alone spend it). When even :data:`MIN_CALIBRATED_NOISE` spends less than the target, that σ
+    alone spend it). When even :data:`_MIN_CALIBRATED_NOISE` spends less than the target, that σ
     is returned."""
     _check(1.0, sample_rate, steps, delta, accountant)
     if not 0 < target_epsilon <= MAX_TARGET_EPSILON:
@@ -141,7 +139,7 @@ def noise_for_epsilon(
             return math.inf  # the accountants' root finders fail where ε is huge (small σ)
         return e if math.isfinite(e) else math.inf
 
-    lo, hi = MIN_CALIBRATED_NOISE, MAX_NOISE_MULTIPLIER
+    lo, hi = _MIN_CALIBRATED_NOISE, MAX_NOISE_MULTIPLIER
     e_hi = eps(hi)
     if not e_hi <= target_epsilon:
         raise ValueError(
@@ -150,7 +148,7 @@ def noise_for_epsilon(
         )
     if eps(lo) <= target_epsilon:
         return lo
-    for _ in range(MAX_CALIBRATION_STEPS - 2):
+    for _ in range(_MAX_CALIBRATION_STEPS - 2):
         if target_epsilon - e_hi <= epsilon_tolerance or hi / lo <= 1 + 1e-4:
             break
         mid = math.sqrt(lo * hi)

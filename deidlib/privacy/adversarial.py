@@ -13,7 +13,7 @@ so it cannot tell a private representation from a leaky one). Each procedure res
 validation state of what it trained (a choice; Keras' checkpoints in the authors' code).
 
 :func:`frozen_adversary_accuracy` (Elazar & Goldberg 2018; section 2.2 and 7.2): keep training
-the adversaries on the *frozen* representation for K more epochs (:data:`FROZEN_EPOCHS` = 50,
+the adversaries on the *frozen* representation for K more epochs (:data:`_FROZEN_EPOCHS` = 50,
 Figure 5 and section 8; 20 in the DANN statement of section 7.3) on a copy of the model, and
 report their accuracy on held-out pairs; the model passed in is not changed. The adversaries may
 train on their own pool of sentences (``train_items``, e.g. more sentences of the training split
@@ -33,50 +33,37 @@ import random
 from collections.abc import Sequence
 
 import torch
+from tqdm.auto import tqdm
 
 from ..rng import derive_seed
 from ..training.stopping import EarlyStopping
 from .adversarial_models import (
-    L_RANDOM,
     PHASES,
     AdversarialModel,
     Adversaries,
     DeidHead,
     EncodedSentence,
     PairAdversary,
-    RepresentationModel,
-    TrainableGaussianNoise,
-    adversary_loss,
-    dann_loss,
     encode_sentences,
-    representation_loss,
 )
 from .adversarial_trainer import AdversarialTrainer
 
 __all__ = [
-    "L_RANDOM",
-    "PHASES",
-    "TrainableGaussianNoise",
-    "RepresentationModel",
     "DeidHead",
     "PairAdversary",
     "Adversaries",
     "AdversarialModel",
     "EncodedSentence",
     "encode_sentences",
-    "adversary_loss",
-    "representation_loss",
-    "dann_loss",
     "AdversarialTrainer",
     "train_three_phase",
     "train_dann",
-    "FROZEN_EPOCHS",
     "attack_sentences",
     "frozen_adversary_accuracy",
 ]
 
 #: K, epochs of the adversaries on the frozen representation (Figure 5 and section 8: "an additional 50 epochs")
-FROZEN_EPOCHS = 50
+_FROZEN_EPOCHS = 50
 
 
 def _stopping(patience: int) -> EarlyStopping:
@@ -112,8 +99,6 @@ def train_three_phase(
     """Feutry et al.'s procedure (section 5.4, Figure 3): P1, P2, then P3 = (a) branches,
     (b) representation, alternating one epoch each; P3 stops on the validation l_repr after
     (b). Returns the per-epoch history (training means and validation metrics)."""
-    from tqdm.auto import tqdm
-
     history: list[dict] = []
     _phase_until_stop(trainer, "deid", "deid", p1_epochs, patience, history, "P1")
     _phase_until_stop(trainer, "adv", "adv", p2_epochs, patience, history, "P2")
@@ -169,7 +154,7 @@ def frozen_adversary_accuracy(
     trainer: AdversarialTrainer,
     eval_items: Sequence[EncodedSentence],
     *,
-    epochs: int = FROZEN_EPOCHS,
+    epochs: int = _FROZEN_EPOCHS,
     fresh: bool = False,
     seed: int | None = None,
     train_items: Sequence[EncodedSentence] | None = None,

@@ -50,23 +50,15 @@ from ..corpus.labels import TaggedSentence, gold_tags
 from ..embeddings.chars import CASINGS, casing_id
 from ..embeddings.public import PublicEmbeddings
 from ..models.crf import CRF
-from ..models.layers import RNNStack
+from ..models.layers import RNNStack, _padded_ok, run_rnn, run_rnn_padded
 
 __all__ = [
-    "L_RANDOM",
-    "PHASES",
-    "COMPONENTS",
-    "TrainableGaussianNoise",
-    "RepresentationModel",
     "DeidHead",
     "PairAdversary",
     "Adversaries",
     "AdversarialModel",
     "EncodedSentence",
     "encode_sentences",
-    "adversary_loss",
-    "representation_loss",
-    "dann_loss",
 ]
 
 #: binary cross-entropy of random guessing on a balanced binary task: −log ½ (footnote 2)
@@ -141,8 +133,6 @@ class RepresentationModel(nn.Module):
         self.out_dim = d
 
     def forward(self, emb: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        from ..models.layers import run_rnn
-
         return self.noise_out(run_rnn(self.lstm, self.noise_in(emb), lengths))
 
 
@@ -192,8 +182,6 @@ class PairAdversary(nn.Module):
         self.out = nn.Linear(2 * hidden, 1)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        from ..models.layers import _padded_ok, run_rnn_padded
-
         if _padded_ok(self.lstm):  # the fused kernel on the padded batch: same final states, ~2x faster on CPU
             _, h = run_rnn_padded(self.lstm, x, lengths)
         else:

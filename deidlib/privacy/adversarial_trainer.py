@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from ..embeddings.neighbours import NeighbourIndex
 from ..embeddings.public import PublicEmbeddings
@@ -156,8 +157,6 @@ class AdversarialTrainer:
 
     def run_epoch(self, phase: str) -> dict[str, Any]:
         """One pass over the training sentences in ``phase``; returns its ``phase`` and mean training losses."""
-        from tqdm.auto import tqdm
-
         if phase not in PHASES:
             raise ValueError(f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}")
         trained = PHASES[phase]

@@ -52,17 +52,7 @@ from ..corpus.phi import TYPE_TO_CATEGORY
 from ..evaluation import binary_token_prf
 from ..evaluation.keys import TOKEN_RE
 
-__all__ = [
-    "RULES",
-    "aggregate_votes",
-    "token_grid",
-    "document_votes",
-    "aggregate_documents",
-    "rule_scores",
-    "ensemble_guarantee",
-    "Guarantee",
-    "GUARANTEE_UNITS",
-]
+__all__ = ["aggregate_documents", "rule_scores", "ensemble_guarantee", "Guarantee"]
 
 RULES = ("minimality", "majority", "k_of_n")
 
@@ -83,7 +73,7 @@ def _threshold(rule: str, n: int, k: int | None, majority_ties: str) -> int:
     raise ValueError(f"unknown rule {rule!r}; choose one of {', '.join(RULES)}")
 
 
-def aggregate_votes(
+def _aggregate_votes(
     votes, rule: str = "minimality", *, k: int | None = None, majority_ties: str = "not_phi"
 ) -> np.ndarray:
     """Aggregate binary PHI votes ``[n_members, n_tokens]`` (bool/0-1) into one bool per token."""
@@ -96,12 +86,12 @@ def aggregate_votes(
     return v.astype(np.int64).sum(0) >= need
 
 
-def token_grid(text: str) -> list[tuple[int, int]]:
+def _token_grid(text: str) -> list[tuple[int, int]]:
     """The shared tokenization: (start, end) of the scorer's alphanumeric tokens of ``text``."""
     return [(m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
 
 
-def document_votes(grid: Sequence[tuple[int, int]], spans: Sequence[Span]) -> np.ndarray:
+def _document_votes(grid: Sequence[tuple[int, int]], spans: Sequence[Span]) -> np.ndarray:
     """Bool per grid token: does any span overlap it (at least one character)?"""
     out = np.zeros(len(grid), dtype=bool)
     if not grid or not spans:
@@ -146,14 +136,14 @@ def aggregate_documents(
     by = _check_members(members)
     out = []
     for doc in members[0]:
-        grid = token_grid(doc.text)
+        grid = _token_grid(doc.text)
         member_spans = [by[m][doc.id].spans for m in range(len(by))]
         votes = (
-            np.stack([document_votes(grid, sp) for sp in member_spans])
+            np.stack([_document_votes(grid, sp) for sp in member_spans])
             if grid
             else np.zeros((len(by), 0), bool)
         )
-        phi = aggregate_votes(votes, rule, k=k, majority_ties=majority_ties)
+        phi = _aggregate_votes(votes, rule, k=k, majority_ties=majority_ties)
         spans = []
         i = 0
         while i < len(grid):
@@ -195,7 +185,7 @@ def rule_scores(
 
 
 #: privacy units a guarantee can be stated for (those of :data:`deidlib.privacy.dpsgd.UNITS`)
-GUARANTEE_UNITS = ("sentence", "patient")
+_GUARANTEE_UNITS = ("sentence", "patient")
 
 
 @dataclass(frozen=True)
@@ -229,8 +219,8 @@ def ensemble_guarantee(
         e, d, u = m
         if not (e >= 0 and 0 <= d < 1):
             raise ValueError(f"invalid member guarantee (ε={e}, δ={d})")
-        if u not in GUARANTEE_UNITS:
-            raise ValueError(f"unknown privacy unit {u!r}; choose one of {', '.join(GUARANTEE_UNITS)}")
+        if u not in _GUARANTEE_UNITS:
+            raise ValueError(f"unknown privacy unit {u!r}; choose one of {', '.join(_GUARANTEE_UNITS)}")
         units.add(u)
     if len(units) > 1:
         raise ValueError(

@@ -54,15 +54,12 @@ from ..embeddings.neighbours import NeighbourIndex
 __all__ = [
     "PseudonymizationStats",
     "default_skip",
-    "match_case",
     "pseudonymize",
     "pseudonymize_words",
-    "replace_one_phi",
     "subword_statistic",
-    "OOV_CHOICES",
 ]
 
-OOV_CHOICES = ("random", "keep")
+_OOV_CHOICES = ("random", "keep")
 _PUNCT = re.compile(r"^[\W_]+$")
 
 
@@ -73,7 +70,7 @@ def default_skip(token: str) -> bool:
     return bool(_PUNCT.match(token)) or token.lower() in ENGLISH_STOP_WORDS
 
 
-def match_case(word: str, like: str) -> str:
+def _match_case(word: str, like: str) -> str:
     """``word`` with the casing shape of ``like`` (all upper, initial upper, else unchanged)."""
     letters = [c for c in like if c.isalpha()]
     if len(letters) > 1 and all(c.isupper() for c in letters):
@@ -116,8 +113,8 @@ def pseudonymize_words(
     stats: PseudonymizationStats | None = None,
 ) -> list[str]:
     """One sentence: each PHI word replaced by a uniform draw among its N candidates."""
-    if oov not in OOV_CHOICES:
-        raise ValueError(f"oov must be one of {', '.join(OOV_CHOICES)}, got {oov!r}")
+    if oov not in _OOV_CHOICES:
+        raise ValueError(f"oov must be one of {', '.join(_OOV_CHOICES)}, got {oov!r}")
     if len(words) != len(tags):
         raise ValueError(f"{len(words)} words but {len(tags)} tags")
     st = stats if stats is not None else PseudonymizationStats()
@@ -134,7 +131,7 @@ def pseudonymize_words(
             st.oov += 1
             if oov == "random":
                 new = vocab[rng.randrange(len(vocab))]
-                out[i] = match_case(new, w) if keep_case else new
+                out[i] = _match_case(new, w) if keep_case else new
             continue
         cands = index.candidates(w, n_neighbours)
         j = rng.randrange(len(cands))
@@ -142,7 +139,7 @@ def pseudonymize_words(
         if j == 0:
             st.unchanged_draws += 1
             continue
-        out[i] = match_case(cands[j], w) if keep_case else cands[j]
+        out[i] = _match_case(cands[j], w) if keep_case else cands[j]
     return out
 
 
@@ -170,8 +167,8 @@ def pseudonymize(
     pseudonymization). See the module docstring for ``skip``, ``oov``, ``keep_case``, ``seed``."""
     if n_neighbours < 1:
         raise ValueError(f"the number of neighbours N must be >= 1, got {n_neighbours}")
-    if oov not in OOV_CHOICES:
-        raise ValueError(f"oov must be one of {', '.join(OOV_CHOICES)}, got {oov!r}")
+    if oov not in _OOV_CHOICES:
+        raise ValueError(f"oov must be one of {', '.join(_OOV_CHOICES)}, got {oov!r}")
     rng = _rng(seed)
     order = list(range(len(sentences)))
     if shuffle:
@@ -216,7 +213,7 @@ def replace_one_phi(
     cands = index.candidates(words[i], n_neighbours)[1:]
     new = cands[rng.randrange(len(cands))]
     out = list(words)
-    out[i] = match_case(new, words[i]) if keep_case else new
+    out[i] = _match_case(new, words[i]) if keep_case else new
     if out[i] == words[i]:  # a neighbour that differs only in case from the original
         return None
     return out, i

@@ -48,8 +48,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..embeddings.vectors import normalize_token
+from .secure import SecureRandom
 
-__all__ = ["VocabularyRelease", "dp_vocabulary", "total_guarantee", "threshold_for"]
+__all__ = ["VocabularyRelease", "dp_vocabulary", "total_guarantee"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class VocabularyRelease:
         return d
 
 
-def threshold_for(noise_std: float, max_words_per_unit: int, delta_threshold: float) -> float:
+def _threshold_for(noise_std: float, max_words_per_unit: int, delta_threshold: float) -> float:
     """τ such that each of a unit's at most k words of count 1 passes with probability
     ``δ_τ / k``: ``τ = 1 + σ_v · Φ̄⁻¹(δ_τ / k)``."""
     from scipy.stats import norm
@@ -84,8 +85,6 @@ def threshold_for(noise_std: float, max_words_per_unit: int, delta_threshold: fl
 
 
 def _uniform(rng, n: int) -> np.ndarray:
-    from .secure import SecureRandom
-
     return rng.uniform(n) if isinstance(rng, SecureRandom) else rng.random(n)
 
 
@@ -109,8 +108,6 @@ def dp_vocabulary(
     :class:`~deidlib.privacy.secure.SecureRandom` (default: a new one, OS CSPRNG) or a seeded
     ``numpy.random.Generator`` (reproducible; the guarantee then does not hold against anyone
     holding the seed). Words are normalised as the featurizer does (``normalize_token``)."""
-    from .secure import SecureRandom
-
     if not noise_multiplier > 0:
         raise ValueError(f"vocabulary noise multiplier must be > 0, got {noise_multiplier}")
     if int(max_words_per_unit) != max_words_per_unit or max_words_per_unit < 1:
@@ -127,7 +124,7 @@ def dp_vocabulary(
             words = [words[i] for i in order]
         counts.update(words)
     std = noise_multiplier * math.sqrt(k)
-    tau = threshold_for(std, k, delta_threshold)
+    tau = _threshold_for(std, k, delta_threshold)
     cand = sorted(counts)
     noisy = np.array([counts[w] for w in cand], dtype=np.float64) + std * _normal(rng, len(cand))
     keep = [(float(c), w) for c, w in zip(noisy, cand) if c > tau]

@@ -3,9 +3,10 @@
 Tchouka, Couchot & Laiymani (2023), "An Easy-to-use and Robust Approach for the
 Differentially Private De-Identification of Clinical Textual Documents", section 4:
 
-* :mod:`.engine` — :class:`SurrogateEngine` / :class:`SurrogateConfig`: a Document in, a
-  Document with every span replaced (offsets recomputed) and an audit record out; budget
-  split; memoisation per document or patient.
+* :mod:`.engine` — :class:`SurrogateEngine`: a Document in, a Document with every span
+  replaced (offsets recomputed) and an audit record out; budget split; memoisation per
+  document or patient; :mod:`.makers` — its per-type draws; :mod:`.config` —
+  :class:`SurrogateConfig`, the audit record and the guarantee statement.
 * :mod:`.mechanisms` — ε·d-private discrete Laplace (dates/ages), bounded-Laplace LDP
   baseline, exponential mechanism, planar Laplace; :mod:`.randomness` — seeded and secure
   (CSPRNG, exact discrete Laplace) random sources; :mod:`.audit` — empirical ε·d checks.
@@ -16,19 +17,16 @@ Differentially Private De-Identification of Clinical Textual Documents", section
   :mod:`.baselines` — the date/age/location baselines as stand-alone functions.
 """
 
-from .engine import (
+from .config import (
     AGE_METHODS,
     DATE_METHODS,
     LOCATION_METHODS,
     Replacement,
     SurrogateConfig,
-    SurrogateEngine,
     SurrogateResult,
-    surrogate_document,
     write_audit,
 )
-from .memo import Memo
-from .randomness import SecureRNG, SeededRNG, make_rng
+from .engine import SurrogateEngine, surrogate_document
 
 __all__ = [
     "SurrogateConfig",
@@ -37,10 +35,6 @@ __all__ = [
     "Replacement",
     "surrogate_document",
     "write_audit",
-    "Memo",
-    "SeededRNG",
-    "SecureRNG",
-    "make_rng",
     "DATE_METHODS",
     "AGE_METHODS",
     "LOCATION_METHODS",

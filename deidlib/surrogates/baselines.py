@@ -23,9 +23,9 @@ import numpy as np
 from .dates import UNIT_DAYS
 from .mechanisms import ddp_laplace_array, ldp_time_category_array
 
-__all__ = ["patient_shifts", "release_dates", "release_ages", "DATE_BASELINES"]
+__all__ = ["patient_shifts", "release_dates", "release_ages"]
 
-DATE_BASELINES = ("dp", "ldp", "shift", "none")
+_DATE_BASELINES = ("dp", "ldp", "shift", "none")
 
 
 def patient_shifts(n_patients: int, generator: np.random.Generator, max_days: int = 365) -> np.ndarray:
@@ -59,7 +59,7 @@ def release_dates(method: str, days: np.ndarray, epsilon: float, generator: np.r
         if shifts is None:
             shifts = patient_shifts(int(p.max()) + 1, generator, max_shift_days)
         return d - np.asarray(shifts)[p]  # a later date is fewer days before the reference
-    raise ValueError(f"unknown date method {method!r}; expected one of {DATE_BASELINES}")
+    raise ValueError(f"unknown date method {method!r}; expected one of {_DATE_BASELINES}")
 
 
 def release_ages(method: str, years: np.ndarray, epsilon: float, generator: np.random.Generator, *,
@@ -77,6 +77,6 @@ def release_ages(method: str, years: np.ndarray, epsilon: float, generator: np.r
         days = np.rint(a_in * UNIT_DAYS["year"]).astype(np.int64)
         out = np.rint(ldp_time_category_array(days, epsilon, generator) / UNIT_DAYS["year"]).astype(np.int64)
     else:
-        raise ValueError(f"unknown age method {method!r}; expected one of {DATE_BASELINES}")
+        raise ValueError(f"unknown age method {method!r}; expected one of {_DATE_BASELINES}")
     out = np.maximum(out, 0)
     return np.minimum(out, 90) if cap else out

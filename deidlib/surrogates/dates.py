@@ -43,18 +43,7 @@ from typing import Any
 
 from ..numwords import number_words
 
-__all__ = [
-    "DateExpr",
-    "QuantityExpr",
-    "parse_date",
-    "format_date",
-    "date_value",
-    "value_to_date",
-    "parse_quantity",
-    "format_quantity",
-    "UNITS",
-    "UNIT_DAYS",
-]
+__all__ = ["parse_date", "parse_quantity"]
 
 UNITS = ("day", "week", "month", "year")
 #: average length of each unit in days (for errors reported in days)

@@ -33,12 +33,11 @@ from .memo import Memo
 from .pools import Pools
 from .randomness import SurrogateRNG
 
-__all__ = ["shape_replace", "surrogate_email", "surrogate_url", "surrogate_ip", "pool_replace", "KEEP_PREFIXES",
-           "GENERIC_ORG_WORDS"]
+__all__ = []
 
-KEEP_PREFIXES = frozenset({"MR", "MRN", "ACCT", "ACC", "HP", "SN", "MD", "DEA", "BIO", "FP", "ORD", "MCR", "ID",
+_KEEP_PREFIXES = frozenset({"MR", "MRN", "ACCT", "ACC", "HP", "SN", "MD", "DEA", "BIO", "FP", "ORD", "MCR", "ID",
                            "NO", "NUM", "DR", "RN", "PT", "REF", "IPP", "NIR", "SS", "LIC", "VIN"})
-GENERIC_ORG_WORDS = frozenset(
+_GENERIC_ORG_WORDS = frozenset(
     w.lower() for w in (
         "Hospital", "Hospitals", "General", "Medical", "Center", "Centre", "Clinic", "Clinics", "Infirmary",
         "University", "Memorial", "Regional", "Community", "Health", "Healthcare", "Care", "Institute", "Saint",
@@ -83,7 +82,7 @@ def _keep_mask(core: str, kind: str) -> list[bool]:
     """Characters of ``core`` that are kept as they are (prefixes, country codes)."""
     keep = [not c.isalnum() for c in core]
     m = re.match(r"[A-Za-z]+", core)
-    if m and m.group().upper() in KEEP_PREFIXES and m.end() < len(core):
+    if m and m.group().upper() in _KEEP_PREFIXES and m.end() < len(core):
         for i in range(m.end()):
             keep[i] = True
     if kind == "phone":
@@ -281,8 +280,8 @@ def pool_replace(text: str, subtype: str, pools: Pools, rng: SurrogateRNG, memo:
 
 def _organisation(core: str, subtype: str, pools: Pools, rng: SurrogateRNG, memo: Memo) -> str:
     words = re.split(r"(\W+)", core)
-    proper = [i for i, w in enumerate(words) if w and w[0].isalnum() and _fold(w) not in GENERIC_ORG_WORDS]
-    generic = [i for i, w in enumerate(words) if w and w[0].isalnum() and _fold(w) in GENERIC_ORG_WORDS]
+    proper = [i for i, w in enumerate(words) if w and w[0].isalnum() and _fold(w) not in _GENERIC_ORG_WORDS]
+    generic = [i for i, w in enumerate(words) if w and w[0].isalnum() and _fold(w) in _GENERIC_ORG_WORDS]
     if not generic or not proper:
         pool = pools.companies if subtype == "ORGANIZATION" else pools.companies
         name = _pick(pool, _fold(core), rng)

@@ -9,9 +9,8 @@ from a CSV with :meth:`PlaceTable.join`, e.g. :func:`hospital_features_cms` /
 :func:`hospital_features_eurostat`). Every component is min-max normalised to ``[0, 1]``
 over the table (the paper: "we consider all features to be normalized"; choice: the
 coordinates are normalised the same way, per table, so tables should be per country or
-region) and the distance is the weighted Euclidean distance divided by
-``sqrt(Σ weights)``, so ``d ∈ [0, 1]`` and ``U = 1 - d ∈ [0, 1]`` as in the paper. It is a
-metric (needed by both proofs).
+region) and the distance is the weighted Euclidean distance divided by ``sqrt(Σ weights)``,
+so ``d ∈ [0, 1]`` and ``U = 1 - d ∈ [0, 1]`` as in the paper: a metric (both proofs need one).
 
 **Algorithm 1 as written** (:func:`paper_mechanism`): for the secret city ``j`` the
 candidates ``v'_j`` are the ``k`` places with the smallest ``d(j, ·)`` among those within
@@ -20,8 +19,7 @@ with ``P_j(i) ∝ exp(ε U(j, i)) = exp(ε (1 - d_ji))`` (equation 4). **Its pri
 does not hold**: the candidate set depends on the secret, so an output ``y`` that is a
 candidate of ``j1`` but not of ``j2`` has ``P(A(j2) = y) = 0`` and the ratio in Definition 3
 is unbounded; the paper's proof of Property 1 also treats the normalising factor ``a`` as
-the same for ``j1`` and ``j2``, which it is not. (The empirical check in notebook 08 shows
-outputs that one neighbour can produce and the other cannot.)
+the same for ``j1`` and ``j2``, which it is not (notebook 08 checks it empirically).
 
 **Fixed public candidates** (:func:`fixed_mechanism`): the candidate set ``C`` is chosen
 without looking at the secret (all places of the table, or those within a radius of a
@@ -31,9 +29,8 @@ inequality bounds the numerator ratio by ``exp(ε d(j1, j2) / 2)`` and the norma
 by the same, so the mechanism is ε·d-private (McSherry & Talwar's exponential mechanism,
 with the score ``-d`` whose sensitivity w.r.t. the metric is ``d(j1, j2)``). With the
 paper's constant ``exp(ε U)`` instead of ``ε/2`` the same mechanism is only 2ε·d-private
-(``factor=1.0`` reproduces it, and the check reports the factor). Optionally the ``k``
-highest-probability… no: any truncation that depends on ``j`` breaks the proof again,
-so this variant always uses the whole public set.
+(``factor=1.0`` reproduces it, and the check reports the factor). It always draws over the
+whole public set (docs/design/surrogates.md: why no truncation).
 
 **Baselines.** :func:`geoind_mechanism`: geo-indistinguishability (Andrés et al. 2013) as
 used by Tchouka et al. 2022 — planar Laplace noise on the coordinates (ε per km) and the
@@ -65,14 +62,10 @@ from .randomness import SurrogateRNG
 __all__ = [
     "PlaceTable",
     "load_places",
-    "candidate_set",
     "paper_candidates",
-    "paper_mechanism",
     "fixed_mechanism",
-    "geoind_mechanism",
     "geoind_samples",
     "candidate_tree",
-    "uniform_mechanism",
     "mechanism_distribution",
     "figure6_table",
     "hospital_features_cms",

@@ -9,7 +9,7 @@
   sampled exactly (:class:`~deidlib.surrogates.randomness.SecureRNG`). The paper writes the
   noise as ``Lap(Δ/ε)`` in Definition 2 and says the d-privacy version uses parameter
   ``ε^{-1}`` (the converted PDF garbles the formula; reconstructed from the prose).
-* :func:`bounded_laplace` / :func:`ldp_time_category` — the baseline of Tchouka et al. 2022
+* :func:`_bounded_laplace` / :func:`ldp_time_category` — the baseline of Tchouka et al. 2022
   recalled in section 4.1: ε-LDP with a Laplace mechanism bounded to one of three time
   categories (less than 2 months, less than 2 years, more than 2 years, up to 100 years) in
   days. Bounded (truncated-and-renormalised) Laplace as in Holohan et al. 2018; the scale
@@ -42,23 +42,10 @@ from .randomness import SurrogateRNG
 __all__ = [
     "EARTH_KM",
     "discrete_laplace_pmf",
-    "discrete_laplace_array",
-    "ddp_laplace",
     "ddp_laplace_array",
-    "continuous_laplace",
-    "TIME_CATEGORIES_DAYS",
-    "time_category",
     "calibrate_bounded_scale",
-    "bounded_laplace_epsilon",
-    "bounded_laplace_pmf",
-    "bounded_laplace",
-    "bounded_laplace_array",
-    "ldp_time_category",
     "ldp_time_category_array",
     "exponential_probabilities",
-    "planar_laplace_offset",
-    "offset_latlon",
-    "haversine_km",
     "EARTH_KM",
 ]
 
@@ -77,7 +64,7 @@ def discrete_laplace_pmf(k, epsilon: float) -> np.ndarray:
     return (1 - q) / (1 + q) * np.exp(-eps * np.abs(np.asarray(k, dtype=float)))
 
 
-def discrete_laplace_array(epsilon: float, size, generator: np.random.Generator) -> np.ndarray:
+def _discrete_laplace_array(epsilon: float, size, generator: np.random.Generator) -> np.ndarray:
     """Vectorised two-sided geometric noise (studies; floating point, seeded)."""
     eps = _check_eps(epsilon)
     p = -math.expm1(-eps)  # 1 - exp(-eps)
@@ -93,26 +80,26 @@ def ddp_laplace(value: int, epsilon: float, rng: SurrogateRNG) -> int:
 def ddp_laplace_array(values, epsilon: float, generator: np.random.Generator) -> np.ndarray:
     """:func:`ddp_laplace` over an array of integers (independent noise per element)."""
     v = np.asarray(values, dtype=np.int64)
-    return v + discrete_laplace_array(epsilon, v.shape, generator)
+    return v + _discrete_laplace_array(epsilon, v.shape, generator)
 
 
-def continuous_laplace(value: float, epsilon: float, rng: SurrogateRNG) -> float:
+def _continuous_laplace(value: float, epsilon: float, rng: SurrogateRNG) -> float:
     """``value + Lap(1/ε)`` (paper Definition 2 with Δ = 1), floating point."""
     return float(value) + rng.laplace(1.0 / _check_eps(epsilon))
 
 
 # ----------------------------------------------------------------------------- bounded LDP baseline
 #: Tchouka et al. 2022 time categories in days: < 2 months, < 2 years, >= 2 years (to 100 years).
-TIME_CATEGORIES_DAYS: tuple[tuple[int, int], ...] = ((0, 60), (61, 730), (731, 36500))
+_TIME_CATEGORIES_DAYS: tuple[tuple[int, int], ...] = ((0, 60), (61, 730), (731, 36500))
 
 
-def time_category(days: int) -> tuple[int, int]:
+def _time_category(days: int) -> tuple[int, int]:
     """The category ``(lower, upper)`` of ``|days|`` (clamped into the last one)."""
     a = abs(int(days))
-    for lo, hi in TIME_CATEGORIES_DAYS:
+    for lo, hi in _TIME_CATEGORIES_DAYS:
         if a <= hi:
             return lo, hi
-    return TIME_CATEGORIES_DAYS[-1]
+    return _TIME_CATEGORIES_DAYS[-1]
 
 
 def _log_normalisers(n: int, scale: float) -> np.ndarray:
@@ -127,7 +114,7 @@ def _log_normalisers(n: int, scale: float) -> np.ndarray:
     return np.log(left + right)
 
 
-def bounded_laplace_epsilon(lower: int, upper: int, scale: float) -> float:
+def _bounded_laplace_epsilon(lower: int, upper: int, scale: float) -> float:
     """The exact ε of the discrete bounded Laplace on ``lower..upper`` with ``scale``:
     ``max_{v1,v2,y} log P(y|v1)/P(y|v2) = max_{v1,v2} |v1-v2|/b + log Z(v2) - log Z(v1)``."""
     n = int(upper) - int(lower) + 1
@@ -156,14 +143,14 @@ def calibrate_bounded_scale(lower: int, upper: int, epsilon: float) -> float:
     eps = _check_eps(epsilon)
     n = upper - lower
     lo, hi = 1e-9, max(1.0, n / eps)
-    while bounded_laplace_epsilon(lower, upper, hi) > eps:
+    while _bounded_laplace_epsilon(lower, upper, hi) > eps:
         hi *= 2
     lo = hi / 2
-    while bounded_laplace_epsilon(lower, upper, lo) <= eps and lo > 1e-9:
+    while _bounded_laplace_epsilon(lower, upper, lo) <= eps and lo > 1e-9:
         lo /= 2
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if bounded_laplace_epsilon(lower, upper, mid) > eps:
+        if _bounded_laplace_epsilon(lower, upper, mid) > eps:
             lo = mid
         else:
             hi = mid
@@ -172,14 +159,14 @@ def calibrate_bounded_scale(lower: int, upper: int, epsilon: float) -> float:
     return hi
 
 
-def bounded_laplace_pmf(value: int, lower: int, upper: int, scale: float) -> np.ndarray:
+def _bounded_laplace_pmf(value: int, lower: int, upper: int, scale: float) -> np.ndarray:
     """Output distribution on ``lower..upper`` (index ``y - lower``) for input ``value``."""
     y = np.arange(lower, upper + 1, dtype=float)
     w = np.exp(-np.abs(y - value) / scale)
     return w / w.sum()
 
 
-def bounded_laplace(value: int, lower: int, upper: int, epsilon: float, rng: SurrogateRNG) -> int:
+def _bounded_laplace(value: int, lower: int, upper: int, epsilon: float, rng: SurrogateRNG) -> int:
     """ε-LDP release of ``value`` in ``lower..upper`` (rejection sampling of the discrete
     Laplace with the calibrated scale until the draw falls in the domain)."""
     if not lower <= value <= upper:
@@ -191,26 +178,26 @@ def bounded_laplace(value: int, lower: int, upper: int, epsilon: float, rng: Sur
             return int(y)
 
 
-def bounded_laplace_array(values, lower: int, upper: int, epsilon: float, generator: np.random.Generator) -> np.ndarray:
-    """Vectorised :func:`bounded_laplace` (rejection on the whole array)."""
+def _bounded_laplace_array(values, lower: int, upper: int, epsilon: float, generator: np.random.Generator) -> np.ndarray:
+    """Vectorised :func:`_bounded_laplace` (rejection on the whole array)."""
     v = np.asarray(values, dtype=np.int64)
     if v.size and (v.min() < lower or v.max() > upper):
         raise ValueError(f"values outside the domain {lower}..{upper}")
     b = calibrate_bounded_scale(int(lower), int(upper), float(epsilon))
-    out = v + discrete_laplace_array(1.0 / b, v.shape, generator)
+    out = v + _discrete_laplace_array(1.0 / b, v.shape, generator)
     bad = (out < lower) | (out > upper)
     while bad.any():
-        out[bad] = v[bad] + discrete_laplace_array(1.0 / b, int(bad.sum()), generator)
+        out[bad] = v[bad] + _discrete_laplace_array(1.0 / b, int(bad.sum()), generator)
         bad = (out < lower) | (out > upper)
     return out
 
 
 def ldp_time_category(days: int, epsilon: float, rng: SurrogateRNG) -> int:
     """Tchouka et al. 2022 baseline: bounded-Laplace ε-LDP inside the time category of ``|days|``."""
-    lo, hi = time_category(days)
+    lo, hi = _time_category(days)
     a = min(abs(int(days)), hi)
     sign = -1 if days < 0 else 1
-    return sign * bounded_laplace(a, lo, hi, epsilon, rng)
+    return sign * _bounded_laplace(a, lo, hi, epsilon, rng)
 
 
 def ldp_time_category_array(days, epsilon: float, generator: np.random.Generator) -> np.ndarray:
@@ -219,11 +206,11 @@ def ldp_time_category_array(days, epsilon: float, generator: np.random.Generator
     a = np.abs(d)
     sign = np.where(d < 0, -1, 1)
     out = np.empty_like(d)
-    for i, (lo, hi) in enumerate(TIME_CATEGORIES_DAYS):
-        prev_hi = TIME_CATEGORIES_DAYS[i - 1][1] if i else -1
-        m = (a > prev_hi) & ((a <= hi) | (i == len(TIME_CATEGORIES_DAYS) - 1))
+    for i, (lo, hi) in enumerate(_TIME_CATEGORIES_DAYS):
+        prev_hi = _TIME_CATEGORIES_DAYS[i - 1][1] if i else -1
+        m = (a > prev_hi) & ((a <= hi) | (i == len(_TIME_CATEGORIES_DAYS) - 1))
         if m.any():
-            out[m] = bounded_laplace_array(np.minimum(a[m], hi), lo, hi, epsilon, generator)
+            out[m] = _bounded_laplace_array(np.minimum(a[m], hi), lo, hi, epsilon, generator)
     return sign * out
 
 

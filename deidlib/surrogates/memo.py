@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["Memo", "normalise_key"]
+__all__ = []
 
 _UNSET = object()
 

@@ -27,7 +27,7 @@ from .memo import Memo
 from .pools import Pools
 from .randomness import SurrogateRNG
 
-__all__ = ["surrogate_name", "surrogate_username", "TITLES"]
+__all__ = []
 
 TITLES = frozenset(
     t.lower()

@@ -14,7 +14,7 @@ import functools
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["Pools", "get_pools", "lang_of"]
+__all__ = ["Pools"]
 
 _DEPARTMENTS = {
     "en": ["Cardiology", "Radiology", "Oncology", "Neurology", "Nephrology", "Endocrinology", "Pulmonology",

@@ -7,7 +7,7 @@ Every surrogate function draws from a :class:`SurrogateRNG`:
   generator (fast, deterministic). The discrete Laplace is sampled by inverse transform of
   two geometric variables in floating point: fine for studies, **not** for releases.
 * :class:`SecureRNG` draws everything from the operating system's CSPRNG (``os.urandom``,
-  read in 4 KiB blocks by :class:`BufferedSystemRandom`, a :class:`secrets.SystemRandom`
+  read in 4 KiB blocks by :class:`_BufferedSystemRandom`, a :class:`secrets.SystemRandom`
   with one system call per block instead of one per draw) and samples the discrete Laplace / two-sided geometric
   distribution **exactly** with integer arithmetic (Canonne, Kamath & Steinke, "The
   Discrete Gaussian for Differential Privacy", NeurIPS 2020, Algorithms 1-2). No floating
@@ -50,12 +50,12 @@ import numpy as np
 
 from ..rng import as_generator
 
-__all__ = ["SurrogateRNG", "SeededRNG", "SecureRNG", "BufferedSystemRandom", "make_rng", "rational_at_most"]
+__all__ = []
 
 _BLOCK = 4096
 
 
-def rational_at_most(x: float, max_denominator: int = 2**32) -> Fraction:
+def _rational_at_most(x: float, max_denominator: int = 2**32) -> Fraction:
     """``x`` as an exact :class:`~fractions.Fraction` if its denominator is small, else the
     closest fraction with denominator ``<= max_denominator`` that is ``<= x``."""
     if not (x > 0 and math.isfinite(x)):
@@ -159,7 +159,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-class BufferedSystemRandom(secrets.SystemRandom):
+class _BufferedSystemRandom(secrets.SystemRandom):
     """:class:`secrets.SystemRandom` reading ``os.urandom`` in blocks of ``block`` bytes.
 
     Same distributions as ``SystemRandom`` (``random()`` takes 53 bits, ``getrandbits``
@@ -220,13 +220,13 @@ class BufferedSystemRandom(secrets.SystemRandom):
 
 
 class SecureRNG(SurrogateRNG):
-    """CSPRNG draws (:class:`BufferedSystemRandom` over ``os.urandom``) and an exact
+    """CSPRNG draws (:class:`_BufferedSystemRandom` over ``os.urandom``) and an exact
     discrete Laplace sampler."""
 
     secure = True
 
     def __init__(self):
-        self._sr = BufferedSystemRandom()
+        self._sr = _BufferedSystemRandom()
 
     def random(self) -> float:
         return self._sr.random()
@@ -260,7 +260,7 @@ class SecureRNG(SurrogateRNG):
 
     def discrete_laplace(self, epsilon: float) -> int:
         """Exact two-sided geometric with ``P(k) ∝ exp(-epsilon |k|)`` (CKS20 Algorithm 2,
-        scale ``t/s = 1/epsilon`` with ``epsilon = s/t`` rational, see :func:`rational_at_most`)."""
+        scale ``t/s = 1/epsilon`` with ``epsilon = s/t`` rational, see :func:`_rational_at_most`)."""
         eps = _rational_cached(float(epsilon))
         s, t = eps.numerator, eps.denominator
         rb = self._sr._randbelow
@@ -279,7 +279,7 @@ class SecureRNG(SurrogateRNG):
 
 @functools.lru_cache(maxsize=1024)
 def _rational_cached(x: float) -> Fraction:
-    return rational_at_most(x)
+    return _rational_at_most(x)
 
 
 def make_rng(seed: int | np.random.Generator | None = 0, *, secure: bool = False) -> SurrogateRNG:

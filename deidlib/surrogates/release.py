@@ -10,11 +10,7 @@ falls back to the typed mask of :func:`typed_mask` (``[DATE]``), which cannot eq
 original that is not itself a mask. Guarded by ``tests/surrogates/test_no_equal_surrogate.py``
 (thousands of draws per type, in every date and location mode).
 
-What this costs the d-private mechanisms (Tchouka et al. 2023, section 4): a released value
-is never the original, so it rules one value out. For any two secrets other than the
-released value the ε·d ratio is unchanged (the mechanism's output distribution is only
-renormalised over the values different from the secret, with the same normaliser for every
-secret), but the released value itself is known not to be the secret.
+What this costs the d-private mechanisms: docs/design/surrogates.md.
 
 **The release-grade date shift** (Stubbs, Kotfila & Uzuner 2015 shift every date of a patient
 by one secret offset; here with a wider exclusion): one offset per patient (per note without
@@ -31,7 +27,7 @@ never a multiple of 7.
   --pseudonym-key-file``), derives it as HMAC-SHA256(key, scope): re-runs and later batches
   of the same patient get the same shift, so nobody can average releases towards the truth.
 
-How each form moves with the shift ``d`` (:meth:`SurrogateEngine._shifted_date`): a full date
+How each form moves with the shift ``d`` (:meth:`deidlib.surrogates.makers.TypeSurrogates._shifted_date`): a full date
 by ``d`` days (its weekday, if written, follows); a month without a day ("March 2019",
 "March") as its 15th day does, so it always changes month when ``|d| >= 30`` (a bare month is
 moved one further month in the direction of ``d`` when ``d`` is close to a whole year and the
@@ -52,17 +48,7 @@ import unicodedata
 
 from .dates import parse_date, parse_quantity
 
-__all__ = [
-    "MAX_DRAWS",
-    "SHIFT_MIN_DAYS",
-    "SHIFT_MAX_DAYS",
-    "allowed_shifts",
-    "shift_days",
-    "split_time",
-    "same_surrogate",
-    "date_gap_days",
-    "typed_mask",
-]
+__all__ = ["MAX_DRAWS", "SHIFT_MIN_DAYS", "SHIFT_MAX_DAYS", "same_surrogate", "date_gap_days"]
 
 #: draws of one surrogate before the typed mask is used instead (a draw that equals its original is refused)
 MAX_DRAWS = 20
@@ -76,7 +62,7 @@ def typed_mask(category: str) -> str:
     return f"[{category}]"
 
 
-def allowed_shifts(min_days: int = SHIFT_MIN_DAYS, max_days: int = SHIFT_MAX_DAYS) -> list[int]:
+def _allowed_shifts(min_days: int = SHIFT_MIN_DAYS, max_days: int = SHIFT_MAX_DAYS) -> list[int]:
     """Every shift the date shift may draw: ±[min_days, max_days], multiples of 7 left out."""
     mags = [m for m in range(max(1, min_days), max_days + 1) if m % 7]
     if not mags:
@@ -86,10 +72,10 @@ def allowed_shifts(min_days: int = SHIFT_MIN_DAYS, max_days: int = SHIFT_MAX_DAY
 
 def shift_days(scope: str, *, key: bytes | None = None, rng=None, min_days: int = SHIFT_MIN_DAYS,
                max_days: int = SHIFT_MAX_DAYS) -> int:
-    """One patient's (scope's) date shift, uniform over :func:`allowed_shifts`: derived from
+    """One patient's (scope's) date shift, uniform over :func:`_allowed_shifts`: derived from
     ``key`` (HMAC-SHA256 of the scope; the same for every run with that key) when one is
     given, else drawn from ``rng`` (a :class:`~deidlib.surrogates.randomness.SurrogateRNG`)."""
-    choices = allowed_shifts(min_days, max_days)
+    choices = _allowed_shifts(min_days, max_days)
     if key is not None:
         h = hmac.new(key, b"deidlib date shift\0" + scope.encode("utf-8"), hashlib.sha256).digest()
         return choices[int.from_bytes(h, "big") % len(choices)]  # 2**256 mod n: bias below 2**-246

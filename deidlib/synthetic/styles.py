@@ -21,22 +21,12 @@ mean of the five archetypes' tables and ``own`` is the site's table; every rate
 (abbreviations, misspellings, titles, contact/identifier lines, lab tables, glued titles)
 and the verbosity interpolate the same way. What each level changes:
 
-* ``h = 0``: every site draws from one shared style (same note-type, diagnosis, casing,
-  date-format, name-form, phone, ID-shape and hospital-naming distributions; headers,
-  header wording and key/value separators drawn at random per note; every template
-  phrasing; no site wording). Sites then differ only in their patients and place pools.
-* ``0 < h < 1``: each choice is the site's own with probability rising with ``h``
-  (header decoration, wording and separator: probability ``h`` per note; site wording of
-  vocabulary such as "pt"/"hx"/"w/" per note with probability ``h``; a share ``1 - h/2`` of the
-  template phrasings).
-* ``h = 1``: each archetype writes PHI in site-exclusive surface forms: disjoint sets of
-  full-date formats (:data:`_SITE_DATE_FORMATS`), phone patterns (:data:`_SITE_PHONE_FORMATS`),
-  MRN / account / order-number shapes (:data:`_SITE_ID_SHAPES`) and hospital-name suffixes
-  (:data:`_SITE_HOSPITAL_SUFFIXES`); its own name-form mix, header style, note-type and
-  diagnosis mix; half of the template phrasings; its own vocabulary. ICU nursing notes follow
-  the same rule (:mod:`deidlib.synthetic.notes.icu`): their casing mix moves from the shared
-  ICU casing to the site's, and their wording, header separators, event dates and cited
-  doctors' names take the site's forms with probability ``h``.
+* ``h = 0``: one shared style; sites differ only in their patients and place pools.
+* ``0 < h < 1``: each choice is the site's own with probability rising with ``h``.
+* ``h = 1``: each archetype writes PHI in site-exclusive surface forms
+  (:data:`_SITE_DATE_FORMATS`, :data:`_SITE_PHONE_FORMATS`, :data:`_SITE_ID_SHAPES`,
+  :data:`_SITE_HOSPITAL_SUFFIXES`), ICU nursing notes included; what each level changes in full:
+  docs/design/synthetic.md.
 
 The measured effect (cross-site binary-token F1, :mod:`deidlib.studies.corpus_overview.sites`) is stated at
 :data:`DEFAULT_HETEROGENEITY`.

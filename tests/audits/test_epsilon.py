@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-import deidlib.privacy.dpsgd as dpsgd
+import deidlib.privacy.gradients as gradients
 from deidlib.audits import audit_dp_step
 from deidlib.audits.epsilon import (
     _audit_epsilon,
@@ -56,23 +56,23 @@ def test_noise_ten_times_too_small_is_caught():
 def test_a_noise_bug_in_dpsgd_is_caught(monkeypatch):
     """Mutation of the library: dpsgd's noise drawn 10× too small. The audit (which runs the
     library's clip_and_noise) must prove more than the accountant's ε."""
-    real = dpsgd._add_noise
+    real = gradients._add_noise
 
     def weak(summed, max_grad_norm, noise_multiplier, denominator, generator):
         return real(summed, max_grad_norm, noise_multiplier / 10, denominator, generator)
 
-    monkeypatch.setattr(dpsgd, "_add_noise", weak)
+    monkeypatch.setattr(gradients, "_add_noise", weak)
     a = audit_dp_step(2.0, trials=1000, seed=3)
     assert a.violated, a.to_dict()
 
 
 def test_a_clipping_bug_in_dpsgd_is_caught(monkeypatch):
     """Mutation: clipping disabled (the canary's gradient 10·C passes unclipped)."""
-    real = dpsgd.clip_and_noise
+    real = gradients.clip_and_noise
 
     def unclipped(grads, max_grad_norm, noise_multiplier, denominator, generator=None):
         summed = [g.sum(0) for g in grads]
-        return dpsgd._add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator), None
+        return gradients._add_noise(summed, max_grad_norm, noise_multiplier, denominator, generator), None
 
     monkeypatch.setattr("deidlib.audits.epsilon.clip_and_noise", unclipped)
     a = audit_dp_step(2.0, trials=1000, seed=4)

@@ -122,9 +122,9 @@ UNWRITABLE = {
     "evaluate": ("evaluate {w}/gold {w}/gold --json {o}", ["deidlib.evaluation.evaluate_dirs"]),
     "surrogate": ("surrogate {w}/gold {o}", ["deidlib.corpus.i2b2.read_i2b2_dir"]),
     "surrogate --audit": ("surrogate {w}/gold {w}/o --audit {o}", ["deidlib.corpus.i2b2.read_i2b2_dir"]),
-    "deidentify": ("deidentify {w}/notes {o} --model {w}/run", ["deidlib.pipeline.formats.read_input"]),
+    "deidentify": ("deidentify {w}/notes {o} --model {w}/run", ["deidlib.commands.deidentify.read_input"]),
     "deidentify --audit": ("deidentify {w}/notes {w}/o --model {w}/run --audit {o}",
-                           ["deidlib.pipeline.formats.read_input"]),
+                           ["deidlib.commands.deidentify.read_input"]),
     "reproduce --runs-dir": ("reproduce --runs-dir {o} --only corpus", ["deidlib.notebooks.reproduce"]),
 }
 

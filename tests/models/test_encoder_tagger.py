@@ -12,7 +12,7 @@ import torch
 from deidlib.embeddings.encoders import _encoder_dir, align_subwords, load_subword_tokenizer
 from deidlib.models import build_featurizer, build_tagger
 from deidlib.models.features import EncoderFeaturizer, Featurizer
-from deidlib.privacy.dpsgd import _micro_clipped_sum, per_unit_gradients, sub_batch
+from deidlib.privacy.gradients import _micro_clipped_sum, per_unit_gradients, sub_batch
 
 pytest.importorskip("transformers")
 if importlib.util.find_spec("all_minilm_l6_v2") is None:
@@ -151,7 +151,7 @@ def test_cache_tells_apart_sentences_with_the_same_pieces(fz, frozen):
 def test_vectorized_per_sentence_gradients_equal_the_microbatches(fz, head, crf):
     """The vmap path computes each sentence's (and each unit's) gradient exactly: the same
     clipped sums, losses and norms as one microbatch per unit, with and without clipping."""
-    from deidlib.privacy.dpsgd import _vectorized_clipped_sum
+    from deidlib.privacy.gradients import _vectorized_clipped_sum
 
     kw = {"conv": dict(hidden=8, head="conv", kernel=3), "gru": dict(hidden=4), "linear": {}}[head]
     t = build_tagger("minilm", fz, seed=2, finetune_layers=0, crf=crf, **kw).eval()
@@ -170,22 +170,22 @@ def test_vectorized_per_sentence_gradients_equal_the_microbatches(fz, head, crf)
 def test_vectorized_units_of_several_sentences_in_small_buffers(fz, monkeypatch):
     """Units of several sentences are summed in per-unit buffers, a few units at a time when the
     buffers would be large: the same clipped sums as the microbatches for every buffer size."""
-    from deidlib.privacy import dpsgd
+    from deidlib.privacy import gradients
 
     t = build_tagger("minilm", fz, seed=3, finetune_layers=0, hidden=4).eval()
     b = fz.encode(SENTS * 3, TAGS * 3)
     groups = [[0, 4, 8], [1, 5], [2], [3, 6, 7]]
-    lm, sm, nm = dpsgd._micro_clipped_sum(t, b, groups, 0.3)
+    lm, sm, nm = gradients._micro_clipped_sum(t, b, groups, 0.3)
     n = sum(p.numel() for p in t.parameters() if p.requires_grad)
     for floats in (n, 2 * n, 10**9):  # one unit, two units, all units per buffer
-        monkeypatch.setattr(dpsgd, "UNIT_BUFFER_FLOATS", floats)
-        lv, sv, nv = dpsgd._vectorized_clipped_sum(t, b, groups, 0.3, chunk_tokens=20)
+        monkeypatch.setattr(gradients, "UNIT_BUFFER_FLOATS", floats)
+        lv, sv, nv = gradients._vectorized_clipped_sum(t, b, groups, 0.3, chunk_tokens=20)
         assert torch.allclose(lm, lv, atol=1e-4) and torch.allclose(nm, nv, rtol=1e-4)
         assert all(torch.allclose(a, c, atol=1e-5) for a, c in zip(sm, sv))
 
 
 def test_vectorized_is_refused_where_it_does_not_apply(fz):
-    from deidlib.privacy.dpsgd import _vectorized_clipped_sum
+    from deidlib.privacy.gradients import _vectorized_clipped_sum
 
     for t in (build_tagger("minilm", fz, seed=0, finetune_layers=1, hidden=4),  # the encoder trains
               build_tagger("minilm", fz, seed=0, finetune_layers=0, hidden=4, recall_penalty=3.0)):

@@ -52,7 +52,7 @@ def blind_model(tmp_path_factory, tiny_model):
     return save_tagger(t, tmp_path_factory.mktemp("blind") / "model")
 
 
-#: a pseudonym key that passes the key checks (printable, ~200 bits by deidlib.pipeline.pseudonyms.key_bits)
+#: a pseudonym key that passes the key checks (printable, ~200 bits by deidlib.pipeline.pseudonyms._key_bits)
 STRONG_KEY = "side-channel test key, 32 bytes"
 
 

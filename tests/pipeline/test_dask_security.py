@@ -20,9 +20,9 @@ def test_local_cluster_is_tls_and_refuses_a_plain_client():
     from dask.distributed import Client
     from distributed.security import Security
 
-    from deidlib.pipeline.run import local_cluster
+    from deidlib.pipeline.run import _local_cluster
 
-    cluster = local_cluster(1)
+    cluster = _local_cluster(1)
     try:
         addr = cluster.scheduler_address
         assert addr.startswith("tls://127.0.0.1:"), addr
@@ -60,7 +60,7 @@ def test_insecure_scheduler_without_a_scheduler_is_a_usage_error(tmp_path, capsy
 
 
 def test_the_command_runs_on_the_tls_cluster(tmp_path, monkeypatch, capsys):
-    """``deidentify --engine dask`` without ``--scheduler`` runs on :func:`local_cluster` (TLS) and
+    """``deidentify --engine dask`` without ``--scheduler`` runs on :func:`_local_cluster` (TLS) and
     writes every note."""
     import deidlib.pipeline.run as run_mod
     from deidlib.corpus import Document, Span
@@ -69,14 +69,14 @@ def test_the_command_runs_on_the_tls_cluster(tmp_path, monkeypatch, capsys):
     text = "Pt stable overnight. Plan: follow up in clinic.\n"
     write_i2b2_dir([Document(f"{k}-01", text, [Span.of(text, 40, 46, "HOSPITAL")], str(k)) for k in range(5)],
                    tmp_path / "in")
-    seen, real = [], run_mod.local_cluster
+    seen, real = [], run_mod._local_cluster
 
     def spy(workers):
         cluster = real(workers)
         seen.append(cluster.scheduler_address)
         return cluster
 
-    monkeypatch.setattr(run_mod, "local_cluster", spy)
+    monkeypatch.setattr(run_mod, "_local_cluster", spy)
     assert main(["deidentify", str(tmp_path / "in"), str(tmp_path / "o"), "--engine", "dask", "--workers", "1",
                  "--spans", "input", "--replace", "mask", "--no-progress"]) == 0, capsys.readouterr().err
     assert len(seen) == 1 and seen[0].startswith("tls://")

@@ -37,7 +37,7 @@ def _strings(x):
 def test_cache_location_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("DEIDLIB_CACHE_DIR", str(tmp_path / "c"))
     assert dm.default_model_dir().parent == tmp_path / "c" / "models"
-    assert dm.recipe_fingerprint(TINY_RECIPE) != dm.recipe_fingerprint()  # a new recipe, a new model
+    assert dm._recipe_fingerprint(TINY_RECIPE) != dm._recipe_fingerprint()  # a new recipe, a new model
 
 
 def test_only_synthetic_training_data():
@@ -154,11 +154,11 @@ def test_a_change_of_the_guideline_patterns_names_a_new_model(monkeypatch, tmp_p
 
     from deidlib.corpus import patterns
 
-    before = dm.recipe_fingerprint()
+    before = dm._recipe_fingerprint()
     changed = tmp_path / "patterns.py"
     changed.write_bytes(Path(patterns.__file__).read_bytes() + b"\n# changed\n")
     monkeypatch.setattr(patterns, "__file__", str(changed))
-    assert dm.recipe_fingerprint() != before
+    assert dm._recipe_fingerprint() != before
 
 
 def test_the_fingerprint_follows_the_rules_output_not_its_code(monkeypatch):
@@ -167,16 +167,16 @@ def test_the_fingerprint_follows_the_rules_output_not_its_code(monkeypatch):
     cached one; a recipe with a fixed threshold (gru) does not depend on the rule at all."""
     from deidlib.training import threshold_rule
 
-    before, gru = dm.recipe_fingerprint(), dm.recipe_fingerprint(dm.GRU_MODEL_RECIPE)
+    before, gru = dm._recipe_fingerprint(), dm._recipe_fingerprint(dm.GRU_MODEL_RECIPE)
     real = threshold_rule.bagged_threshold
     dm._rule_probe.cache_clear()
     monkeypatch.setattr(threshold_rule, "bagged_threshold", lambda *a, **kw: real(*a, **kw))  # same output
-    assert dm.recipe_fingerprint() == before
+    assert dm._recipe_fingerprint() == before
     dm._rule_probe.cache_clear()
     monkeypatch.setattr(threshold_rule, "bagged_threshold",
                         lambda *a, **kw: None if (v := real(*a, **kw)) is None else v * 1.01)  # another output
-    assert dm.recipe_fingerprint() != before
-    assert dm.recipe_fingerprint(dm.GRU_MODEL_RECIPE) == gru
+    assert dm._recipe_fingerprint() != before
+    assert dm._recipe_fingerprint(dm.GRU_MODEL_RECIPE) == gru
     dm._rule_probe.cache_clear()
     # the rule's parameters are part of the recipe
-    assert dm.recipe_fingerprint({**dm.DEFAULT_MODEL_RECIPE, "threshold_rule": "plain"}) != before
+    assert dm._recipe_fingerprint({**dm.DEFAULT_MODEL_RECIPE, "threshold_rule": "plain"}) != before

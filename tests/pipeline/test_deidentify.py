@@ -17,11 +17,11 @@ from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
 from deidlib.pipeline.run import (
     DeidOptions,
     ModelBlob,
+    _process_chunk,
+    _surviving_gold,
     chunk_documents,
-    process_chunk,
     run_dask,
     run_local,
-    surviving_gold,
 )
 
 from .conftest import write_key
@@ -258,13 +258,13 @@ def test_surviving_gold_counts_whole_tokens():
     t = "Brown saw 12 patients in 2012"
     spans = [Span(0, 5, "NAME", "DOCTOR", "Brown"), Span(0, 2, "DATE", "DATE", "12"),
              Span(0, 4, "DATE", "DATE", "2012"), Span(0, 3, "NAME", "PATIENT", "Bro")]
-    assert surviving_gold(spans, t) == ["Brown", "12", "2012"]  # "Bro" is inside "Brown": not a token
-    assert surviving_gold(spans, "[NAME] saw [DATE] patients in [DATE]") == []
+    assert _surviving_gold(spans, t) == ["Brown", "12", "2012"]  # "Bro" is inside "Brown": not a token
+    assert _surviving_gold(spans, "[NAME] saw [DATE] patients in [DATE]") == []
     # a gold span inside a token of the original ("MWilliams", NAME = "Williams") survives as it was written
     o = "Seen by MWilliams today"
     w = [Span(9, 17, "NAME", "DOCTOR", "Williams")]
-    assert surviving_gold(w, o, o) == ["Williams"] and surviving_gold(w, o) == []
-    assert surviving_gold(w, "Seen by M[NAME] today", o) == []
+    assert _surviving_gold(w, o, o) == ["Williams"] and _surviving_gold(w, o) == []
+    assert _surviving_gold(w, "Seen by M[NAME] today", o) == []
 
 
 def test_missed_phi_all_survive_and_replaced_gold_spans_none(blind_model, tmp_path, capsys):
@@ -327,7 +327,7 @@ def test_dask_local_cluster_equals_single_process(tiny_model, synth_docs):
     assert set(dist) == set(local) == {d.id for d in docs}
     for i in local:
         assert dist[i].document == local[i].document and dist[i].predicted == local[i].predicted
-    assert process_chunk(blob, opts, chunks[0])[0].document == local[chunks[0][0].id].document
+    assert _process_chunk(blob, opts, chunks[0])[0].document == local[chunks[0][0].id].document
 
 
 def test_deidentify_warns_that_a_huge_epsilon_releases_values_nearly_unchanged(tmp_path, tiny_model, capsys):

@@ -51,7 +51,7 @@ def test_sigint_mid_run_exits_130_and_leaves_no_out(blind_model, synth_docs, tmp
 def test_interrupt_swallowed_by_a_library_still_stops_the_run(synth_docs, tmp_path, monkeypatch, capsys):
     import deidlib.pipeline.run as run_mod
 
-    real = run_mod.process_chunk
+    real = run_mod._process_chunk
 
     def swallowing(*a, **kw):  # a library that catches KeyboardInterrupt and goes on
         res = real(*a, **kw)
@@ -62,7 +62,7 @@ def test_interrupt_swallowed_by_a_library_still_stops_the_run(synth_docs, tmp_pa
             pass
         return res
 
-    monkeypatch.setattr(run_mod, "process_chunk", swallowing)
+    monkeypatch.setattr(run_mod, "_process_chunk", swallowing)
     write_i2b2_dir(synth_docs[:3], tmp_path / "in")
     out, audit = tmp_path / "out", tmp_path / "audit.jsonl"
     assert main(["deidentify", str(tmp_path / "in"), str(out), "--spans", "input", "--no-progress",

@@ -12,7 +12,7 @@ import pytest
 from deidlib.cli import main
 from deidlib.corpus import Document, Span
 from deidlib.corpus.i2b2 import to_i2b2_xml
-from deidlib.pipeline.pseudonyms import MIN_KEY_BITS, PseudonymError, key_bits, load_key
+from deidlib.pipeline.pseudonyms import _MIN_KEY_BITS, PseudonymError, _key_bits, load_key
 
 from .conftest import write_key
 
@@ -31,7 +31,7 @@ WEAK = {
 def test_keys_weaker_than_128_bits_are_refused(name, tmp_path):
     key = write_key(tmp_path / "key", "")
     key.write_bytes(WEAK[name])
-    assert key_bits(WEAK[name].strip()) < MIN_KEY_BITS
+    assert _key_bits(WEAK[name].strip()) < _MIN_KEY_BITS
     with pytest.raises(PseudonymError, match="bits of entropy"):
         load_key(key, {})
     k, warnings = load_key(key, {}, allow_weak=True)

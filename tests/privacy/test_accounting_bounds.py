@@ -12,10 +12,10 @@ import pytest
 import deidlib.privacy.accounting as A
 from deidlib.cli import main
 from deidlib.privacy.accounting import (
-    MAX_CALIBRATION_STEPS,
+    _MAX_CALIBRATION_STEPS,
+    _MIN_CALIBRATED_NOISE,
     MAX_NOISE_MULTIPLIER,
     MAX_TARGET_EPSILON,
-    MIN_CALIBRATED_NOISE,
     epsilon,
     noise_for_epsilon,
 )
@@ -70,15 +70,15 @@ def test_calibration_makes_a_bounded_number_of_accountant_calls_and_meets_the_ta
 
     monkeypatch.setattr(A, "epsilon", counted)
     sigma = noise_for_epsilon(target, Q, T, 1e-5, "rdp")
-    assert len(calls) <= MAX_CALIBRATION_STEPS
-    assert all(MIN_CALIBRATED_NOISE <= s <= MAX_NOISE_MULTIPLIER for s in calls)
+    assert len(calls) <= _MAX_CALIBRATION_STEPS
+    assert all(_MIN_CALIBRATED_NOISE <= s <= MAX_NOISE_MULTIPLIER for s in calls)
     assert real(sigma, Q, T, 1e-5, "rdp") <= target
 
 
 def test_the_smallest_calibrated_noise_is_returned_when_it_already_meets_the_target():
-    # one step at q = 1e-6: even σ = MIN_CALIBRATED_NOISE spends ε < 1 (PRV)
-    assert epsilon(MIN_CALIBRATED_NOISE, 1e-6, 1, 1e-5, "prv") < 1.0
-    assert noise_for_epsilon(1.0, 1e-6, 1, 1e-5, "prv") == MIN_CALIBRATED_NOISE
+    # one step at q = 1e-6: even σ = _MIN_CALIBRATED_NOISE spends ε < 1 (PRV)
+    assert epsilon(_MIN_CALIBRATED_NOISE, 1e-6, 1, 1e-5, "prv") < 1.0
+    assert noise_for_epsilon(1.0, 1e-6, 1, 1e-5, "prv") == _MIN_CALIBRATED_NOISE
 
 
 def test_train_dp_refuses_infinite_noise(make_tagger):

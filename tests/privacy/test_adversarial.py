@@ -14,22 +14,24 @@ from deidlib.corpus.tokenize import Token
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.privacy.adversarial import (
-    FROZEN_EPOCHS,
-    L_RANDOM,
-    PHASES,
+    _FROZEN_EPOCHS,
     AdversarialModel,
     AdversarialTrainer,
     Adversaries,
     DeidHead,
     PairAdversary,
-    RepresentationModel,
-    adversary_loss,
     attack_sentences,
     encode_sentences,
     frozen_adversary_accuracy,
-    representation_loss,
     train_dann,
     train_three_phase,
+)
+from deidlib.privacy.adversarial_models import (
+    L_RANDOM,
+    PHASES,
+    RepresentationModel,
+    adversary_loss,
+    representation_loss,
 )
 
 LABELS = ["O", "B-PHI", "I-PHI"]
@@ -197,7 +199,7 @@ def test_protocol_adversary_wins_on_a_leaky_representation_and_not_on_noise(data
 
 
 def test_the_frozen_adversary_trains_k_epochs_paper_default_50(data):
-    assert FROZEN_EPOCHS == 50  # Figure 5 and section 8: "an additional 50 epochs"
+    assert _FROZEN_EPOCHS == 50  # Figure 5 and section 8: "an additional 50 epochs"
     assert inspect.signature(frozen_adversary_accuracy).parameters["epochs"].default == 50
     t = _trainer(data, _small(seed=3))
     res = frozen_adversary_accuracy(t, data[3][:40], epochs=3)

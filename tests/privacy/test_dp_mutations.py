@@ -17,8 +17,8 @@ The checks observe ``train_dp`` from the outside, never through its ledger alone
   bound derived from the dimension, with a stated false-alarm rate.
 
 Each check compares what it observes with what the ledger claims (steps, σ, C, q, unit).
-The mutation test patches a copy of :mod:`deidlib.privacy.dpsgd` (source text replaced,
-executed as a separate module) with each of the bugs below and asserts that the
+The mutation test patches a copy of :mod:`deidlib.privacy.dpsgd` or of the step it calls,
+:mod:`deidlib.privacy.gradients` (source text replaced, executed as separate modules) with each of the bugs below and asserts that the
 matching check fails on the mutant while it passes on the real module.
 
 The one-run ε audit (:mod:`deidlib.audits.one_run`) attacks the same copies from the outside
@@ -40,6 +40,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 import deidlib.privacy.dpsgd as real_dpsgd
+import deidlib.privacy.gradients as real_gradients
 from deidlib.privacy.accounting import epsilon
 from deidlib.studies.audits.accountant import one_run_audit
 from deidlib.studies.audits.data import prepare_data
@@ -182,7 +183,7 @@ def check_per_unit_clipping(dpsgd, make_tagger):
     names = [n for n, p in tg.named_parameters() if p.requires_grad]
     tg.train()
     batch = tg.featurizer.encode([s.words for s in sents], [s.tags for s in sents])
-    _, grads = real_dpsgd.per_unit_gradients(tg, batch, method="loop")
+    _, grads = real_gradients.per_unit_gradients(tg, batch, method="loop")
     norms = torch.stack([g.flatten(1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
     C = float(norms.median())
     factor = (C / (norms + 1e-6)).clamp(max=1.0)
@@ -300,7 +301,7 @@ def test_clip_and_noise_draws_fresh_noise_at_every_call(secure):
 
     gen = SecureRandom() if secure else torch.Generator().manual_seed(3)
     grads = [torch.zeros(3, 1000), torch.zeros(3, 50, 60)]
-    noise = [torch.cat([g.reshape(-1) for g in real_dpsgd.clip_and_noise(grads, 1.0, 1.0, 1.0, gen)[0]])
+    noise = [torch.cat([g.reshape(-1) for g in real_gradients.clip_and_noise(grads, 1.0, 1.0, 1.0, gen)[0]])
              for _ in range(64)]
     assert_fresh(torch.stack(noise), "clip_and_noise")
 
@@ -434,15 +435,27 @@ CHECKS = {
 
 
 def _mutant(old: str | tuple[tuple[str, str], ...], new: str | None, monkeypatch) -> types.ModuleType:
-    """A copy of dpsgd.py with ``old`` replaced by ``new`` (or, when ``old`` is a tuple of
-    (old, new) pairs and ``new`` is None, every pair applied in turn), executed as a module."""
-    src = Path(real_dpsgd.__file__).read_text()
+    """A copy of dpsgd.py, stepping with a copy of gradients.py, with ``old`` replaced by ``new``
+    in whichever of the two holds it (or, when ``old`` is a tuple of (old, new) pairs and ``new``
+    is None, every pair applied in turn), both executed as modules."""
+    sources = {real_dpsgd: Path(real_dpsgd.__file__).read_text(),
+               real_gradients: Path(real_gradients.__file__).read_text()}
     for o, n in (old if new is None else ((old, new),)):
-        assert src.count(o) == 1, f"mutation target not found once in dpsgd.py (update the mutation): {o!r}"
-        src = src.replace(o, n)
-    name = "deidlib.privacy._mutant_dpsgd"
+        hits = [m for m, src in sources.items() if o in src]
+        assert len(hits) == 1 and sources[hits[0]].count(o) == 1, \
+            f"mutation target not found once in dpsgd.py and gradients.py (update the mutation): {o!r}"
+        sources[hits[0]] = sources[hits[0]].replace(o, n)
+    gradients = _copy(real_gradients, sources[real_gradients], monkeypatch)
+    mod = _copy(real_dpsgd, sources[real_dpsgd], monkeypatch)
+    mod.dp_step, mod._params = gradients.dp_step, gradients._params  # the copy's train_dp steps with the copy
+    return mod
+
+
+def _copy(real: types.ModuleType, src: str, monkeypatch) -> types.ModuleType:
+    """``src`` executed as a sibling module of ``real`` (registered while the test runs)."""
+    name = f"deidlib.privacy._mutant_{real.__name__.rsplit('.', 1)[1]}"
     mod = types.ModuleType(name)
-    mod.__file__ = real_dpsgd.__file__
+    mod.__file__ = real.__file__
     mod.__package__ = "deidlib.privacy"
     monkeypatch.setitem(sys.modules, name, mod)  # dataclasses look their module up
     exec(compile(src, f"<mutant {name}>", "exec"), mod.__dict__)

@@ -4,15 +4,9 @@ import pytest
 import torch
 
 from deidlib.privacy.accounting import epsilon
-from deidlib.privacy.dpsgd import (
-    PrivacyLedger,
-    clip_and_noise,
-    dp_step,
-    patient_units,
-    per_unit_gradients,
-    sub_batch,
-    train_dp,
-)
+from deidlib.privacy.dpsgd import patient_units, train_dp
+from deidlib.privacy.gradients import clip_and_noise, dp_step, per_unit_gradients, sub_batch
+from deidlib.privacy.ledger import PrivacyLedger
 from deidlib.training.loop import make_optimizer, step
 
 from .conftest import KINDS

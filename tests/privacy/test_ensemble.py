@@ -4,11 +4,11 @@ import pytest
 from deidlib.corpus.document import Document, Span
 from deidlib.evaluation import binary_token_prf
 from deidlib.privacy.ensemble import (
+    _aggregate_votes,
+    _token_grid,
     aggregate_documents,
-    aggregate_votes,
     ensemble_guarantee,
     rule_scores,
-    token_grid,
 )
 
 V = np.array(
@@ -23,33 +23,33 @@ V = np.array(
 
 
 def test_rules_on_votes():
-    assert aggregate_votes(V, "minimality").tolist() == [True, False, True, True, True]
+    assert _aggregate_votes(V, "minimality").tolist() == [True, False, True, True, True]
     # strict majority of 4 needs 3 votes; ties (2 of 4) are not PHI unless asked
-    assert aggregate_votes(V, "majority").tolist() == [False, False, False, True, False]
-    assert aggregate_votes(V, "majority", majority_ties="phi").tolist() == [False, False, True, True, False]
-    assert aggregate_votes(V, "k_of_n", k=2).tolist() == [False, False, True, True, False]
-    assert aggregate_votes(V, "k_of_n", k=4).tolist() == [False, False, False, True, False]
-    assert aggregate_votes(V[:3], "majority").tolist() == [False, False, False, True, False]
+    assert _aggregate_votes(V, "majority").tolist() == [False, False, False, True, False]
+    assert _aggregate_votes(V, "majority", majority_ties="phi").tolist() == [False, False, True, True, False]
+    assert _aggregate_votes(V, "k_of_n", k=2).tolist() == [False, False, True, True, False]
+    assert _aggregate_votes(V, "k_of_n", k=4).tolist() == [False, False, False, True, False]
+    assert _aggregate_votes(V[:3], "majority").tolist() == [False, False, False, True, False]
     # k = 1 is minimality
-    assert (aggregate_votes(V, "k_of_n", k=1) == aggregate_votes(V, "minimality")).all()
+    assert (_aggregate_votes(V, "k_of_n", k=1) == _aggregate_votes(V, "minimality")).all()
 
 
 def test_recall_monotone_in_k():
     rng = np.random.default_rng(0)
     v = rng.random((5, 200)) < 0.3
-    counts = [aggregate_votes(v, "k_of_n", k=k).sum() for k in range(1, 6)]
+    counts = [_aggregate_votes(v, "k_of_n", k=k).sum() for k in range(1, 6)]
     assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
 
 
 def test_bad_votes():
     with pytest.raises(ValueError, match="k_of_n"):
-        aggregate_votes(V, "k_of_n", k=5)
+        _aggregate_votes(V, "k_of_n", k=5)
     with pytest.raises(ValueError, match="unknown rule"):
-        aggregate_votes(V, "unanimous")
+        _aggregate_votes(V, "unanimous")
     with pytest.raises(ValueError, match="binary"):
-        aggregate_votes(np.array([[0, 2]]), "minimality")
+        _aggregate_votes(np.array([[0, 2]]), "minimality")
     with pytest.raises(ValueError, match="members"):
-        aggregate_votes(np.array([0, 1]), "minimality")
+        _aggregate_votes(np.array([0, 1]), "minimality")
 
 
 TEXT = "Seen by Dr John Smith at Boston General on 2020-01-03."
@@ -118,7 +118,7 @@ def test_rule_scores_precision_recall_tradeoff():
 
 
 def test_token_grid_matches_scorer_units():
-    assert [TEXT[a:b] for a, b in token_grid(TEXT)][:4] == ["Seen", "by", "Dr", "John"]
+    assert [TEXT[a:b] for a, b in _token_grid(TEXT)][:4] == ["Seen", "by", "Dr", "John"]
 
 
 def test_guarantee():

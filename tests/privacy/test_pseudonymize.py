@@ -9,7 +9,7 @@ from deidlib.corpus.labels import TaggedSentence
 from deidlib.corpus.tokenize import Token
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
-from deidlib.privacy.pseudonymize import match_case, pseudonymize, replace_one_phi, subword_statistic
+from deidlib.privacy.pseudonymize import _match_case, pseudonymize, replace_one_phi, subword_statistic
 
 
 def _index(extra=()):
@@ -121,9 +121,9 @@ def test_replace_one_phi_changes_exactly_one_phi_token():
 
 
 def test_match_case():
-    assert match_case("jones", "Smith") == "Jones"
-    assert match_case("jones", "SMITH") == "JONES"
-    assert match_case("jones", "smith") == "jones"
+    assert _match_case("jones", "Smith") == "Jones"
+    assert _match_case("jones", "SMITH") == "JONES"
+    assert _match_case("jones", "smith") == "jones"
 
 
 def test_subword_statistic_counts_neighbours_containing_the_token():

@@ -15,7 +15,8 @@ import pytest
 import torch
 from scipy import stats
 
-from deidlib.privacy.dpsgd import clip_and_noise, train_dp
+from deidlib.privacy.dpsgd import train_dp
+from deidlib.privacy.gradients import clip_and_noise
 from deidlib.privacy.secure import SecureRandom
 
 

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from deidlib.privacy.accounting import epsilon
-from deidlib.privacy.vocabulary import dp_vocabulary, threshold_for, total_guarantee
+from deidlib.privacy.vocabulary import _threshold_for, dp_vocabulary, total_guarantee
 
 
 def _word(*ids):  # a distinct alphabetic word (digits would be normalised away)
@@ -47,6 +47,6 @@ def test_frequent_words_are_released_in_order_and_normalised():
 def test_total_guarantee_and_threshold():
     e, d = total_guarantee(2.0, 9e-6, 1e-6)
     assert e == pytest.approx(2.0 + 1e-6, rel=1e-9) and d == pytest.approx(1e-5)
-    assert threshold_for(4.0 * math.sqrt(8), 8, 1e-6) == pytest.approx(1 + 4 * math.sqrt(8) * norm.isf(1.25e-7))
+    assert _threshold_for(4.0 * math.sqrt(8), 8, 1e-6) == pytest.approx(1 + 4 * math.sqrt(8) * norm.isf(1.25e-7))
     # the vocabulary's Gaussian part alone at σ = 4: ε just under 1 at δ = 9e-6 (RDP)
     assert 0.5 < epsilon(4.0, 1.0, 1, 9e-6, "rdp") < 1.1

@@ -3,7 +3,7 @@ import math
 import pandas as pd
 import pytest
 
-import deidlib.privacy.dpsgd as dpsgd
+import deidlib.privacy.gradients as gradients
 from deidlib.studies import audits as au
 from deidlib.studies.audits import run as run_module
 from deidlib.studies.audits.accountant import epsilon_audits
@@ -41,8 +41,8 @@ def test_the_study_raises_when_an_audit_beats_the_accountant(monkeypatch):
     the study must refuse to report it as a result."""
     params = au.params_for("smoke", step_audit_trials=1000)
     data = prepare_data(params)
-    real = dpsgd._add_noise
-    monkeypatch.setattr(dpsgd, "_add_noise", lambda s, c, z, d, g: real(s, c, z / 10, d, g))
+    real = gradients._add_noise
+    monkeypatch.setattr(gradients, "_add_noise", lambda s, c, z, d, g: real(s, c, z / 10, d, g))
     with pytest.raises(RuntimeError, match="privacy bug"):
         epsilon_audits(data, params)
 

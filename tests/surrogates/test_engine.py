@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from deidlib.corpus.document import Document, Span, SpanError
-from deidlib.surrogates import Memo, SurrogateConfig, SurrogateEngine, surrogate_document, write_audit
+from deidlib.surrogates import SurrogateConfig, SurrogateEngine, surrogate_document, write_audit
 from deidlib.surrogates.audit import ratio_test
 from deidlib.surrogates.dates import parse_date
 from deidlib.surrogates.mechanisms import discrete_laplace_pmf
+from deidlib.surrogates.memo import Memo
 
 THREAD = ("Mr. Durand born in Dijon, 40 years old, was admitted to the hospital from 12/02/2020 to "
           "February 26, 2020 following a road accident in Dijon")

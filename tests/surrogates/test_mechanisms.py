@@ -19,7 +19,7 @@ from deidlib.surrogates.locations import (
     mechanism_distribution,
     paper_mechanism,
 )
-from deidlib.surrogates.randomness import SecureRNG, SeededRNG, rational_at_most
+from deidlib.surrogates.randomness import SecureRNG, SeededRNG, _rational_at_most
 
 N = 100_000
 
@@ -28,7 +28,7 @@ def test_discrete_laplace_pmf_sums_to_one_and_matches_samples():
     eps = 0.7
     k = np.arange(-60, 61)
     assert M.discrete_laplace_pmf(k, eps).sum() == pytest.approx(1.0, abs=1e-12)
-    x = M.discrete_laplace_array(eps, N, np.random.default_rng(1))
+    x = M._discrete_laplace_array(eps, N, np.random.default_rng(1))
     obs = np.array([(x == i).sum() for i in range(-6, 7)] + [(np.abs(x) > 6).sum()])
     p = np.concatenate([M.discrete_laplace_pmf(np.arange(-6, 7), eps), [0.0]])
     p[-1] = 1 - p[:-1].sum()
@@ -82,45 +82,45 @@ def test_secure_sampler_exact_distribution_and_bound():
 
 
 def test_rational_epsilon_is_never_rounded_up():
-    assert rational_at_most(0.25) == Fraction(1, 4)
-    r = rational_at_most(0.1)
+    assert _rational_at_most(0.25) == Fraction(1, 4)
+    r = _rational_at_most(0.1)
     assert r <= Fraction(0.1) and r.denominator <= 2**32 and float(r) == pytest.approx(0.1)
     with pytest.raises(ValueError):
-        rational_at_most(0.0)
+        _rational_at_most(0.0)
     with pytest.raises(ValueError):
         SeededRNG(0).discrete_laplace(-1)
 
 
-@pytest.mark.parametrize("lo,hi", M.TIME_CATEGORIES_DAYS)
+@pytest.mark.parametrize("lo,hi", M._TIME_CATEGORIES_DAYS)
 def test_bounded_laplace_calibration_is_exact(lo, hi):
     eps = 0.8
     b = M.calibrate_bounded_scale(lo, hi, eps)
-    assert M.bounded_laplace_epsilon(lo, hi, b) <= eps + 1e-9
-    assert M.bounded_laplace_epsilon(lo, hi, b * 0.98) > eps  # the smallest such scale
+    assert M._bounded_laplace_epsilon(lo, hi, b) <= eps + 1e-9
+    assert M._bounded_laplace_epsilon(lo, hi, b * 0.98) > eps  # the smallest such scale
     # brute force on a small domain agrees with the O(n) formula
-    pmf = np.stack([M.bounded_laplace_pmf(v, 0, 12, 3.0) for v in range(13)])
+    pmf = np.stack([M._bounded_laplace_pmf(v, 0, 12, 3.0) for v in range(13)])
     brute = np.log(pmf[:, None, :] / pmf[None, :, :]).max()
-    assert M.bounded_laplace_epsilon(0, 12, 3.0) == pytest.approx(brute, rel=1e-9)
+    assert M._bounded_laplace_epsilon(0, 12, 3.0) == pytest.approx(brute, rel=1e-9)
 
 
 def test_bounded_laplace_ldp_bound_and_broken_variant():
     g = np.random.default_rng(5)
     eps = 1.0
-    a = M.bounded_laplace_array(np.zeros(N, int), 0, 60, eps, g)
-    b = M.bounded_laplace_array(np.full(N, 60, int), 0, 60, eps, g)
+    a = M._bounded_laplace_array(np.zeros(N, int), 0, 60, eps, g)
+    b = M._bounded_laplace_array(np.full(N, 60, int), 0, 60, eps, g)
     assert a.min() >= 0 and b.max() <= 60
     assert ratio_test(a, b, eps).passed
     # broken: truncated Laplace with a third of the calibrated scale
     s = M.calibrate_bounded_scale(0, 60, eps) / 3
-    a2 = np.clip(M.discrete_laplace_array(1 / s, N, g), 0, 60)
-    b2 = np.clip(60 + M.discrete_laplace_array(1 / s, N, g), 0, 60)
+    a2 = np.clip(M._discrete_laplace_array(1 / s, N, g), 0, 60)
+    b2 = np.clip(60 + M._discrete_laplace_array(1 / s, N, g), 0, 60)
     assert not ratio_test(a2, b2, eps).passed
 
 
 def test_ldp_time_category_keeps_category_and_sign():
     r = SeededRNG(6)
     for v in (5, 300, 5000, -20, 40000):
-        lo, hi = M.time_category(v)
+        lo, hi = M._time_category(v)
         out = M.ldp_time_category(v, 0.5, r)
         assert lo <= abs(out) <= hi and (out <= 0 if v < 0 else out >= 0)
 

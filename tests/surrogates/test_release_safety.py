@@ -18,8 +18,8 @@ from deidlib.cli import main
 from deidlib.corpus.document import Document, Span
 from deidlib.corpus.i2b2 import read_i2b2_dir, write_i2b2_dir
 from deidlib.surrogates import SurrogateConfig, SurrogateEngine, surrogate_document
+from deidlib.surrogates.config import NEARLY_UNCHANGED_EPSILON, epsilon_warning
 from deidlib.surrogates.dates import parse_date
-from deidlib.surrogates.engine import NEARLY_UNCHANGED_EPSILON, epsilon_warning
 from deidlib.surrogates.locations import fixed_mechanism
 from deidlib.surrogates.randomness import SecureRNG, SeededRNG
 
@@ -187,7 +187,7 @@ def test_surname_after_title_outside_span_stays_a_surname():
                                     "Labor Day weekend"])
 def test_holiday_phrases_become_holidays(phrase):
     doc = doc_of(f"Admitted on {phrase}.", [("DATE", "DATE", phrase)])
-    from deidlib.surrogates.engine import _HOLIDAYS
+    from deidlib.surrogates.makers import _HOLIDAYS
 
     allowed = {h.lower() for h in _HOLIDAYS["en"]}
     outs = [surrogates_of(doc, seed)[0] for seed in range(60)]

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from deidlib.surrogates.randomness import BufferedSystemRandom, SecureRNG
+from deidlib.surrogates.randomness import SecureRNG, _BufferedSystemRandom
 
 
 def test_getrandbits_widths_and_randrange_uniform():
-    r = BufferedSystemRandom(block=64)  # small block: many refills, draws straddle block ends
+    r = _BufferedSystemRandom(block=64)  # small block: many refills, draws straddle block ends
     for k in (1, 3, 8, 9, 31, 64, 65, 200):
         xs = [r.getrandbits(k) for _ in range(200)]
         assert all(0 <= x < 2**k for x in xs)
@@ -34,7 +34,7 @@ def test_getrandbits_widths_and_randrange_uniform():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_forked_child_does_not_reuse_parent_bytes():
-    r = BufferedSystemRandom()
+    r = _BufferedSystemRandom()
     r.getrandbits(8)  # fill the buffer
     rd, wr = os.pipe()
     pid = os.fork()

@@ -216,7 +216,7 @@ def test_vectorized_dp_step_adds_the_noise_it_claims_and_clips(splits, head):
     """Attack on the printed guarantee: the update of a vectorised DP step minus the clipped
     sum must be N(0, (σC/L)²) per coordinate (a wrong scale fails), and one unit's clipped
     gradient never exceeds C (an unclipped unit fails)."""
-    from deidlib.privacy.dpsgd import _vectorized_clipped_sum, dp_step
+    from deidlib.privacy.gradients import _vectorized_clipped_sum, dp_step
     from deidlib.training.loop import make_optimizer
 
     sents, t = build_recipe_tagger(with_overrides(SMALL_MINILM, tagger=head), splits.train)

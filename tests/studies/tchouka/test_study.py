@@ -220,8 +220,8 @@ def test_vectorised_geoind_samples_follow_geoind_mechanism(places):
     """surrogates.locations.geoind_samples (the study's simulations) draws from the same law
     as the per-call geoind_mechanism: the output frequencies over the candidates agree
     within sampling error (total variation), and one generator seed gives one sample."""
-    from deidlib.surrogates import SeededRNG
     from deidlib.surrogates.locations import candidate_tree, geoind_mechanism, geoind_samples
+    from deidlib.surrogates.randomness import SeededRNG
 
     j = places.lookup("Dijon")
     cand = np.arange(len(places))
