@@ -17,27 +17,6 @@ ends the ``START_OF_RECORD=pid||||nid||||`` line, up to (not including)
 ``body[start:end] == phrase`` for every line, and the reader checks it for every line (the
 counts, and why they differ from the thesis': docs/design/corpus.md).
 
-PhysioNet (count)  i2b2 category / TYPE        why
-=================  ==========================  ===============================================
-HCPName (593)      NAME / DOCTOR               health-care provider names
-PTName (54)        NAME / PATIENT
-PTNameInitial (2)  NAME / PATIENT              the patient's initials
-RelativeProxyName  NAME / PATIENT              i2b2 2014 has no relative type; relatives'
-(175)                                          names are HIPAA identifiers like the patient's,
-                                               and NAME/PATIENT is the NAME type the HIPAA
-                                               filter keeps (DOCTOR is not HIPAA PHI)
-Date (482)         DATE / DATE
-DateYear (46)      DATE / DATE                 i2b2 DATE includes bare years
-Location (367)     LOCATION / HOSPITAL         on inspection the phrases are overwhelmingly
-                                               (surrogate) hospital names and their
-                                               abbreviations, often one word per mention; a
-                                               few are cities or states, which we do not try
-                                               to separate
-Phone (53)         CONTACT / PHONE
-Age (4)            AGE / AGE                   ages over 89
-Other (3)          OTHER / OTHER
-=================  ==========================  ===============================================
-=======
 :data:`_PHYSIONET_TYPE_MAP` maps its ten types to i2b2 2014 TYPEs (the category follows
 from the TYPE): HCPName → NAME/DOCTOR; PTName, PTNameInitial and RelativeProxyName →
 NAME/PATIENT (i2b2 has no relative type; relatives' names are HIPAA identifiers like the

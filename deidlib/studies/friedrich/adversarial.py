@@ -40,11 +40,11 @@ from ...evaluation import binary_tag_prf
 from ...privacy.adversarial import (
     AdversarialModel,
     AdversarialTrainer,
-    RepresentationModel,
     frozen_adversary_accuracy,
     train_dann,
     train_three_phase,
 )
+from ...privacy.adversarial_models import RepresentationModel
 from ...rng import derive_seed
 from .common import LABELS, FriedrichData, encode, identity_model, train_deid
 from .params import FriedrichParams
