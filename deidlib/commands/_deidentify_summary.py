@@ -90,7 +90,10 @@ def _gold_by_type(docs, results) -> dict:
     recall (a gold token is found when a replaced span holds the same token)."""
     from ..evaluation.keys import token_keys  # evaluation imports torch: not at `deidlib --help`
 
-    mentions, verbatim, tokens, found = Counter(), Counter(), Counter(), Counter()
+    mentions: Counter[str] = Counter()
+    verbatim: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
+    found: Counter[str] = Counter()
     for d in docs:
         res = results[d.id]
         mentions.update(s.category for s in d.spans if s.text.strip())

@@ -170,6 +170,8 @@ def _source_digest() -> str:
     from ..corpus import patterns
 
     spec = find_spec(f"{__package__.rpartition('.')[0]}.synthetic")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the note generator (deidlib.synthetic) is not importable")
     h = _tree_hash(str(Path(spec.origin).parent)).copy()
     h.update(Path(patterns.__file__).read_bytes())
     return h.hexdigest()
@@ -273,7 +275,8 @@ def build_default_model(dest: str | os.PathLike, recipe: dict | None = None, *, 
                  batch_size=r["batch_size"], patience=r["patience"], lr_decay=r["lr_decay"], progress=progress, **kw)
     if r["patterns"]:
         tagger.task = {**tagger.task, "patterns": r["patterns"]}
-    dev_curve, rule_info = None, {}
+    dev_curve: list[dict] | None = None
+    rule_info: dict = {}
     threshold = r["phi_threshold"]
     if r["target_recall"] is not None:  # the decision rule: synthetic dev only
         threshold, dev_curve, rule_info = _apply_rule(tagger, dev_docs, r)

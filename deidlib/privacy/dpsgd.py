@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tqdm.auto import tqdm
 
 from ..corpus.labels import TaggedSentence, gold_tags
+from ..models.protocol import FeaturizerProtocol
 from ..rng import derive_seed
 from ..training.loop import make_optimizer
 from ..training.predict import evaluate_tagger
@@ -116,13 +117,15 @@ def train_dp(
     steps = max(1, round(epochs / q))
     if target_epsilon is not None:
         noise_multiplier = noise_for_epsilon(target_epsilon, q, steps, delta, accountant, history=history)
+    if noise_multiplier is None:  # checked above: exactly one of the two is given
+        raise ValueError("give exactly one of noise_multiplier and target_epsilon")
     plan = DPPlan(unit=unit, n_units=n, sample_rate=q, steps=steps, noise_multiplier=float(noise_multiplier),
                   max_grad_norm=float(max_grad_norm), delta=delta, accountant=accountant)
     ledger = PrivacyLedger.open(plan, target_epsilon=target_epsilon, history=history, secure_rng=secure)
     tagger.to(device)
     params = _params(tagger)
     opt = make_optimizer(params, optimizer, lr)
-    fz = tagger.featurizer
+    fz = cast(FeaturizerProtocol, tagger.featurizer)  # every tagger module has one (models.protocol.Tagger)
     _check_gold(tagger, train_sentences)
     noise_gen, sampler = _noise_and_lots(secure, n, q, steps, seed)
     per_epoch = max(1, round(1 / q))
@@ -205,15 +208,16 @@ def _check_gold(tagger: torch.nn.Module, train_sentences: Sequence[TaggedSentenc
     """A constrained CRF cannot score an ill-formed gold tag sequence: a clear error first."""
     if not getattr(getattr(tagger, "crf", None), "constrained", False):
         return
-    fz = tagger.featurizer
+    fz = cast(FeaturizerProtocol, tagger.featurizer)
     chunks = [list(range(i, min(i + 256, len(train_sentences)))) for i in range(0, len(train_sentences), 256)]
-    encoded = [fz.encode([train_sentences[i].words for i in g], [train_sentences[i].tags for i in g]) for g in chunks]
+    encoded = [fz.encode([train_sentences[i].words for i in g], [gold_tags(train_sentences[i]) for i in g]) for g in chunks]
     check_gold_paths(tagger, encoded, chunks, train_sentences)
 
 
 def _noise_and_lots(secure: bool, n: int, q: float, steps: int, seed: int):
     """The noise source and the Poisson lots: the OS CSPRNG (``secure``), else generators
     derived from ``seed`` (reproducible; no guarantee against whoever holds the seed)."""
+    noise_gen: SecureRandom | torch.Generator
     if secure:
         noise_gen = SecureRandom()
         sampler = noise_gen.lots(n, q, steps)

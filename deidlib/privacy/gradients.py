@@ -14,7 +14,7 @@ clipping bug in this module.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import SimpleNamespace
 
 import torch
@@ -47,10 +47,13 @@ def _unit_losses(tagger, batch: Batch, groups: Sequence[Sequence[int]]) -> torch
         index[g, list(idx)] = 1.0
     losses = index @ per_sentence
     if getattr(tagger, "recall_penalty", None) and tagger.recall_penalty != 1:
+        labels = batch.labels
+        if labels is None:
+            raise ValueError("the batch has no labels")
         rho = torch.stack(
             [
                 tagger.penalty(
-                    SimpleNamespace(labels=batch.labels[list(i)], mask=batch.mask[list(i)]), em[list(i)]
+                    SimpleNamespace(labels=labels[list(i)], mask=batch.mask[list(i)]), em[list(i)]
                 )
                 for i in groups
             ]
@@ -81,6 +84,7 @@ def per_unit_gradients(
     params = _params(tagger)
     losses = _unit_losses(tagger, batch, groups)
     G = len(groups)
+    grads: Sequence[torch.Tensor | None]
     if method == "vmap":
         eye = torch.eye(G, dtype=losses.dtype, device=losses.device)
         grads = torch.autograd.grad(
@@ -125,6 +129,8 @@ def sub_batch(batch: Batch, idx: Sequence[int]) -> Batch:
         remap = torch.zeros(batch.char_ids.shape[0], dtype=torch.long, device=used.device)
         remap[used] = torch.arange(used.numel(), device=used.device)
         t2u = torch.where(mask, remap[t2u_old], torch.zeros_like(t2u_old))
+        if batch.char_lengths is None:
+            raise ValueError("a batch with char_ids needs char_lengths")
         char_lengths = batch.char_lengths[used]
         char_ids = batch.char_ids[used][:, : int(char_lengths.max())]
     extra = {k: v[idx_t] for k, v in batch.extra.items()}
@@ -237,12 +243,14 @@ def _micro_clipped_sum(
 UNIT_BUFFER_FLOATS = 2**27
 
 
-def _chunks(order: Sequence[int], sizes: Sequence[int], longest: Sequence[int], chunk: int, chunk_tokens: int):
+def _chunks(order: Sequence[int], sizes: Sequence[int] | Mapping[int, int], longest: Sequence[int] | Mapping[int, int],
+            chunk: int, chunk_tokens: int) -> Iterator[list[int]]:
     """Consecutive runs of ``order`` (sorted by ``longest``) of at most ``chunk`` sentences and
     ``chunk_tokens`` padded tokens (an item larger than that is a run of its own)."""
     pos = 0
     while pos < len(order):
-        take, n = [], 0
+        take: list[int] = []
+        n = 0
         while pos < len(order):
             k = order[pos]
             if take and (n + sizes[k] > chunk or (n + sizes[k]) * longest[k] > chunk_tokens):
@@ -342,7 +350,7 @@ def clip_and_noise(
     max_grad_norm: float,
     noise_multiplier: float,
     denominator: float,
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | SecureRandom | None = None,
 ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Clip every unit's flat gradient to ``max_grad_norm``, sum, add N(0, σ²C²) and divide by
     ``denominator``. Returns the noisy mean gradient per parameter and the unit norms [G]."""
@@ -362,7 +370,7 @@ def dp_step(
     noise_multiplier: float,
     denominator: float,
     groups: Sequence[Sequence[int]] | None = None,
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | SecureRandom | None = None,
     method: str = "micro",
 ) -> float:
     """One DP-SGD step on a (Poisson-sampled) lot; ``batch=None`` is an empty lot (noise

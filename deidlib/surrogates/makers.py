@@ -55,10 +55,18 @@ class TypeSurrogates:
 
     config: SurrogateConfig
     pools: Pools
-    places: PlaceTable
-    candidates: np.ndarray
     _dist_cache: dict[int, np.ndarray]
     patient_shift: Callable[[str], int]
+
+    @property
+    def places(self) -> PlaceTable:
+        """The place table (the engine loads it on first use)."""
+        raise NotImplementedError
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """Indices of the places a city surrogate may be drawn from (the engine's)."""
+        raise NotImplementedError
 
     def _age_in(self, q: QuantityExpr) -> int:
         v = q.value

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -182,7 +183,7 @@ def choose_threshold_bagged(tagger, dev_docs, target_recall: float, *, resamples
     if th is not None:
         at = threshold_doc_counts(tagger, dev_docs, [th], decoded=decoded)
         curve = sorted([*curve, *curve_from_counts(at)], key=lambda p: -p["threshold"])
-    info = {"rule": f"bagged: geometric mean over {resamples} Poisson-bootstrap resamples of the dev documents "
+    info: dict[str, Any] = {"rule": f"bagged: geometric mean over {resamples} Poisson-bootstrap resamples of the dev documents "
                     f"(seed {seed}) of the highest threshold of a {len(grid)}-value log grid whose recall "
                     f">= {target_recall}",
             "curve": curve, "plain_threshold_on_grid": plain_threshold(counts["tp"], counts["gold"], grid,
