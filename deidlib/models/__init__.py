@@ -6,6 +6,7 @@ build on them; :mod:`.taggers` builds on all of these.
 """
 
 from .crf import CRF
+from .encoder_tagger import EncoderTagger  # registers the "minilm" kind with build_tagger
 from .features import Featurizer, build_featurizer
 from .presets import PRESETS
 from .protocol import Batch
@@ -13,5 +14,5 @@ from .taggers import build_tagger, count_parameters, tagger_from_config
 
 __all__ = [
     "Batch", "Featurizer", "build_featurizer", "CRF", "PRESETS", "build_tagger", "tagger_from_config",
-    "count_parameters",
+    "count_parameters", "EncoderTagger",
 ]

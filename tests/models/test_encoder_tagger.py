@@ -255,3 +255,15 @@ def test_length_groups_bound_padding_and_keep_every_sentence():
         assert padded <= 1.15 * real and (len(g) == 1 or padded <= 256)
     assert len(groups) < len(lens)  # similar lengths do share a group
     assert _length_groups(lens, slack=1e9, max_tokens=1 << 30) == [list(range(len(lens)))]
+
+
+def test_importing_the_models_package_registers_the_encoder_kind():
+    """``build_tagger("minilm", ...)`` (notebooks 02 and 04, the default model) finds the encoder
+    tagger whenever ``deidlib.models`` is imported: the registration is a side effect of the
+    package's import of :mod:`deidlib.models.encoder_tagger`."""
+    import subprocess
+    import sys
+
+    code = ("import deidlib.models, deidlib.models.taggers as t; "
+            "assert t._EXTRA_KINDS.get('minilm') is deidlib.models.EncoderTagger, t._EXTRA_KINDS")
+    subprocess.run([sys.executable, "-c", code], check=True)
