@@ -133,9 +133,10 @@ def _tchouka():
 
 def _audits():
     from deidlib.studies import audits
+    from deidlib.studies.audits.data import prepare_data
 
     params = audits.params_for(PROFILE)
-    return audits.prepare_data(params, 0)
+    return prepare_data(params, 0)
 
 
 def _operating_point():

@@ -6,7 +6,7 @@ from deidlib.collaborative.dp_upload import UploadLedger
 from deidlib.collaborative.dssgd import flatten_parameters, make_generator
 from deidlib.collaborative.worker_upload import worker_upload
 from deidlib.studies import audits as au
-from deidlib.studies.audits.data import _featurizer
+from deidlib.studies.audits.data import _featurizer, make_tagger
 
 
 def _upload(tiny, theta_u, dp_epsilon=None, freeze=False, tau=0.0):
@@ -14,7 +14,7 @@ def _upload(tiny, theta_u, dp_epsilon=None, freeze=False, tau=0.0):
     fz = _featurizer([s.words for s in data.sentences])
     batch = data.sentences[:20]
     hp = {**params.tagger, "freeze_embeddings": freeze}
-    model = au.make_tagger(fz, au.params_for("smoke", tagger=hp), seed=0)
+    model = make_tagger(fz, au.params_for("smoke", tagger=hp), seed=0)
     before = flatten_parameters(model)
     # a modest step: with the summed sentence loss, lr 0.3 on the batch's 50+-token sentences saturates
     # the LSTM gates (exactly ±1 in float32), after which later sentences move no embedding at all

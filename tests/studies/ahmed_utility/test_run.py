@@ -11,7 +11,12 @@ from deidlib.corpus import Document, Span
 from deidlib.embeddings.neighbours import NeighbourIndex
 from deidlib.embeddings.public import PublicEmbeddings
 from deidlib.studies import ahmed_utility as au
-from deidlib.studies.ahmed_utility.deidentify import _pseudonymize_text, make_transforms, source_scores
+from deidlib.studies.ahmed_utility.deidentify import (
+    _pseudonymize_text,
+    deidentify,
+    make_transforms,
+    source_scores,
+)
 from deidlib.studies.ahmed_utility.tables import (
     abstracts_table,
     bleu_table,
@@ -58,7 +63,7 @@ def test_gold_removal_has_recall_one_and_bleu_below_one_identity_has_bleu_one():
     scores = source_scores(docs, {"gold": docs, "none": [d.with_spans([]) for d in docs]})
     assert scores.loc["gold", "R(%)"] == 100 and scores.loc["gold", "P(%)"] == 100
     assert scores.loc["none", "R(%)"] == 0
-    texts = au.deidentify({"gold": docs}, make_transforms(small_params()), progress=False)
+    texts = deidentify({"gold": docs}, make_transforms(small_params()), progress=False)
     texts[("gold", "identity")] = originals
     bleu = bleu_table(originals, texts, scores)
     for t in ("removal", "type mask", "surrogate ε=1"):
