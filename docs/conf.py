@@ -59,3 +59,17 @@ html_theme_options = {"sidebar_hide_name": False}
 if REPOSITORY:
     html_theme_options["source_repository"] = REPOSITORY
 html_last_updated_fmt = None
+
+
+def _drop_builtin_docstrings(app, what, name, obj, options, lines):
+    """A module constant without a ``#:`` comment (a dict, a tuple, ...) would show its type's
+    docstring (``dict(**kwargs) -> new dictionary ...``): show nothing instead."""
+    if what in ("data", "attribute") and lines:
+        own = getattr(type(obj), "__doc__", None)
+        if own and "\n".join(lines).strip() == " ".join(own.split()).strip() or (
+                own and lines[0].strip() == own.strip().splitlines()[0].strip()):
+            lines[:] = []
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _drop_builtin_docstrings)

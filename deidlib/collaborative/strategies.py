@@ -253,7 +253,7 @@ class DSSGD(Strategy):
     """Experiment C: distributed selective SGD through a :class:`ParameterServer`.
 
     Per round, the workers take turns in a seeded random order (simulated asynchrony).
-    A worker's turn is one epoch of Figure 5: download the θ_d·|p| most-updated global
+    A worker's turn is one epoch of Figure 5: download the ``θ_d·|p|`` most-updated global
     parameters, train one local epoch of plain SGD, upload a selection of its update
     (see :mod:`deidlib.collaborative.dssgd`), and the local model is evaluated.
     """

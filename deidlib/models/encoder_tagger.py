@@ -428,7 +428,7 @@ class EncoderTagger(BaseTagger):
         return log_z - (gold + end.gather(0, y.gather(0, last.unsqueeze(0)))[0])
 
     def per_sentence_gradients(self, batch: Batch, names: list[str]) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Losses [B] and exact per-sentence gradients ([B, *p] per trainable parameter, in the
+        """Losses [B] and exact per-sentence gradients (``[B, *p]`` per trainable parameter, in the
         order of ``names``) in one vectorised pass (``torch.func.vmap`` over ``torch.func.grad``
         of :meth:`_sentence_loss`; dropout masks drawn per sentence). The frozen encoder's vectors
         are inputs, not parameters: they come from the cache."""

@@ -69,7 +69,7 @@ def per_unit_gradients(
     *,
     method: str = "vmap",
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """Per-unit losses [G] and per-unit gradients (one tensor [G, *p.shape] per trainable
+    """Per-unit losses [G] and per-unit gradients (one tensor ``[G, *p.shape]`` per trainable
     parameter, zeros for parameters a unit does not reach). ``groups``: sentence positions
     of each unit in ``batch`` (default: every sentence is a unit)."""
     if method not in ("vmap", "loop"):

@@ -36,7 +36,7 @@ class RatioTest:
     threshold: float  #: per-bin p-value threshold (alpha / (2 bins))
     bins: int
     n: int
-    max_log_ratio: float  #: largest |log(c1/c2)| over bins where both counts are >= min_count
+    max_log_ratio: float  #: largest ``|log(c1/c2)|`` over bins where both counts are >= min_count
     worst_bin: object = None
     details: list[dict] = field(default_factory=list)
 
