@@ -64,11 +64,11 @@ html_last_updated_fmt = None
 def _drop_builtin_docstrings(app, what, name, obj, options, lines):
     """A module constant without a ``#:`` comment (a dict, a tuple, ...) would show its type's
     docstring (``dict(**kwargs) -> new dictionary ...``): show nothing instead."""
-    if what in ("data", "attribute") and lines:
-        own = getattr(type(obj), "__doc__", None)
-        if own and "\n".join(lines).strip() == " ".join(own.split()).strip() or (
-                own and lines[0].strip() == own.strip().splitlines()[0].strip()):
-            lines[:] = []
+    own = getattr(type(obj), "__doc__", None)
+    if what not in ("data", "attribute") or not lines or not isinstance(own, str) or not own.strip():
+        return
+    if lines[0].strip() == own.strip().splitlines()[0].strip():
+        lines[:] = []
 
 
 def setup(app):
